@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# README command (2): install what is missing, build, and run the whole ctest
+# suite. Tests that need root or a kernel feature skip (77) with the reason.
+#   ci/test.sh              normal build in build/, every test
+#   ci/test.sh --sanitize   AddressSanitizer + UBSan build in build-asan/,
+#                           every test except those labelled slow
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+if [ "${1:-}" = "--sanitize" ]; then
+  build=$here/build-asan
+  "$here/ci/build.sh" "$build" -DNIGHTJAR_SANITIZE=ON -DNIGHTJAR_WERROR=ON -DNIGHTJAR_BUILD_BENCH=OFF
+  export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+  export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+  cd "$build" && ctest --output-on-failure -j 2 --label-exclude slow
+else
+  build=$here/build
+  "$here/ci/build.sh" "$build" -DNIGHTJAR_WERROR=ON
+  cd "$build" && ctest --output-on-failure -j 2
+fi
