@@ -1,0 +1,38 @@
+// Metric descriptors: the unit, direction and summary mean of every figure a
+// workload measures. Shared by workloads, the results store, statistics and
+// renderers so that "higher is better" is decided in exactly one place.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace nightjar {
+
+/// Which way a metric improves. Decides the summary mean and the sign of
+/// %change (positive = better, as in mmtests' compare-kernels.sh).
+enum class Direction { higher_is_better, lower_is_better };
+
+/// The mean that summarises a metric's samples: harmonic for rates measured
+/// over a fixed amount of work (throughput, faults/sec), arithmetic for times,
+/// geometric for ratios (see shared/reference/statistics.md "Which mean").
+enum class MeanKind { harmonic, arithmetic, geometric };
+
+/// One named figure a workload reports per iteration.
+struct MetricDescriptor {
+  std::string name;  ///< e.g. "faults_per_sec"
+  std::string unit;  ///< e.g. "faults/sec", "Mbps", "s"
+  Direction direction = Direction::higher_is_better;
+  MeanKind mean = MeanKind::harmonic;
+  std::string doc;  ///< one line for `nightjar list`
+};
+
+/// "higher" / "lower": the spelling stored in the database and printed by `list`.
+std::string_view to_string(Direction d);
+/// "hmean" / "amean" / "gmean".
+std::string_view to_string(MeanKind m);
+/// Inverse of to_string(Direction); throws std::invalid_argument on anything else.
+Direction direction_from_string(std::string_view s);
+/// Inverse of to_string(MeanKind); throws std::invalid_argument on anything else.
+MeanKind mean_kind_from_string(std::string_view s);
+
+}  // namespace nightjar
