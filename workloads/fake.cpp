@@ -1,0 +1,137 @@
+// The `fake` workload: deterministic scripted samples with no system access,
+// so that everything downstream of measurement (store, statistics, compare,
+// check, bisect, reports) is tested without root, kernels or noise.
+//
+// throughput sample i (1-based measured iteration) is either the i-th entry
+// of `script` (cycling), or value * exp(sigma * z_i) with z_i ~ N(0,1) drawn
+// from a generator seeded by (seed, i) and sigma = sqrt(ln(1 + cv^2)), so the
+// samples are lognormal with mean `value` and coefficient of variation `cv`%.
+#include <chrono>
+#include <cmath>
+#include <random>
+#include <sstream>
+#include <thread>
+
+#include "harness/exit_codes.h"
+#include "workloads/builtin.h"
+
+namespace nightjar {
+namespace {
+
+std::vector<double> parse_script(const std::string& text) {
+  std::vector<double> values;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    if (item.empty()) continue;
+    std::size_t used = 0;
+    double v = 0;
+    try {
+      v = std::stod(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != item.size())
+      throw ParamError{"script", "'" + item + "' is not a number; write comma-separated numbers such as 100,101.5,99"};
+    values.push_back(v);
+  }
+  return values;
+}
+
+class FakeSession : public CellSession {
+ public:
+  FakeSession(const Cell& cell, RunContext& ctx)
+      : ctx_(ctx),
+        value_(cell.number("value")),
+        cv_(cell.number("cv") / 100.0),
+        seed_(static_cast<std::uint64_t>(cell.count("seed"))),
+        script_(parse_script(cell.text("script"))),
+        fail_at_(cell.count("fail_at")),
+        sleep_(cell.seconds("sleep")) {}
+
+  void warmup() override { pause(); }
+
+  IterationResult measure() override {
+    ++iteration_;
+    pause();
+    IterationResult r;
+    if (fail_at_ > 0 && iteration_ == fail_at_) {
+      r.failure = "scripted failure at iteration " + std::to_string(iteration_);
+      return r;
+    }
+    double x;
+    if (!script_.empty()) {
+      x = script_[static_cast<std::size_t>(iteration_ - 1) % script_.size()];
+    } else {
+      std::mt19937_64 gen(seed_ * 1000003ULL + static_cast<std::uint64_t>(iteration_));
+      std::normal_distribution<double> z(0.0, 1.0);
+      double sigma = std::sqrt(std::log1p(cv_ * cv_));
+      // E[exp(sigma z - sigma^2/2)] = 1, so the mean stays `value`.
+      x = value_ * std::exp(sigma * z(gen) - sigma * sigma / 2);
+    }
+    r.metrics["throughput"] = x;
+    if (x > 0) r.metrics["latency"] = 1000.0 / x;
+    return r;
+  }
+
+ private:
+  // Sleeps `sleep` seconds in small steps so SIGINT is noticed promptly.
+  void pause() {
+    auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(sleep_);
+    while (std::chrono::steady_clock::now() < end) {
+      if (ctx_.interrupted()) throw Interrupted();
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    if (ctx_.interrupted()) throw Interrupted();
+  }
+
+  RunContext& ctx_;
+  double value_, cv_;
+  std::uint64_t seed_;
+  std::vector<double> script_;
+  std::int64_t fail_at_;
+  double sleep_;
+  std::int64_t iteration_ = 0;
+};
+
+class FakeWorkload : public Workload {
+ public:
+  std::string_view name() const override { return "fake"; }
+  std::string_view summary() const override {
+    return "scripted, seeded samples without touching the system (for tests)";
+  }
+  std::vector<ParamDescriptor> params() const override {
+    return {
+        {"value", ParamType::number, "ops/s", "100", "mean throughput of the samples", {}, 0.0, {}},
+        {"cv", ParamType::number, "%", "0", "coefficient of variation of the lognormal noise", {}, 0.0, 1000.0},
+        {"seed", ParamType::count, "", "1", "seed of the noise; same seed, same samples", {}, 0.0, {}},
+        {"script", ParamType::text, "ops/s", "", "comma-separated throughput values used in order instead of noise", {}, {}, {}},
+        {"fail_at", ParamType::count, "iteration", "0", "measured iteration that fails (0: none)", {}, 0.0, {}},
+        {"sleep", ParamType::duration, "s", "0s", "time each iteration takes", {}, 0.0, 3600.0},
+        {"skip", ParamType::text, "", "", "if set, the cell is skipped with this reason", {}, {}, {}},
+    };
+  }
+  std::vector<MetricDescriptor> metrics() const override {
+    return {
+        {"throughput", "ops/s", Direction::higher_is_better, MeanKind::harmonic, "scripted rate"},
+        {"latency", "ms", Direction::lower_is_better, MeanKind::arithmetic, "1000 / throughput"},
+    };
+  }
+  void validate(const Cell& cell, const MachineFacts&) const override {
+    (void)parse_script(cell.text("script"));
+  }
+  std::optional<std::string> unmet_requirement(const Cell& cell) const override {
+    const std::string& reason = cell.text("skip");
+    if (reason.empty()) return std::nullopt;
+    return reason;
+  }
+  std::unique_ptr<CellSession> start(const Cell& cell, RunContext& ctx) const override {
+    return std::make_unique<FakeSession>(cell, ctx);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Workload> make_fake_workload() { return std::make_unique<FakeWorkload>(); }
+
+}  // namespace nightjar

@@ -1,0 +1,27 @@
+// The workload registry: adding a workload is one file plus one line here.
+#include <algorithm>
+
+#include "workloads/builtin.h"
+#include "workloads/pft.h"
+#include "workloads/workload.h"
+
+namespace nightjar {
+
+const std::vector<std::unique_ptr<Workload>>& workload_registry() {
+  static const std::vector<std::unique_ptr<Workload>> registry = [] {
+    std::vector<std::unique_ptr<Workload>> r;
+    r.push_back(make_pft_workload());
+    r.push_back(make_fake_workload());
+    r.push_back(make_null_workload());
+    return r;
+  }();
+  return registry;
+}
+
+const Workload* find_workload(std::string_view name) {
+  const auto& r = workload_registry();
+  auto it = std::find_if(r.begin(), r.end(), [&](const auto& w) { return w->name() == name; });
+  return it == r.end() ? nullptr : it->get();
+}
+
+}  // namespace nightjar
