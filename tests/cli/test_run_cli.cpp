@@ -1,0 +1,305 @@
+// Unit under test: the `nightjar` binary end to end — `run`, `show`, `list`,
+// `env`, bad job files, SIGINT/SIGKILL handling and concurrent writers.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <thread>
+
+#include "test_support.h"
+
+using namespace nightjar::test;
+
+namespace {
+
+int count(const std::string& db, const std::string& sql) {
+  std::string v = query_one(db, sql);
+  return v.empty() ? -1 : std::stoi(v);
+}
+
+const char* kFakeJob = R"(workload: fake
+description: scripted samples
+params:
+  value: 100
+  seed: [1, 2]
+iterations: 3
+warmup: 0
+)";
+
+}  // namespace
+
+TEST(RunCli, FakeJobStoresEverySampleAndShowListsRuns) {
+  TempDir dir;
+  std::string job = dir.write("fake.yaml", kFakeJob);
+  std::string db = dir.path() + "/r.db";
+  auto r = run_nightjar({"run", job, "--db", db, "--variant", "a", "--build", "v1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(count(db, "SELECT count(*) FROM run WHERE status='complete' AND variant='a' AND build='v1'"), 2);
+  EXPECT_EQ(count(db, "SELECT count(*) FROM sample WHERE metric='throughput'"), 6);
+  EXPECT_NE(r.out.find("cv=0 fail_at=0 seed=1 sleep=0s value=100"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Hmean"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("database " + db), std::string::npos) << r.err;
+
+  auto show = run_nightjar({"show", "--db", db});
+  ASSERT_EQ(show.exit_code, 0) << show.err;
+  EXPECT_NE(show.out.find("complete"), std::string::npos);
+  EXPECT_NE(show.out.find("3/3"), std::string::npos) << show.out;
+}
+
+TEST(RunCli, ScriptedSamplesGiveExactHmean) {
+  TempDir dir;
+  std::string job = dir.write("s.yaml", "workload: fake\nparams:\n  script: \"100,200,400\"\niterations: 3\nwarmup: 0\n");
+  std::string db = dir.path() + "/r.db";
+  auto r = run_nightjar({"run", job, "--db", db});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // Hmean(100, 200, 400) = 3 / (1/100 + 1/200 + 1/400) = 171.428571...
+  EXPECT_NE(r.out.find("171.43"), std::string::npos) << r.out;
+}
+
+TEST(RunCli, SkippedCellIsStoredWithReason) {
+  TempDir dir;
+  std::string job = dir.write("skip.yaml", "workload: fake\nparams:\n  skip: needs a unicorn\niterations: 2\n");
+  std::string db = dir.path() + "/r.db";
+  auto r = run_nightjar({"run", job, "--db", db});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(query_one(db, "SELECT status || ':' || reason FROM run"), "skipped:needs a unicorn");
+  EXPECT_NE(r.err.find("needs a unicorn"), std::string::npos);
+}
+
+TEST(RunCli, FailedIterationsAreStoredAsFailedSamples) {
+  TempDir dir;
+  std::string job = dir.write("f.yaml", "workload: fake\nparams:\n  fail_at: 2\niterations: 3\nwarmup: 0\n");
+  std::string db = dir.path() + "/r.db";
+  auto r = run_nightjar({"run", job, "--db", db});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(count(db, "SELECT count(*) FROM iteration WHERE status='failed'"), 1);
+  EXPECT_EQ(count(db, "SELECT count(*) FROM sample WHERE metric='throughput'"), 2);
+  EXPECT_EQ(query_one(db, "SELECT status FROM run"), "complete");
+}
+
+TEST(RunCli, SetOverridesAxesAndContextIsRecorded) {
+  TempDir dir;
+  std::string job = dir.write("fake.yaml", kFakeJob);
+  std::string db = dir.path() + "/r.db";
+  auto r = run_nightjar({"run", job, "--db", db, "--set", "seed=5,6,7", "--iterations", "2", "--context",
+                         "purpose=test"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(count(db, "SELECT count(*) FROM run"), 3);
+  EXPECT_EQ(count(db, "SELECT count(*) FROM sample WHERE metric='throughput'"), 6);
+  EXPECT_EQ(count(db, "SELECT count(*) FROM run_context WHERE key='purpose' AND value='test'"), 3);
+  EXPECT_EQ(count(db, "SELECT count(*) FROM run_context WHERE key='thp.enabled'"), 3);
+  EXPECT_EQ(count(db, "SELECT count(*) FROM kernel WHERE release != ''"), 1);
+  EXPECT_EQ(count(db, "SELECT count(*) FROM monitor WHERE name='vmstat.pgfault'"), 6);
+}
+
+TEST(RunCli, DatabasePathFromEnvironment) {
+  TempDir dir;
+  std::string job = dir.write("fake.yaml", kFakeJob);
+  auto r = run_nightjar({"run", job, "--iterations", "1"}, {{"NIGHTJAR_DB", dir.path() + "/env.db"}});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(count(dir.path() + "/env.db", "SELECT count(*) FROM run"), 2);
+  auto x = run_nightjar({"run", job, "--iterations", "1"},
+                        {{"NIGHTJAR_DB", ""}, {"XDG_DATA_HOME", dir.path() + "/xdg"}});
+  ASSERT_EQ(x.exit_code, 0) << x.err;
+  EXPECT_EQ(count(dir.path() + "/xdg/nightjar/results.db", "SELECT count(*) FROM run"), 2);
+  EXPECT_NE(x.err.find(dir.path() + "/xdg/nightjar/results.db"), std::string::npos);
+}
+
+TEST(RunCli, NotANightjarDatabaseIsAnEnvironmentError) {
+  TempDir dir;
+  std::string job = dir.write("fake.yaml", kFakeJob);
+  std::string junk = dir.write("junk.db", "this is not sqlite at all, just text that is long enough to matter");
+  auto r = run_nightjar({"run", job, "--db", junk});
+  EXPECT_EQ(r.exit_code, 4) << r.err;
+  EXPECT_NE(r.err.find(junk), std::string::npos) << r.err;
+  EXPECT_EQ(read_file(junk), "this is not sqlite at all, just text that is long enough to matter");
+}
+
+// ---- bad job files: exit 2, file:line: field, nothing written -------------
+struct BadJob {
+  const char* name;
+  const char* yaml;
+  const char* expect_location;  // "file:line" suffix expected in the message, after the path
+  const char* expect_field;
+};
+
+void PrintTo(const BadJob& c, std::ostream* os) { *os << c.name; }
+
+class BadJobFile : public ::testing::TestWithParam<BadJob> {};
+
+TEST_P(BadJobFile, ExitsTwoNamingFileLineFieldAndWritesNothing) {
+  const BadJob& c = GetParam();
+  TempDir dir;
+  std::string db = dir.path() + "/r.db";
+  // A database that already holds one run: it must be unchanged.
+  std::string good = dir.write("good.yaml", kFakeJob);
+  ASSERT_EQ(run_nightjar({"run", good, "--db", db, "--iterations", "1"}).exit_code, 0);
+  int runs_before = count(db, "SELECT count(*) FROM run");
+  std::string job = dir.write(std::string(c.name) + ".yaml", c.yaml);
+  auto r = run_nightjar({"run", job, "--db", db});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find(job + c.expect_location), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(c.expect_field), std::string::npos) << r.err;
+  EXPECT_EQ(count(db, "SELECT count(*) FROM run"), runs_before);
+  EXPECT_EQ(query_one(db, "PRAGMA integrity_check"), "ok");
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Kinds, BadJobFile,
+    ::testing::Values(
+        BadJob{"syntax", "workload: pft\nparams:\n  clients: [1, 2\n", ":", "syntax error"},
+        BadJob{"unknown_workload", "workload: pftx\n", ":1:", "workload"},
+        BadJob{"unknown_param", "workload: pft\nparams:\n  clientz: 1\n", ":3:", "clientz"},
+        BadJob{"clients_zero", "workload: pft\nparams:\n  clients: 0\n", ":3:", "clients"},
+        BadJob{"clients_negative", "workload: pft\nparams:\n  clients: [1, -2]\n", ":3:", "clients"},
+        BadJob{"size_zero", "workload: pft\nparams:\n  size: 0\n", ":3:", "size"},
+        BadJob{"size_above_memory", "workload: pft\nparams:\n  size: 64T\n", ":3:", "size"},
+        BadJob{"bad_suffix", "workload: pft\nparams:\n  size: 10Q\n", ":3:", "size"},
+        BadJob{"unknown_key", "workload: pft\nitterations: 3\n", ":2:", "itterations"},
+        BadJob{"bad_iterations", "workload: pft\niterations: many\n", ":2:", "iterations"}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+TEST(RunCli, BadSetAndMissingFileAreUsageErrors) {
+  TempDir dir;
+  std::string job = dir.write("fake.yaml", kFakeJob);
+  std::string db = dir.path() + "/r.db";
+  auto r = run_nightjar({"run", job, "--db", db, "--set", "seed"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--set"), std::string::npos) << r.err;
+  auto m = run_nightjar({"run", dir.path() + "/missing.yaml", "--db", db});
+  EXPECT_EQ(m.exit_code, 2) << m.err;
+  EXPECT_NE(m.err.find("missing.yaml"), std::string::npos) << m.err;
+  auto f = run_nightjar({"run", job, "--db", db, "--bogus"});
+  EXPECT_EQ(f.exit_code, 2);
+  // None of them created the database.
+  EXPECT_FALSE(std::ifstream(db).good());
+}
+
+// ---- signals ----------------------------------------------------------------
+TEST(RunCli, SigintDuringIterationTwoKeepsCompletedSamples) {
+  // Orphans of the nightjar process would be re-parented to us: any child of
+  // ours left after nightjar exits is a leaked worker.
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
+  TempDir dir;
+  std::string job = dir.write("slow.yaml", "workload: fake\nparams:\n  sleep: 1s\niterations: 5\nwarmup: 0\n");
+  std::string db = dir.path() + "/r.db";
+  pid_t pid = spawn_nightjar({"run", job, "--db", db}, dir.path(), "run");
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // inside iteration 2
+  kill(pid, SIGINT);
+  EXPECT_EQ(wait_exit_code(pid), 130) << read_file(dir.path() + "/run.err");
+  EXPECT_EQ(query_one(db, "SELECT status FROM run"), "aborted");
+  EXPECT_EQ(count(db, "SELECT count(*) FROM sample WHERE metric='throughput'"), 1);
+  EXPECT_TRUE(children_of(getpid()).empty());
+  prctl(PR_SET_CHILD_SUBREAPER, 0);
+}
+
+TEST(RunCli, SigintDuringPftProcessesLeavesNoWorkers) {
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
+  TempDir dir;
+  std::string db = dir.path() + "/r.db";
+  pid_t pid = spawn_nightjar({"run", source_path("jobs/pft-quick.yaml"), "--db", db, "--set", "mode=processes",
+                              "--set", "clients=2", "--set", "size=1G", "--iterations", "20", "--warmup", "0"},
+                             dir.path(), "run");
+  // Wait until at least one sample is stored, then interrupt.
+  for (int i = 0; i < 200 && count(db, "SELECT count(*) FROM iteration") < 1; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  kill(pid, SIGINT);
+  EXPECT_EQ(wait_exit_code(pid), 130) << read_file(dir.path() + "/run.err");
+  EXPECT_EQ(query_one(db, "SELECT status FROM run"), "aborted");
+  EXPECT_GE(count(db, "SELECT count(*) FROM sample WHERE metric='faults_per_sec'"), 1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_TRUE(children_of(getpid()).empty());
+  prctl(PR_SET_CHILD_SUBREAPER, 0);
+}
+
+TEST(RunCli, SigkillLeavesRunThatNextInvocationMarksAborted) {
+  TempDir dir;
+  std::string job = dir.write("slow.yaml", "workload: fake\nparams:\n  sleep: 300ms\niterations: 50\nwarmup: 0\n");
+  std::string db = dir.path() + "/r.db";
+  pid_t pid = spawn_nightjar({"run", job, "--db", db}, dir.path(), "run");
+  for (int i = 0; i < 200 && count(db, "SELECT count(*) FROM iteration") < 2; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  kill(pid, SIGKILL);
+  EXPECT_EQ(wait_exit_code(pid), 128 + SIGKILL);
+  EXPECT_EQ(query_one(db, "SELECT status FROM run"), "running");
+  int samples = count(db, "SELECT count(*) FROM sample WHERE metric='throughput'");
+  EXPECT_GE(samples, 2);
+  auto show = run_nightjar({"show", "--db", db});
+  ASSERT_EQ(show.exit_code, 0);
+  EXPECT_NE(show.err.find("marked 1 run"), std::string::npos) << show.err;
+  EXPECT_EQ(query_one(db, "SELECT status FROM run"), "aborted");
+  EXPECT_EQ(count(db, "SELECT count(*) FROM sample WHERE metric='throughput'"), samples);
+  EXPECT_EQ(query_one(db, "PRAGMA integrity_check"), "ok");
+}
+
+TEST(RunCli, RunningRunOfLiveProcessIsNotAborted) {
+  TempDir dir;
+  std::string job = dir.write("slow.yaml", "workload: fake\nparams:\n  sleep: 200ms\niterations: 10\nwarmup: 0\n");
+  std::string db = dir.path() + "/r.db";
+  pid_t pid = spawn_nightjar({"run", job, "--db", db}, dir.path(), "run");
+  for (int i = 0; i < 200 && count(db, "SELECT count(*) FROM iteration") < 1; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  auto show = run_nightjar({"show", "--db", db});
+  EXPECT_EQ(show.err.find("marked"), std::string::npos) << show.err;
+  EXPECT_EQ(wait_exit_code(pid), 0);
+  EXPECT_EQ(query_one(db, "SELECT status FROM run"), "complete");
+}
+
+TEST(RunCli, TwoConcurrentWritersLoseNothing) {
+  TempDir dir;
+  std::string job = dir.write("many.yaml",
+                              "workload: fake\nparams:\n  seed: [1, 2, 3, 4, 5]\niterations: 40\nwarmup: 0\n");
+  std::string db = dir.path() + "/r.db";
+  pid_t a = spawn_nightjar({"run", job, "--db", db, "--variant", "a"}, dir.path(), "a");
+  pid_t b = spawn_nightjar({"run", job, "--db", db, "--variant", "b"}, dir.path(), "b");
+  EXPECT_EQ(wait_exit_code(a), 0) << read_file(dir.path() + "/a.err");
+  EXPECT_EQ(wait_exit_code(b), 0) << read_file(dir.path() + "/b.err");
+  EXPECT_EQ(count(db, "SELECT count(*) FROM run WHERE status='complete'"), 10);
+  EXPECT_EQ(count(db, "SELECT count(*) FROM sample WHERE metric='throughput'"), 400);
+  EXPECT_EQ(count(db, "SELECT count(*) FROM iteration"), 400);
+  EXPECT_EQ(query_one(db, "PRAGMA integrity_check"), "ok");
+}
+
+// ---- the issue's check 2: a real pft matrix ------------------------------------
+TEST(RunCli, PftMatrixFourCellsThreeSamples) {
+  TempDir dir;
+  std::string db = dir.path() + "/t.db";
+  auto r = run_nightjar({"run", source_path("jobs/pft.yaml"), "--set", "clients=1,2", "--set",
+                         "mode=threads,processes", "--set", "size=256M", "--iterations", "3", "--db", db});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(count(db, "SELECT count(*) FROM run WHERE status='complete'"), 4);
+  EXPECT_EQ(count(db, "SELECT count(*) FROM sample WHERE metric='faults_per_sec' AND value > 0"), 12);
+  EXPECT_EQ(count(db, "SELECT count(DISTINCT cell) FROM run"), 4);
+  EXPECT_EQ(count(db, "SELECT count(*) FROM monitor WHERE name='vmstat.pgfault'"), 12);
+  auto show = run_nightjar({"show", "--db", db});
+  ASSERT_EQ(show.exit_code, 0);
+  EXPECT_NE(show.out.find("clients=2 mode=processes size=256M"), std::string::npos) << show.out;
+}
+
+// ---- help, list, env ------------------------------------------------------------
+TEST(Cli, EverySubcommandHasHelp) {
+  for (const char* sub : {"run", "list", "show", "env"}) {
+    auto r = run_nightjar({sub, "--help"});
+    EXPECT_EQ(r.exit_code, 0) << sub;
+    EXPECT_NE(r.out.find("Usage"), std::string::npos) << sub << r.out;
+  }
+  auto none = run_nightjar({});
+  EXPECT_EQ(none.exit_code, 2);
+}
+
+TEST(Cli, ListShowsWorkloadsParamsAndMetrics) {
+  auto r = run_nightjar({"list"});
+  ASSERT_EQ(r.exit_code, 0);
+  for (const char* s : {"pft", "fake", "null", "faults_per_sec", "higher is better", "clients", "size"})
+    EXPECT_NE(r.out.find(s), std::string::npos) << s;
+}
+
+TEST(Cli, EnvShowsKernelTestboxAndContext) {
+  auto r = run_nightjar({"env"});
+  ASSERT_EQ(r.exit_code, 0);
+  for (const char* s : {"release", "hostname", "cpus", "thp.enabled", "cgroup.version", "warnings"})
+    EXPECT_NE(r.out.find(s), std::string::npos) << s << r.out;
+}

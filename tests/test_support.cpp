@@ -1,0 +1,132 @@
+#include "test_support.h"
+
+#include <fcntl.h>
+#include <sqlite3.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace nightjar::test {
+
+TempDir::TempDir() {
+  std::string tmpl = (std::filesystem::temp_directory_path() / "nightjar-test-XXXXXX").string();
+  if (!mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");
+  path_ = tmpl;
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
+}
+
+std::string TempDir::write(const std::string& name, const std::string& content) const {
+  std::string p = path_ + "/" + name;
+  std::filesystem::create_directories(std::filesystem::path(p).parent_path());
+  std::ofstream(p) << content;
+  return p;
+}
+
+namespace {
+pid_t start(const std::vector<std::string>& args, const std::map<std::string, std::string>& env,
+            const std::string& out_path, const std::string& err_path) {
+  pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid == 0) {
+    int out = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(out, 1);
+    dup2(err, 2);
+    int devnull = open("/dev/null", O_RDONLY);
+    dup2(devnull, 0);
+    for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
+    std::vector<char*> argv;
+    std::string bin = NIGHTJAR_BINARY;
+    argv.push_back(bin.data());
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(bin.c_str(), argv.data());
+    _exit(127);
+  }
+  return pid;
+}
+}  // namespace
+
+int wait_exit_code(pid_t pid) {
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return -1;
+  }
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return -1;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+CommandResult run_nightjar(const std::vector<std::string>& args,
+                           const std::map<std::string, std::string>& env) {
+  TempDir dir;
+  std::string out = dir.path() + "/out", err = dir.path() + "/err";
+  pid_t pid = start(args, env, out, err);
+  CommandResult r;
+  r.exit_code = wait_exit_code(pid);
+  r.out = read_file(out);
+  r.err = read_file(err);
+  return r;
+}
+
+pid_t spawn_nightjar(const std::vector<std::string>& args, const std::string& dir,
+                     const std::string& tag) {
+  return start(args, {}, dir + "/" + tag + ".out", dir + "/" + tag + ".err");
+}
+
+std::vector<pid_t> children_of(pid_t parent) {
+  std::vector<pid_t> out;
+  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    std::string name = e.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::string stat = read_file(e.path().string() + "/stat");
+    auto close = stat.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(stat.substr(close + 2));
+    std::string state;
+    long ppid = 0;
+    rest >> state >> ppid;
+    if (ppid == parent) out.push_back(static_cast<pid_t>(std::stol(name)));
+  }
+  return out;
+}
+
+std::string source_path(const std::string& relative) {
+  return std::string(NIGHTJAR_SOURCE_DIR) + "/" + relative;
+}
+
+std::string query_one(const std::string& db, const std::string& sql) {
+  sqlite3* h = nullptr;
+  if (sqlite3_open_v2(db.c_str(), &h, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
+    sqlite3_close(h);
+    return "";
+  }
+  sqlite3_busy_timeout(h, 10000);
+  sqlite3_stmt* st = nullptr;
+  std::string result;
+  if (sqlite3_prepare_v2(h, sql.c_str(), -1, &st, nullptr) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
+    const unsigned char* t = sqlite3_column_text(st, 0);
+    result = t ? reinterpret_cast<const char*>(t) : "";
+  }
+  sqlite3_finalize(st);
+  sqlite3_close(h);
+  return result;
+}
+
+}  // namespace nightjar::test

@@ -1,0 +1,55 @@
+// Helpers shared by nightjar's tests: temporary directories, files, and
+// running the real `nightjar` binary as a user would.
+#pragma once
+
+#include <sys/types.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace nightjar::test {
+
+/// A temporary directory removed (recursively) on destruction.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+  /// Writes `content` to path()/name and returns the full path.
+  std::string write(const std::string& name, const std::string& content) const;
+
+ private:
+  std::string path_;
+};
+
+/// Exit code and captured output of one nightjar invocation.
+struct CommandResult {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+/// Runs the nightjar binary under test with `args` (and extra environment
+/// variables) and waits for it.
+CommandResult run_nightjar(const std::vector<std::string>& args,
+                           const std::map<std::string, std::string>& env = {});
+
+/// Starts nightjar in the background with stdout/stderr to files in `dir`;
+/// returns its pid. Use wait_exit_code() to reap it.
+pid_t spawn_nightjar(const std::vector<std::string>& args, const std::string& dir,
+                     const std::string& tag);
+/// Waits for `pid` and returns its exit code (128+signal when killed).
+int wait_exit_code(pid_t pid);
+/// Reads a whole file ("" when missing).
+std::string read_file(const std::string& path);
+/// Pids whose parent is `parent` (from /proc/*/stat).
+std::vector<pid_t> children_of(pid_t parent);
+/// Path of a file in the source tree (e.g. "jobs/pft-quick.yaml").
+std::string source_path(const std::string& relative);
+/// Runs `sql` on the database at `db` with the sqlite3 C API and returns the
+/// first column of the first row as text ("" when no row).
+std::string query_one(const std::string& db, const std::string& sql);
+
+}  // namespace nightjar::test
