@@ -1,0 +1,46 @@
+// tmpfs mounts owned by nightjar (RAII): a fresh directory named after
+// nightjar, a tmpfs of a given size mounted on it, both removed on every exit
+// path (DESIGN.md "The system is left as found").
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace nightjar {
+
+/// A tmpfs mounted by nightjar on a directory it created. The mount's source
+/// is "nightjar-<tag>" and the directory <parent>/nightjar-<pid>-<tag>-XXXXXX,
+/// so `findmnt | grep nightjar` shows it while it exists.
+class TmpfsMount {
+ public:
+  /// Creates the directory (mkdtemp, mode 0700) under `parent` ("/run", or
+  /// "/tmp" when /run does not exist) and mounts a tmpfs there with
+  /// MS_NOSUID|MS_NODEV and the options "size=<size_bytes>,mode=0700" plus
+  /// `options` (default "huge=never": base pages, so page counts are exact;
+  /// dropped and retried when the kernel rejects it). `size_bytes` is the
+  /// filesystem's capacity in bytes (pages swapped out still count against
+  /// it). `tag` may hold letters, digits, '-' and '_'; anything else becomes
+  /// '_'. Throws EnvironmentError naming the path and errno (EPERM: not
+  /// root); the directory is removed again on failure.
+  explicit TmpfsMount(std::uint64_t size_bytes, const std::string& tag,
+                      const std::string& options = "huge=never", const std::string& parent = "");
+  /// Unmounts (retrying EBUSY for up to 1 s, then detaching lazily with
+  /// MNT_DETACH) and removes the directory. Never throws; a failed step is
+  /// reported on stderr as "nightjar: teardown: ..." with the command to run.
+  ~TmpfsMount();
+  TmpfsMount(const TmpfsMount&) = delete;
+  TmpfsMount& operator=(const TmpfsMount&) = delete;
+
+  /// The mount point (absolute path).
+  const std::string& path() const { return path_; }
+  /// The mount's source name, "nightjar-<tag>".
+  const std::string& source() const { return source_; }
+  /// The options the mount was made with ("size=...,mode=0700,huge=never").
+  const std::string& options() const { return options_; }
+
+ private:
+  std::string path_, source_, options_;
+  bool mounted_ = false;
+};
+
+}  // namespace nightjar

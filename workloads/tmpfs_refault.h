@@ -1,0 +1,253 @@
+// tmpfs_refault: the read time of a tmpfs file that was charged to a memory
+// cgroup and pushed to swap on zram (shared/reference/workloads.md §3; the
+// seed tmpfs-refault-rstat-flush.txt). Every page of the read refaults:
+// swap-in from zram, memcg charge, workingset refault accounting, memcg stats
+// flush: the path the measured kernel changes make cheaper.
+//
+// Each iteration sets up and tears down everything it uses (RefaultRig):
+//   1. swap: a zram device nightjar configures itself (harness/zram.h), mkswap,
+//      swapon above every other swap area;
+//   2. a memory cgroup (harness/cgroup.h; or leaf 0 of the job's `cgroup:`
+//      tree) and a tmpfs mount (harness/tmpfs.h) of file size + margin;
+//   3. a writer process inside the memcg writes the file (pattern);
+//   4. eviction (force_empty | reclaim | pageout), verified: the file's pages
+//      left memory (mincore, memcg shmem/swap) and reached the swap device
+//      (pswpout), else the sample fails with the reason;
+//   5. a reader process inside the memcg reads the file sequentially with
+//      block_size; the read is timed inside the reader (read_time);
+//   6. teardown in reverse order: file, tmpfs, memcg, swapoff, zram reset and
+//      hot_remove; on every exit path (destructors), also SIGINT and errors.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "harness/identity.h"
+#include "workloads/workload.h"
+
+namespace nightjar {
+
+class CgroupTree;
+class ZramDevice;
+class SwapArea;
+class TmpfsMount;
+struct MonitorSnapshot;
+
+/// The `tmpfs_refault` workload.
+///
+/// Parameters: `size` (file bytes, default 8G as in the seed; refused with the
+/// numbers when memory does not allow it), `pattern` (mixed|random|zero),
+/// `evict` (auto|force_empty|reclaim|pageout), `block_size` (read size, 1M),
+/// `hot_reread` (also time a second, resident read), `algorithm` (zram
+/// compression algorithm; "" keeps the kernel's default).
+///
+/// Metrics per iteration: `read_time` s (lower, Amean): the cold sequential
+/// read; `read_throughput` MiB/s (higher, Hmean): size / read_time;
+/// `evict_time` s (lower, Amean): the eviction; `hot_read_time` s (lower,
+/// Amean, only with hot_reread). Counters (no direction: they explain a
+/// sample, they are not a figure of merit): `tmpfs_refault.pages`,
+/// `tmpfs_refault.read.{pswpin,workingset_refault_anon,swpin_zero,pgmajfault,
+/// pgpgin,pswpout}` (/proc/vmstat deltas over the cold read),
+/// `tmpfs_refault.evict.{pswpout,swpout_zero,resident_pages,memcg_shmem_bytes,
+/// memcg_swap_bytes}`, `tmpfs_refault.zram.{orig_bytes,compr_bytes}` and
+/// `tmpfs_refault.write_time`. A sample whose read pswpin differs from the
+/// file's pages by more than 1% carries the flag "this sample did not measure
+/// refaults: ...".
+std::unique_ptr<Workload> make_tmpfs_refault_workload();
+
+namespace refault {
+
+/// What the writer puts in the file.
+enum class Pattern {
+  mixed,   ///< per 4 KiB: 1 KiB random + 3 KiB zeros (compresses about 4:1, like real data)
+  random,  ///< all random: incompressible, zram stores every page whole
+  zero,    ///< all zeros: since ~6.12 zero pages never reach zram, so nothing refaults
+};
+/// How the file is pushed out to swap.
+enum class EvictMethod {
+  automatic,    ///< force_empty on cgroup v1, reclaim on v2; needs a memory controller
+  force_empty,  ///< cgroup v1 memory.force_empty
+  reclaim,      ///< cgroup v2 memory.reclaim (5.19+), retried on EAGAIN
+  pageout,      ///< MADV_PAGEOUT on a mapping of the file; no cgroup needed
+};
+
+std::string_view to_string(Pattern p);
+std::string_view to_string(EvictMethod m);
+/// "mixed" -> Pattern::mixed; nullopt for anything else.
+std::optional<Pattern> pattern_from_string(std::string_view s);
+/// "auto" -> EvictMethod::automatic, "force_empty", "reclaim", "pageout".
+std::optional<EvictMethod> evict_from_string(std::string_view s);
+
+/// The unit the patterns repeat in: 4 KiB (one x86-64 page).
+constexpr std::size_t kPatternUnit = 4096;
+/// Random bytes at the start of each unit of Pattern::mixed.
+constexpr std::size_t kMixedRandomBytes = 1024;
+
+/// Fills `buf` with the bytes at file offset `offset` .. offset+len of a file
+/// of `pattern`. The content depends only on the offset and `seed` (each 4 KiB
+/// unit is generated from its index), not on how the file is cut into
+/// buffers. Pure computation, async-signal-safe (used in forked writers).
+void fill_pattern(Pattern pattern, std::uint64_t offset, char* buf, std::size_t len,
+                  std::uint64_t seed = 1) noexcept;
+
+/// Memory an iteration needs at its peak (the file in tmpfs and, compressed,
+/// in zram at once, during eviction), in bytes.
+struct MemoryNeed {
+  std::uint64_t file = 0;   ///< the tmpfs file: size
+  std::uint64_t zram = 0;   ///< estimate of the compressed copy in zram
+  std::uint64_t total = 0;  ///< file + zram
+  double ratio = 0;         ///< zram / file assumed for the pattern (0.3, 1.0, 0.01)
+};
+MemoryNeed memory_need(std::uint64_t size, Pattern pattern);
+/// Share of MemTotal that validate() leaves for the kernel and everything else.
+constexpr double kMemHeadroom = 0.10;
+/// The largest size (a multiple of 256M, or of 1M below 256M) whose
+/// memory_need() fits in (1 - kMemHeadroom) of `mem_total`; 0 when none.
+std::uint64_t largest_size(std::uint64_t mem_total, Pattern pattern);
+
+/// Which eviction method a requested one means on this machine, and whether
+/// the writer/reader run in a memory cgroup.
+struct EvictPlan {
+  std::optional<EvictMethod> method;  ///< resolved (never automatic); nullopt: unmet
+  bool memcg = false;                 ///< a memory cgroup is used
+  int cgroup_version = 0;             ///< 1 or 2 when memcg
+  std::string reason;                 ///< why not, when !method
+};
+/// Resolves `requested` with the machine's cgroup `layout` (the memory
+/// controller's hierarchy: v2 preferred when its memory controller is
+/// available, as CgroupTree does) and `memcg_reason` ("" when memory cgroups
+/// are usable, else why not: memcg_unavailable_reason()). `root` prefixes
+/// the path probed for v2 memory.reclaim (<root><v2_root>/memory.reclaim).
+/// automatic needs a memory controller (v1 -> force_empty, v2 -> reclaim,
+/// v2 without memory.reclaim -> pageout); pageout uses a memcg when one is
+/// usable and runs without one otherwise.
+EvictPlan plan_eviction(EvictMethod requested, const CgroupLayout& layout,
+                        const std::string& memcg_reason, const std::string& root = "");
+
+/// Tolerance of the checks on page counts: 1% of the file's pages.
+constexpr double kPageTolerance = 0.01;
+
+/// What is known after an eviction, for eviction_failure().
+struct EvictCheck {
+  std::uint64_t pages = 0;                   ///< the file's pages
+  std::uint64_t page_size = 4096;            ///< bytes per page
+  std::uint64_t resident = 0;                ///< pages still in memory (mincore)
+  std::optional<std::uint64_t> memcg_shmem;  ///< memcg shmem bytes after eviction
+  std::optional<std::uint64_t>
+      memcg_swap;  ///< memcg swap bytes (v1 stat swap, v2 memory.swap.current)
+  std::optional<std::uint64_t> pswpout;  ///< /proc/vmstat pswpout delta over the eviction
+  Pattern pattern = Pattern::mixed;
+  EvictMethod method = EvictMethod::force_empty;
+};
+/// Why the file did not go out to swap, or nullopt when it did: more than 1%
+/// of its pages resident (mincore) or in the memcg's shmem; the memcg's swap
+/// holding less than 99% of it; pswpout below 99% of its pages (not checked
+/// for Pattern::zero, whose pages are recorded as zero, not written).
+std::optional<std::string> eviction_failure(const EvictCheck& c);
+
+/// The sanity flag of a sample: "this sample did not measure refaults: ..."
+/// when the cold read's pswpin delta differs from the file's pages by more
+/// than 1%, with the likely cause (zero pages: swpin_zero; extra swap-ins:
+/// memory pressure; missing swap-ins: zswap or the page cache); nullopt when
+/// it agrees. An absent pswpin (counter not on this kernel) gives a flag too.
+std::optional<std::string> refault_sanity_flag(std::uint64_t pages, std::optional<double> pswpin,
+                                               std::optional<double> swpin_zero, Pattern pattern);
+
+/// How one iteration's rig is set up.
+struct RigOptions {
+  std::uint64_t size = 0;  ///< file bytes, a multiple of the page size
+  Pattern pattern = Pattern::mixed;
+  EvictMethod evict = EvictMethod::automatic;
+  std::size_t block_size = 1 << 20;  ///< bytes per read(2) of the reader
+  std::string algorithm;             ///< zram comp_algorithm; "" = the device's default
+  std::string tag;                   ///< names the mount, the memcg and the swap label
+  /// The runner's cgroup tree (job `cgroup:` section): the writer and reader
+  /// go to its leaf 0 instead of a memcg of the rig's own. May be null.
+  const CgroupTree* cgroups = nullptr;
+  /// Polled in every loop and wait; true -> the phase stops, Interrupted is thrown.
+  std::function<bool()> interrupted = [] { return false; };
+  /// Called at the start of each phase: "setup", "write", "evict", "read",
+  /// "hot_read", "teardown".
+  std::function<void(std::string_view)> phase = [](std::string_view) {};
+};
+
+/// What the eviction did.
+struct EvictResult {
+  double seconds = 0;                      ///< the eviction call(s) only
+  std::optional<std::string> failure;      ///< why the file did not go out
+  std::map<std::string, double> counters;  ///< tmpfs_refault.evict.* and zram.*
+};
+
+/// What one timed read did.
+struct ReadResult {
+  double seconds = 0;                    ///< open .. last read(2), measured by the reader
+  std::uint64_t bytes = 0;               ///< bytes read
+  std::map<std::string, double> vmstat;  ///< /proc/vmstat deltas over the read, by counter name
+  std::optional<std::string> failure;    ///< the reader failed
+};
+
+/// One iteration's setup: zram swap, memcg, tmpfs mount and the file. The
+/// destructor tears down in reverse order (file, mount, memcg, swap area, zram
+/// device); it never throws and runs on every exit path.
+class RefaultRig {
+ public:
+  /// Sets up swap, memcg and mount. Throws EnvironmentError (a step failed,
+  /// with the reason), Interrupted.
+  explicit RefaultRig(RigOptions options);
+  ~RefaultRig();
+  RefaultRig(const RefaultRig&) = delete;
+  RefaultRig& operator=(const RefaultRig&) = delete;
+
+  /// Writes the file from a writer process inside the memcg; returns the
+  /// seconds it took, or throws EnvironmentError / Interrupted. A writer that
+  /// failed (ENOSPC, killed) gives EnvironmentError with the reason.
+  double write_file();
+  /// Pushes the file out to swap with the planned method and verifies it.
+  EvictResult evict();
+  /// Reads the whole file from a reader process inside the memcg; `hot`
+  /// only names the phase ("hot_read": the file is resident by then).
+  ReadResult read_file(bool hot = false);
+
+  const std::string& file_path() const { return file_; }
+  /// The memcg directory the writer and reader run in; "" without one.
+  const std::string& memcg_dir() const { return memcg_; }
+  /// 1 or 2, 0 without memcg.
+  int cgroup_version() const { return plan_.cgroup_version; }
+  EvictMethod method() const { return *plan_.method; }
+  std::uint64_t pages() const { return pages_; }
+  const ZramDevice& zram() const { return *zram_; }
+  int swap_priority() const { return priority_; }
+  const std::string& mount_path() const;
+
+ private:
+  struct ChildOutcome;
+  ChildOutcome run_child(const char* comm, int kind, MonitorSnapshot* before,
+                         MonitorSnapshot* after);
+  const CgroupTree* tree() const;
+  std::uint64_t resident_pages() const;
+  std::optional<std::uint64_t> memcg_value(const std::string& key) const;
+
+  RigOptions opt_;
+  EvictPlan plan_;
+  std::uint64_t page_ = 4096;
+  std::uint64_t pages_ = 0;
+  int priority_ = 0;
+  // Declared in set-up order: members are destroyed in reverse.
+  std::unique_ptr<ZramDevice> zram_;
+  std::unique_ptr<SwapArea> swap_;
+  std::unique_ptr<CgroupTree> own_cgroups_;
+  std::unique_ptr<TmpfsMount> mount_;
+  std::string memcg_;
+  std::string file_;
+};
+
+}  // namespace refault
+}  // namespace nightjar
+
+// Also reachable as ::make_tmpfs_refault_workload().
+using nightjar::make_tmpfs_refault_workload;
