@@ -1,0 +1,393 @@
+// Unit under test: `nightjar compare` and `nightjar check` end to end, on
+// databases written by the real binary (`nightjar run` with the `fake`
+// workload and scripted samples, so every number is exact):
+//  - golden files of the five layouts (tests/golden/compare.*); regenerate with
+//    NIGHTJAR_UPDATE_GOLDEN=1 after a deliberate layout change and review the diff;
+//  - check's exit codes 0 / 1 / 3 and their precedence, compare
+//    --fail-on-regression, usage errors (2) for bad selectors and flags;
+//  - colour only on a terminal (a pty), honouring NO_COLOR and --color.
+//
+// The fake workload's `script` is a cell parameter, so two variants with
+// different scripts are different cells; the tests match them with
+// `--ignore-param script` (docs/compare.md "Matching cells").
+#include <gtest/gtest.h>
+#include <pty.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <SQLiteCpp/SQLiteCpp.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "test_support.h"
+
+using namespace nightjar::test;
+
+namespace {
+
+std::string job(const std::string& script, int seed, int iterations = 5) {
+  return "workload: fake\nparams:\n  script: \"" + script + "\"\n  seed: " + std::to_string(seed) +
+         "\niterations: " + std::to_string(iterations) + "\nwarmup: 0\n";
+}
+
+void run_ok(const std::vector<std::string>& args) {
+  auto r = run_nightjar(args);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+}
+
+// Makes the parts of the fixture that the fake workload cannot fix exact:
+// monitor deltas (real /proc counters) and the kernel/testbox names.
+void normalise(const std::string& db) {
+  SQLite::Database d(db, SQLite::OPEN_READWRITE);
+  d.exec("UPDATE kernel SET release='6.1.0-test', version='#1 test'");
+  d.exec("UPDATE testbox SET hostname='testbox', cpu_model='test cpu'");
+  d.exec("DELETE FROM monitor");
+  d.exec(
+      "INSERT INTO monitor(run_id, iteration, name, value) "
+      "SELECT i.run_id, i.iteration, 'vmstat.pgfault', "
+      "1000 + 10 * i.iteration + CASE r.variant WHEN 'b' THEN 50 ELSE 0 END "
+      "FROM iteration i JOIN run r ON r.id = i.run_id");
+  d.exec(
+      "INSERT INTO monitor(run_id, iteration, name, value) "
+      "SELECT i.run_id, i.iteration, 'cpu.util_pct', 40 + i.iteration FROM iteration i");
+}
+
+// The golden fixture: job `fx`, cells seed=1..4, variants a (build v1) and b
+// (build v2); b's seed=2 cell is run twice (pooled).
+//   seed 1: b is a -10% throughput regression (latency +11%)
+//   seed 2: identical samples: unchanged
+//   seed 3: CoeffVar ~16%: inconclusive
+//   seed 4: b is a +10% throughput improvement
+class CompareFixture : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new TempDir();
+    db_ = dir_->path() + "/results.db";
+    const char* a[] = {"100,102,98,101,99", "200,201,199,200,200", "50,60,40,55,45",
+                       "100,101,99,100,100"};
+    const char* b[] = {"90,91.8,88.2,90.9,89.1", "200,201,199,200,200", "52,61,42,57,47",
+                       "110,111.1,108.9,110,110"};
+    std::vector<std::string> ja = {"run", "--db", db_, "--variant", "a", "--build", "v1"};
+    std::vector<std::string> jb = {"run", "--db", db_, "--variant", "b", "--build", "v2"};
+    for (int i = 0; i < 4; ++i) {
+      // The job name is the file stem: every file is fx.yaml, in its own directory.
+      ja.push_back(dir_->write("a" + std::to_string(i + 1) + "/fx.yaml", job(a[i], i + 1)));
+      jb.push_back(dir_->write("b" + std::to_string(i + 1) + "/fx.yaml", job(b[i], i + 1)));
+    }
+    run_ok(ja);
+    run_ok(jb);
+    run_ok({"run", "--db", db_, "--variant", "b", "--build", "v2", dir_->path() + "/b2/fx.yaml"});
+    normalise(db_);
+  }
+  static void TearDownTestSuite() {
+    delete dir_;
+    dir_ = nullptr;
+  }
+
+  static CommandResult compare(std::vector<std::string> extra) {
+    std::vector<std::string> args = {"compare", "a", "b", "--db", db_, "--ignore-param", "script"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run_nightjar(args);
+  }
+
+  static TempDir* dir_;
+  static std::string db_;
+};
+TempDir* CompareFixture::dir_ = nullptr;
+std::string CompareFixture::db_;
+
+void expect_golden(const std::string& name, const std::string& actual) {
+  const std::string path = source_path("tests/golden/" + name);
+  const char* update = std::getenv("NIGHTJAR_UPDATE_GOLDEN");
+  if (update && std::string(update) == "1") {
+    std::ofstream(path) << actual;
+    GTEST_SKIP() << "rewrote " << path;
+  }
+  const std::string expected = read_file(path);
+  ASSERT_FALSE(expected.empty()) << path << " is missing; run with NIGHTJAR_UPDATE_GOLDEN=1";
+  EXPECT_EQ(actual, expected) << "differs from " << path
+                              << " (NIGHTJAR_UPDATE_GOLDEN=1 rewrites it; review the diff)";
+}
+
+TEST_F(CompareFixture, GoldenMmtests) {
+  auto r = compare({});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  expect_golden("compare.mmtests.txt", r.out);
+}
+
+TEST_F(CompareFixture, GoldenLkp) {
+  auto r = compare({"--format", "lkp"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  expect_golden("compare.lkp.txt", r.out);
+}
+
+TEST_F(CompareFixture, GoldenMarkdown) {
+  auto r = compare({"--format", "markdown"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  expect_golden("compare.md", r.out);
+}
+
+TEST_F(CompareFixture, GoldenJson) {
+  auto r = compare({"--format", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  expect_golden("compare.json", r.out);
+}
+
+TEST_F(CompareFixture, GoldenCsv) {
+  auto r = compare({"--format", "csv"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  expect_golden("compare.csv", r.out);
+}
+
+TEST_F(CompareFixture, VerdictLineComesFirstAndCountsEveryKeyMetric) {
+  auto r = compare({});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.substr(0, r.out.find('\n')),
+            "2 regressions, 2 improvements, 2 unchanged, 2 inconclusive");
+  EXPECT_NE(r.out.find("Hmean     throughput-1"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("*"), std::string::npos);
+  EXPECT_NE(r.out.find("note: b: pooled 2 runs of fx [cv=0 fail_at=0 seed=2 sleep=0s value=100]"),
+            std::string::npos)
+      << r.out;
+}
+
+TEST_F(CompareFixture, CheckExitsOneWhenARegressionExistsEvenWithInconclusiveRows) {
+  auto r = run_nightjar({"check", "a", "b", "--db", db_, "--ignore-param", "script"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("-> exit 1 (significant regression)"), std::string::npos) << r.err;
+  auto f = compare({"--fail-on-regression"});
+  EXPECT_EQ(f.exit_code, 1) << f.err;
+  // b against itself: nothing moved, but at CoeffVar 1.6% and n = 5 no one can
+  // vouch that a 1% change is absent: inconclusive (3), never 1.
+  auto same = run_nightjar({"check", "b", "b", "--db", db_, "--ignore-param", "script"});
+  EXPECT_EQ(same.exit_code, 3) << same.out << same.err;
+  EXPECT_EQ(same.out.substr(0, same.out.find('\n')),
+            "0 regressions, 0 improvements, 2 unchanged, 6 inconclusive");
+}
+
+TEST_F(CompareFixture, SelectorsAndNarrowing) {
+  // Builds select the same runs as the variants here.
+  auto r = run_nightjar({"compare", "build=v1", "variant=b,build=v2", "--db", db_, "--ignore-param",
+                         "script", "--job", "fx", "--workload", "fake"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.substr(0, r.out.find('\n')),
+            "2 regressions, 2 improvements, 2 unchanged, 2 inconclusive");
+  // --ignore-param takes one name per flag, so selectors may follow it.
+  auto order = run_nightjar({"compare", "--ignore-param", "script", "a", "b", "--db", db_});
+  ASSERT_EQ(order.exit_code, 0) << order.err;
+  EXPECT_EQ(order.out.substr(0, order.out.find('\n')),
+            "2 regressions, 2 improvements, 2 unchanged, 2 inconclusive");
+  // run=ID picks one run: one cell on each side.
+  auto one = run_nightjar(
+      {"compare", "run=1", "run=5", "--db", db_, "--ignore-param", "script", "--format", "csv"});
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_NE(one.out.find("metric,fake,fx,cv=0 fail_at=0 seed=1 sleep=0s value=100,throughput,"),
+            std::string::npos)
+      << one.out;
+  // Three sides: two families, one verdict each.
+  auto three =
+      run_nightjar({"compare", "a", "b", "variant=a", "--db", db_, "--ignore-param", "script"});
+  ASSERT_EQ(three.exit_code, 0) << three.err;
+  EXPECT_EQ(three.out.substr(0, three.out.find('\n')),
+            "b: 2 regressions, 2 improvements, 2 unchanged, 2 inconclusive; "
+            "variant=a: 0 regressions, 0 improvements, 2 unchanged, 6 inconclusive");
+}
+
+TEST_F(CompareFixture, SelectorMatchingNothingIsAUsageErrorListingWhatExists) {
+  auto r = run_nightjar({"check", "a", "c", "--db", db_});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("NEW selector 'c' matched no runs"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("variants a, b"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("builds v1, v2"), std::string::npos) << r.err;
+  auto k = run_nightjar({"compare", "kernel=9.9", "b", "--db", db_});
+  EXPECT_EQ(k.exit_code, 2) << k.err;
+  EXPECT_NE(k.err.find("BASE selector 'kernel=9.9' matched no runs"), std::string::npos) << k.err;
+  EXPECT_NE(k.err.find("kernels 6.1.0-test"), std::string::npos) << k.err;
+}
+
+TEST_F(CompareFixture, CellsOnlyOnOneSideAreListedNotAnError) {
+  // Without --ignore-param the scripted cells differ except seed=2's.
+  auto r = run_nightjar({"compare", "a", "b", "--db", db_});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.substr(0, r.out.find('\n')),
+            "0 regressions, 0 improvements, 2 unchanged, 0 inconclusive");
+  EXPECT_NE(r.out.find("note: unmatched: fx [cv=0 fail_at=0 script=100,102,98,101,99 seed=1"),
+            std::string::npos)
+      << r.out;
+}
+
+TEST_F(CompareFixture, ColourOnlyWhenAskedOrOnATerminal) {
+  auto plain = compare({});
+  EXPECT_EQ(plain.out.find('\033'), std::string::npos);  // stdout is a file
+  auto always = compare({"--color", "always"});
+  EXPECT_NE(always.out.find("\033[31m*"), std::string::npos) << always.out;  // regression: red
+  EXPECT_NE(always.out.find("\033[32m*"), std::string::npos) << always.out;  // improvement: green
+  auto lkp = compare({"--color=always", "--format", "lkp"});
+  EXPECT_NE(lkp.out.find("\033[31m-10.0%\033[0m"), std::string::npos) << lkp.out;
+
+  // On a terminal: colour by default, none with NO_COLOR or --color never.
+  auto on_tty = [&](std::vector<std::string> extra, bool no_color) {
+    std::vector<std::string> args = {NIGHTJAR_BINARY,  "compare", "a", "b", "--db", db_,
+                                     "--ignore-param", "script"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    int master = -1;
+    pid_t pid = forkpty(&master, nullptr, nullptr, nullptr);
+    if (pid == 0) {
+      if (no_color)
+        setenv("NO_COLOR", "1", 1);
+      else
+        unsetenv("NO_COLOR");
+      std::vector<char*> argv;
+      for (auto& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      execv(argv[0], argv.data());
+      _exit(127);
+    }
+    std::string out;
+    char buf[4096];
+    for (;;) {
+      ssize_t n = read(master, buf, sizeof buf);
+      if (n <= 0) break;  // EIO once the child has exited
+      out.append(buf, static_cast<std::size_t>(n));
+    }
+    close(master);
+    EXPECT_EQ(wait_exit_code(pid), 0);
+    return out;
+  };
+  EXPECT_NE(on_tty({}, false).find("\033[31m*"), std::string::npos);
+  EXPECT_EQ(on_tty({}, true).find('\033'), std::string::npos);
+  EXPECT_EQ(on_tty({"--color", "never"}, false).find('\033'), std::string::npos);
+  EXPECT_NE(on_tty({"--color", "always"}, true).find("\033[31m*"), std::string::npos);
+}
+
+TEST_F(CompareFixture, OptionsChangeTheRule) {
+  // A 50% minimum effect: the 10% changes no longer count, and the data of
+  // every row could have shown 50%: no regression, exit 0.
+  auto r = run_nightjar(
+      {"check", "a", "b", "--db", db_, "--ignore-param", "script", "--min-effect", "50"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(r.out.substr(0, r.out.find('\n')),
+            "0 regressions, 0 improvements, 8 unchanged, 0 inconclusive");
+  // mmtests' interval rule still stars the 10% changes at CoeffVar <= 2%.
+  auto m = compare({"--test", "mmtests"});
+  ASSERT_EQ(m.exit_code, 0) << m.err;
+  EXPECT_NE(m.out.find("*"), std::string::npos);
+  auto w = compare({"--width", "14", "--precision", "4"});
+  EXPECT_NE(w.out.find("Hmean     throughput-1           99.9800 (   0.00%)"), std::string::npos)
+      << w.out;
+}
+
+// ---- check exit codes on databases of their own ---------------------------
+
+struct TwoSides {
+  TempDir dir;
+  std::string db = dir.path() + "/r.db";
+  void run(const std::string& variant, const std::string& script, int iterations) {
+    std::string path = dir.write(variant + "/fx.yaml", job(script, 1, iterations));
+    auto r = run_nightjar({"run", path, "--db", db, "--variant", variant});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  CommandResult check(std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {"check", "a", "b", "--db", db, "--ignore-param", "script"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run_nightjar(args);
+  }
+};
+
+TEST(CheckExitCodes, EqualConstantSamplesAreUnchangedExitZero) {
+  TwoSides t;
+  t.run("a", "100", 5);
+  t.run("b", "100", 5);
+  auto r = t.check();
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(r.out.substr(0, r.out.find('\n')),
+            "0 regressions, 0 improvements, 2 unchanged, 0 inconclusive");
+  EXPECT_NE(r.err.find("-> exit 0 (no significant regression)"), std::string::npos) << r.err;
+}
+
+TEST(CheckExitCodes, LowNoiseEqualMeansAreUnchangedExitZero) {
+  TwoSides t;  // CoeffVar 0.25%, 10 iterations: could see a 1% change, saw none
+  t.run("a", "1000,1002,998,1003,997,1001,999,1000,1004,996", 10);
+  t.run("b", "1001,999,1003,997,1000,1002,998,1004,996,1000", 10);
+  auto r = t.check();
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+}
+
+TEST(CheckExitCodes, PlantedRegressionExitsOne) {
+  TwoSides t;
+  t.run("a", "100,101,99,100.5,99.5", 5);
+  t.run("b", "95,96,94,95.5,94.5", 5);
+  auto r = t.check();
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_EQ(r.out.substr(0, r.out.find('\n')),
+            "2 regressions, 0 improvements, 0 unchanged, 0 inconclusive");
+  // The improvement direction is not a regression.
+  auto back = run_nightjar({"check", "b", "a", "--db", t.db, "--ignore-param", "script"});
+  EXPECT_EQ(back.exit_code, 0) << back.out << back.err;
+  // compare alone reports but exits 0.
+  auto c = run_nightjar({"compare", "a", "b", "--db", t.db, "--ignore-param", "script"});
+  EXPECT_EQ(c.exit_code, 0) << c.err;
+}
+
+TEST(CheckExitCodes, TwoSamplesPerSideAreInconclusiveExitThree) {
+  TwoSides t;
+  t.run("a", "100,101", 2);
+  t.run("b", "95,96", 2);
+  auto r = t.check();
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_NE(r.out.find("fewer than 3 samples per side"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("-> exit 3 (inconclusive key metrics)"), std::string::npos) << r.err;
+}
+
+TEST(CheckExitCodes, HugeNoiseIsInconclusiveExitThree) {
+  TwoSides t;
+  t.run("a", "50,150,100,60,140", 5);
+  t.run("b", "45,140,90,55,130", 5);
+  auto r = t.check();
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_NE(r.out.find("per side to detect"), std::string::npos) << r.out;
+}
+
+TEST(CheckExitCodes, SideWithOnlySkippedRunsIsInconclusive) {
+  TwoSides t;
+  t.run("a", "100", 3);
+  std::string path = t.dir.write("b/fx.yaml", "workload: fake\nparams:\n  skip: no unicorn\n");
+  ASSERT_EQ(run_nightjar({"run", path, "--db", t.db, "--variant", "b"}).exit_code, 0);
+  auto r = t.check();
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("NEW selector 'b' matched 1 run(s) but none has samples"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("skipped: no unicorn"), std::string::npos) << r.err;
+}
+
+TEST(CheckExitCodes, UsageErrorsExitTwo) {
+  TwoSides t;
+  t.run("a", "100", 3);
+  t.run("b", "100", 3);
+  struct Case {
+    std::vector<std::string> args;
+    const char* says;
+  } cases[] = {
+      {{"check", "", "b", "--db", t.db}, "selector '': it is empty"},
+      {{"check", "colour=red", "b", "--db", t.db}, "unknown key 'colour'"},
+      {{"check", "a", "run=x", "--db", t.db}, "not a run id"},
+      {{"compare", "a", "--db", t.db}, "give a BASE and at least one NEW"},
+      {{"check", "a", "b", "--db", t.db, "--alpha", "2"}, "--alpha"},
+      {{"check", "a", "b", "--db", t.db, "--min-effect=-1"}, "--min-effect"},
+      {{"check", "a", "b", "--db", t.db, "--format", "xml"}, "--format"},
+      {{"check", "a", "b", "--db", t.db, "--test", "ttest"}, "--test"},
+      {{"check", "a", "b", "--db", t.dir.path() + "/none.db"}, "no results database at"},
+      {{"check", "a", "b", "--db", t.db, "--job", "other"}, "matched no runs (with --job other)"},
+  };
+  for (const auto& c : cases) {
+    auto r = run_nightjar(c.args);
+    EXPECT_EQ(r.exit_code, 2) << c.says << ": " << r.err;
+    EXPECT_NE(r.err.find(c.says), std::string::npos) << r.err;
+  }
+  EXPECT_FALSE(std::ifstream(t.dir.path() + "/none.db").good());  // not created
+}
+
+}  // namespace
