@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -37,13 +38,30 @@ struct CgroupSpec {
 };
 
 /// Parses a job's raw `cgroup:` mapping (keys depth, per_client, top). A Null
-/// node gives a disabled spec. Throws UsageError
-/// "path:line: cgroup.depth: must be 1..8; write depth: 3".
+/// node gives a disabled spec; a mapping without `depth` gives depth 1. Knobs
+/// of `top` must be known (see translate_knob) and their values valid (a size
+/// such as 64M, 1G, 20%mem or max; a whole number for memory.swappiness).
+/// Throws UsageError "path:line: cgroup.depth: must be 1..8; write depth: 3"
+/// (line of the offending key or value, from YAML::Mark).
 CgroupSpec parse_cgroup_spec(const YAML::Node& node, const std::string& job_path);
 
+/// The name of `knob` on cgroup `version` (1 or 2), or nullopt when nightjar
+/// does not know the knob or it has no equivalent there. Known equivalences:
+/// memory.max <-> memory.limit_in_bytes, memory.low <->
+/// memory.soft_limit_in_bytes. v2 only: memory.min, memory.high,
+/// memory.swap.max, memory.swap.high, memory.oom.group. v1 only:
+/// memory.memsw.limit_in_bytes, memory.swappiness.
+std::optional<std::string> translate_knob(const std::string& knob, int version);
+
 /// Why memory cgroups cannot be used here, or "" when they can: not root, no
-/// memory controller (v1 memory hierarchy or memory in v2 cgroup.controllers).
+/// memory controller (v1 memory hierarchy or memory in v2 cgroup.controllers),
+/// or (v2) memory not enabled in the hierarchy root's cgroup.subtree_control,
+/// which nightjar does not change because it did not create the root.
 std::string memcg_unavailable_reason(const CgroupLayout& layout);
+/// Same, reading the hierarchy below `fs_prefix` (a fake tree for tests);
+/// `privileged` = running as root (else the root must be writable).
+std::string memcg_unavailable_reason(const CgroupLayout& layout, const std::string& fs_prefix,
+                                     bool privileged);
 
 /// A tree of cgroups owned by nightjar. RAII: the destructor moves any process
 /// still inside back to the cgroup nightjar itself runs in (or kills
@@ -54,7 +72,13 @@ class CgroupTree {
   /// Creates the tree for `clients` clients under the memory hierarchy of
   /// `layout` (v2 preferred when its memory controller is available, else v1
   /// memory). `tag` names the owned parent: "nightjar-<tag>" (e.g. the run id
-  /// and pid). `fs_prefix` prefixes every path, for tests with a fake tree.
+  /// and pid). `fs_prefix` prefixes every path, for tests with a fake tree:
+  /// with a non-empty prefix the tree is a simulated cgroupfs, where writes
+  /// create the knob files the kernel would provide (cgroup.procs is
+  /// appended to, other knobs overwritten, each value followed by '\n') and
+  /// teardown unlinks the regular files of its directories before rmdir.
+  /// depth 1: the leaves sit directly under the owned parent, and top() is the
+  /// owned parent. Leaves are named c<i> (per_client) or "shared".
   /// Throws EnvironmentError when a directory or knob cannot be written
   /// (naming the path and errno), and UsageError when a knob of spec.top has
   /// no equivalent on this cgroup version.
@@ -71,7 +95,7 @@ class CgroupTree {
   /// Absolute path of the top level (where spec.top knobs are written).
   const std::string& top() const { return top_; }
   /// Absolute path of the leaf of client `i` (0-based; the shared leaf when
-  /// per_client is false).
+  /// per_client is false). Throws std::out_of_range for a client without a leaf.
   const std::string& leaf(int client) const;
   /// Path of a leaf relative to the hierarchy root, as /proc/PID/cgroup shows it.
   std::string relative(const std::string& dir) const;
@@ -87,8 +111,9 @@ class CgroupTree {
   std::map<std::string, std::uint64_t> memory_stat(const std::string& dir) const;
   /// Current memory charge of `dir` in bytes (memory.current / memory.usage_in_bytes).
   std::uint64_t memory_current(const std::string& dir) const;
-  /// Reclaims everything charged to `dir`: v1 memory.force_empty. Throws
-  /// EnvironmentError naming the knob and errno.
+  /// Reclaims everything charged to `dir`: v1 memory.force_empty. On v2
+  /// (no force_empty) up to 5 rounds of memory.reclaim of memory.current.
+  /// Throws EnvironmentError naming the knob and errno.
   void force_empty(const std::string& dir) const;
   /// v2 memory.reclaim of `bytes` (5.19+). Returns false when the kernel
   /// reclaimed less than asked (EAGAIN), true on success; throws
@@ -96,6 +121,14 @@ class CgroupTree {
   bool reclaim(const std::string& dir, std::uint64_t bytes) const;
 
  private:
+  void make_dir(const std::string& dir);
+  void enable_memory(const std::string& dir);
+  /// One write(2) of `value` to `path`; 0 or the errno. Never throws.
+  int write_file(const std::string& path, const std::string& value, bool append) const noexcept;
+  /// The teardown of the destructor (also used when the constructor fails).
+  void remove_all() noexcept;
+
+  bool fake_ = false;  // fs_prefix given: simulated cgroupfs
   int version_ = 2;
   std::string hierarchy_root_;
   std::string owned_root_, top_;

@@ -1,0 +1,87 @@
+// Helpers of the needs-root tests: why the memory-cgroup tests cannot run
+// here, where a process sits on the memory hierarchy, and which nightjar
+// cgroup directories exist.
+#pragma once
+
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "harness/cgroup.h"
+#include "harness/identity.h"
+
+namespace nightjar::test {
+
+/// "" when memory cgroups can be created here, else why not (the skip reason).
+inline std::string memcg_skip_reason() {
+  if (geteuid() != 0) return "needs root (cgroup creation); run the needs-root tests as root";
+  std::string why = memcg_unavailable_reason(CgroupLayout::detect());
+  return why.empty() ? "" : "no usable memory cgroup: " + why;
+}
+
+/// The cgroup of `pid` on the memory hierarchy of cgroup `version`, as
+/// /proc/PID/cgroup shows it ("/nightjar-x/l1/l2/c0"); "" when not found.
+inline std::string memory_cgroup_of(pid_t pid, int version) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/cgroup");
+  std::string line;
+  while (std::getline(in, line)) {
+    auto a = line.find(':'), b = line.find(':', a + 1);
+    if (a == std::string::npos || b == std::string::npos) continue;
+    std::string ctrls = "," + line.substr(a + 1, b - a - 1) + ",";
+    if (version == 2 && line.compare(0, 3, "0::") == 0) return line.substr(b + 1);
+    if (version == 1 && ctrls.find(",memory,") != std::string::npos) return line.substr(b + 1);
+  }
+  return "";
+}
+
+/// Levels of `path` below `ancestor` (both as /proc/PID/cgroup shows them),
+/// or -1 when `path` is not below it.
+inline int levels_below(const std::string& path, const std::string& ancestor) {
+  if (path.compare(0, ancestor.size() + 1, ancestor + "/") != 0) return -1;
+  int n = 0;
+  for (std::size_t i = ancestor.size(); i < path.size(); ++i)
+    if (path[i] == '/') ++n;
+  return n;
+}
+
+/// Directories under /sys/fs/cgroup whose name starts with "nightjar" and
+/// contains `fragment` (`find /sys/fs/cgroup -name 'nightjar*'`), optionally
+/// only those whose name ends with `suffix`: narrowed so that tests of other
+/// engineers running at the same time do not interfere.
+inline std::vector<std::string> nightjar_cgroups_matching(const std::string& fragment,
+                                                          const std::string& suffix = "") {
+  std::vector<std::string> found;
+  std::error_code ec;
+  namespace fs = std::filesystem;
+  for (fs::recursive_directory_iterator
+           it("/sys/fs/cgroup", fs::directory_options::skip_permission_denied, ec),
+       end;
+       it != end; it.increment(ec)) {
+    if (ec) break;
+    if (!it->is_directory(ec) || it->is_symlink(ec)) continue;
+    const std::string name = it->path().filename().string();
+    if (name.rfind("nightjar", 0) != 0) continue;
+    it.disable_recursion_pending();  // what lies below is part of the same tree
+    if (name.find(fragment) == std::string::npos) continue;
+    if (!suffix.empty() && (name.size() < suffix.size() ||
+                            name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0))
+      continue;
+    found.push_back(it->path().string());
+  }
+  return found;
+}
+
+/// The comm (process name) of `pid`, "" when gone.
+inline std::string comm_of(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/comm");
+  std::string c;
+  std::getline(in, c);
+  return c;
+}
+
+}  // namespace nightjar::test
