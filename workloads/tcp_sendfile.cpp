@@ -1,0 +1,1079 @@
+// tcp_sendfile / tcp_stream: netperf TCP_SENDFILE and TCP_STREAM over
+// loopback (shared/reference/workloads.md §1), reimplemented from that
+// description.
+//
+// Roles and why:
+//  - Senders are forked processes, one per client, like separate netperf
+//    instances: each has its own mm, file and socket, and can sit in its own
+//    memory cgroup (the posts measure memcg charging on this path).
+//  - The receiver (netserver's role) is a thread per connection inside
+//    nightjar. netserver forks a child per test; a thread keeps the receive
+//    loop identical (recv() of recv_size until EOF, counting bytes) without a
+//    second protocol to return its counts, and it is reaped with the session.
+//    Receiver threads block SIGINT/SIGTERM so the runner's thread gets them.
+//    The receiving sockets are charged to nightjar's own cgroup, as
+//    netserver's are to its own: only the senders are placed.
+//
+// One iteration, and what is inside the timed window:
+//   fork N senders; each blocks on the setup pipe
+//   parent moves sender i into ctx.cgroups->leaf(i), then closes the setup
+//     pipe (end-of-file releases all)
+//   each sender (now in its cgroup, so its socket and file are charged
+//     there): socket(), SO_SNDBUF -> width, a file of width × send_size bytes
+//     of non-zero data opened O_TMPFILE (nothing to unlink; mkstemp+unlink at
+//     once where O_TMPFILE is unsupported), connect(), reports ready
+//   parent accepts the N connections (matched to senders by port), starts a
+//     receiver thread for each, reads /proc/stat and closes the go pipe
+//     -- the control exchange: connection setup is outside the timed window --
+//   [timed] each sender: sendfile()/send() of send_size cyclically over the
+//     width chunks on a blocking socket until `duration` has passed;
+//     shutdown(SHUT_WR); read until the receiver's FIN. Elapsed = go -> FIN.
+//   receiver: recv() until EOF, then shutdown(SHUT_WR) (the FIN).
+//   parent: /proc/stat again after the last sender reported done; reap,
+//     join, compare byte counts.
+// Children never outlive nightjar (PR_SET_PDEATHSIG SIGKILL) and are killed
+// and reaped on every exit path of an iteration, including SIGINT.
+#include "workloads/tcp_sendfile.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/sendfile.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <sstream>
+#include <system_error>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "harness/cgroup.h"
+#include "harness/exit_codes.h"
+
+namespace nightjar {
+namespace tcp {
+
+std::uint64_t send_width(std::uint64_t sndbuf, std::uint64_t send_size) {
+  if (send_size == 0) return 2;
+  return std::max<std::uint64_t>(2, sndbuf / send_size + 1);
+}
+
+double service_demand_us_per_kb(double util_pct, unsigned cpus, double bytes, double seconds) {
+  if (!(bytes > 0) || !(seconds > 0)) return 0;
+  const double kb_per_sec = bytes / 1024.0 / seconds;
+  // netperf: util% × 10000 / (KB/s) × ncpus  =  (util/100 × ncpus) × 1e6 / (KB/s)
+  return util_pct * 10000.0 / kb_per_sec * static_cast<double>(cpus);
+}
+
+IterationResult summarize(const std::vector<ClientFigures>& clients, std::uint64_t send_size,
+                          std::optional<double> cpu_util_pct, double window_sec, unsigned cpus) {
+  IterationResult r;
+  double sum = 0, lo = std::numeric_limits<double>::infinity(), hi = 0;
+  double total_bytes = 0;
+  std::string failure;
+  for (std::size_t i = 0; i < clients.size(); ++i) {
+    const ClientFigures& c = clients[i];
+    const std::string p = fmt::format("client{}.", i);
+    r.counters[p + "bytes_sent"] = static_cast<double>(c.bytes_sent);
+    r.counters[p + "bytes_received"] = static_cast<double>(c.bytes_received);
+    r.counters[p + "elapsed"] = c.elapsed;
+    r.counters[p + "send_socket_size"] = c.send_socket_size;
+    r.counters[p + "recv_socket_size"] = c.recv_socket_size;
+    r.counters[p + "recv_size"] = static_cast<double>(c.recv_size);
+    if (failure.empty() && c.bytes_sent != c.bytes_received)
+      failure = fmt::format(
+          "client {}: the sender counted {} bytes sent but the receiver {} bytes received", i,
+          c.bytes_sent, c.bytes_received);
+    if (failure.empty() && !(c.elapsed > 0))
+      failure = fmt::format("client {}: no measurable elapsed time", i);
+    const double mbps =
+        c.elapsed > 0 ? static_cast<double>(c.bytes_received) * 8 / 1e6 / c.elapsed : 0;
+    r.counters[p + "throughput"] = mbps;
+    sum += mbps;
+    lo = std::min(lo, mbps);
+    hi = std::max(hi, mbps);
+    total_bytes += static_cast<double>(c.bytes_received);
+  }
+  r.counters["send_size"] = static_cast<double>(send_size);
+  r.counters["window_elapsed"] = window_sec;
+  if (clients.empty()) failure = "no clients";
+  if (!failure.empty()) {
+    r.failure = failure;
+    return r;
+  }
+  r.metrics["throughput"] = sum / static_cast<double>(clients.size());
+  r.metrics["throughput_total"] = sum;
+  r.metrics["throughput_min"] = lo;
+  r.metrics["throughput_max"] = hi;
+  if (cpu_util_pct) {
+    r.metrics["cpu_util"] = *cpu_util_pct;
+    r.metrics["service_demand"] =
+        service_demand_us_per_kb(*cpu_util_pct, cpus, total_bytes, window_sec);
+  }
+  return r;
+}
+
+std::optional<std::string> ipv6_loopback_unavailable() {
+  int s = ::socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (s < 0)
+    return fmt::format("no IPv6 (socket(AF_INET6) failed: {}); write family: ipv4",
+                       std::strerror(errno));
+  sockaddr_in6 a{};
+  a.sin6_family = AF_INET6;
+  a.sin6_addr = in6addr_loopback;
+  a.sin6_port = 0;
+  int rc = ::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  int err = errno;
+  ::close(s);
+  if (rc != 0)
+    return fmt::format(
+        "no IPv6 loopback (cannot bind ::1: {}); write family: ipv4, or enable IPv6 on lo "
+        "(sysctl net.ipv6.conf.lo.disable_ipv6=0)",
+        std::strerror(err));
+  return std::nullopt;
+}
+
+}  // namespace tcp
+
+namespace {
+
+using tcp::ClientFigures;
+
+std::int64_t now_ns(clockid_t clock = CLOCK_MONOTONIC) noexcept {
+  timespec ts{};
+  ::clock_gettime(clock, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+std::string errno_text(int err) {
+  return std::strerror(err);
+}
+
+/// Where a sender stopped when it failed.
+enum Stage : int {
+  kStageNone = 0,
+  kStageSocket,
+  kStageFile,
+  kStageConnect,
+  kStageSend,
+  kStageShutdown,
+};
+
+const char* stage_text(int stage) {
+  switch (stage) {
+    case kStageSocket:
+      return "socket()";
+    case kStageFile:
+      return "creating its data file";
+    case kStageConnect:
+      return "connect()";
+    case kStageSend:
+      return "sending";
+    case kStageShutdown:
+      return "waiting for the receiver's FIN";
+  }
+  return "setup";
+}
+
+/// One sender's results, written by the child into a MAP_SHARED region;
+/// 128-byte aligned so neighbours never share a cache line pair.
+struct alignas(128) SenderRecord {
+  int error;       ///< errno of the failed step, 0 = none
+  int stage;       ///< Stage of the failure
+  int local_port;  ///< the sender's port, to match the accepted connection
+  int sndbuf;      ///< SO_SNDBUF, bytes
+  std::uint64_t width;
+  std::uint64_t bytes_sent;
+  std::int64_t start_ns;  ///< CLOCK_MONOTONIC at the start barrier
+  std::int64_t end_ns;    ///< CLOCK_MONOTONIC when the receiver's FIN arrived
+  int done;
+};
+
+/// Everything a sender needs, prepared before fork() so the child only makes
+/// system calls (the parent may have other threads).
+struct SenderArgs {
+  SenderRecord* record;
+  bool stream;  ///< send() from a ring instead of sendfile()
+  int family;
+  sockaddr_storage addr;
+  socklen_t addr_len;
+  std::uint64_t send_size;
+  std::int64_t duration_ns;
+  const char* file_dir;  ///< where the data file is created
+  bool use_tmpfile;      ///< O_TMPFILE works there
+  char file_template[4096];
+  const char* pattern;  ///< kPatternBytes of non-zero data
+  int setup_r, ready_w, go_r;
+  int close_fds[4];  ///< the parent's ends and the listener, closed in the child
+  pid_t parent;
+};
+
+constexpr std::size_t kPatternBytes = 64 * 1024;
+
+enum ChildExit : int { kChildOk = 0, kChildFailed = 2, kChildOrphaned = 3, kChildGate = 4 };
+
+void block_signals_of_runner() noexcept {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  ::pthread_sigmask(SIG_BLOCK, &set, nullptr);
+}
+
+void write_byte(int fd, char c) noexcept {
+  while (::write(fd, &c, 1) < 0 && errno == EINTR) {
+  }
+}
+
+/// Reads until end-of-file; true when it came (false: data or an error).
+bool wait_eof(int fd) noexcept {
+  char c;
+  ssize_t n;
+  while ((n = ::read(fd, &c, 1)) < 0 && errno == EINTR) {
+  }
+  return n == 0;
+}
+
+/// The body of a sender process. System calls only (async-signal-safe).
+[[noreturn]] void sender_main(const SenderArgs& a) noexcept {
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != a.parent) ::_exit(kChildOrphaned);
+  block_signals_of_runner();  // the parent stops us with SIGKILL
+  struct sigaction ign {};
+  ign.sa_handler = SIG_IGN;
+  ::sigaction(SIGPIPE, &ign, nullptr);
+  ::prctl(PR_SET_NAME, a.stream ? "tcp_stream-tx" : "tcp_sendfile-tx");
+  for (int fd : a.close_fds)
+    if (fd >= 0) ::close(fd);
+  SenderRecord& r = *a.record;
+  auto fail = [&](int stage) {
+    r.error = errno ? errno : EIO;
+    r.stage = stage;
+    write_byte(a.ready_w, 'e');
+    ::_exit(kChildFailed);
+  };
+
+  // 1. Wait until the parent has moved us into our cgroup: what we allocate
+  //    from here on (socket, file pages) is charged there.
+  if (!wait_eof(a.setup_r)) ::_exit(kChildGate);
+
+  // 2. The socket, and netperf's width from its send buffer.
+  int s = ::socket(a.family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (s < 0) fail(kStageSocket);
+  int sndbuf = 0;
+  socklen_t len = sizeof sndbuf;
+  if (::getsockopt(s, SOL_SOCKET, SO_SNDBUF, &sndbuf, &len) != 0) fail(kStageSocket);
+  const std::uint64_t width = tcp::send_width(static_cast<std::uint64_t>(sndbuf), a.send_size);
+  const std::uint64_t bytes = width * a.send_size;
+
+  // 3. The data: a file (sendfile) or a ring of buffers (stream), non-zero.
+  int fd = -1;
+  char* ring = nullptr;
+  if (!a.stream) {
+    if (a.use_tmpfile) {
+      fd = ::open(a.file_dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    } else {
+      char path[sizeof a.file_template];
+      std::memcpy(path, a.file_template, sizeof path);
+      fd = ::mkstemp(path);
+      if (fd >= 0) ::unlink(path);  // at once: nothing to remove even after SIGKILL
+    }
+    if (fd < 0) fail(kStageFile);
+    for (std::uint64_t done = 0; done < bytes;) {
+      std::size_t n =
+          static_cast<std::size_t>(std::min<std::uint64_t>(kPatternBytes, bytes - done));
+      ssize_t w = ::write(fd, a.pattern, n);
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) fail(kStageFile);
+      done += static_cast<std::uint64_t>(w);
+    }
+  } else {
+    void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) fail(kStageFile);
+    ring = static_cast<char*>(p);
+    for (std::uint64_t done = 0; done < bytes; done += kPatternBytes)
+      std::memcpy(ring + done, a.pattern,
+                  static_cast<std::size_t>(std::min<std::uint64_t>(kPatternBytes, bytes - done)));
+  }
+
+  // 4. Connect, report ready, wait for the start barrier.
+  if (::connect(s, reinterpret_cast<const sockaddr*>(&a.addr), a.addr_len) != 0)
+    fail(kStageConnect);
+  sockaddr_storage local{};
+  socklen_t llen = sizeof local;
+  ::getsockname(s, reinterpret_cast<sockaddr*>(&local), &llen);
+  r.local_port =
+      ntohs(local.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&local)->sin6_port
+                                        : reinterpret_cast<sockaddr_in*>(&local)->sin_port);
+  r.sndbuf = sndbuf;
+  r.width = width;
+  write_byte(a.ready_w, 'r');
+  if (!wait_eof(a.go_r)) ::_exit(kChildGate);
+
+  // 5. The timed loop. The deadline is checked with the coarse clock (a few
+  //    ns per call); elapsed is measured with the precise one.
+  const std::int64_t start = now_ns();
+  const std::int64_t deadline = now_ns(CLOCK_MONOTONIC_COARSE) + a.duration_ns;
+  std::uint64_t sent = 0, chunk = 0;
+  int send_error = 0;
+  for (;;) {
+    ssize_t n;
+    if (!a.stream) {
+      off_t off = static_cast<off_t>(chunk * a.send_size);
+      n = ::sendfile(s, fd, &off, a.send_size);
+    } else {
+      n = ::send(s, ring + chunk * a.send_size, a.send_size, 0);
+    }
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      send_error = errno;
+      break;
+    }
+    sent += static_cast<std::uint64_t>(n);
+    if (++chunk == width) chunk = 0;
+    if (now_ns(CLOCK_MONOTONIC_COARSE) >= deadline) break;
+  }
+  r.bytes_sent = sent;
+  // 6. End of test: our FIN, then wait for the receiver's.
+  ::shutdown(s, SHUT_WR);
+  char sink[256];
+  ssize_t k;
+  while ((k = ::recv(s, sink, sizeof sink, 0)) > 0 || (k < 0 && errno == EINTR)) {
+  }
+  const std::int64_t end = now_ns();
+  r.start_ns = start;
+  r.end_ns = end;
+  if (send_error) {
+    r.error = send_error;
+    r.stage = kStageSend;
+  } else if (k < 0) {
+    r.error = errno;
+    r.stage = kStageShutdown;
+  }
+  r.done = 1;
+  write_byte(a.ready_w, 'd');
+  ::_exit(r.error ? kChildFailed : kChildOk);
+}
+
+/// A file descriptor, closed on destruction.
+class Fd {
+ public:
+  Fd() = default;
+  explicit Fd(int fd) : fd_(fd) {}
+  Fd(Fd&& o) noexcept : fd_(o.release()) {}
+  Fd& operator=(Fd&& o) noexcept {
+    if (this != &o) {
+      reset();
+      fd_ = o.release();
+    }
+    return *this;
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd() { reset(); }
+  void reset() noexcept {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+  int release() noexcept {
+    int f = fd_;
+    fd_ = -1;
+    return f;
+  }
+  int get() const { return fd_; }
+
+ private:
+  int fd_ = -1;
+};
+
+/// The aggregate "cpu" line of /proc/stat: busy and total ticks (busy = all
+/// but idle: iowait counts as busy, as netperf -c does).
+struct CpuTicks {
+  std::uint64_t busy = 0, total = 0;
+  bool ok = false;
+};
+
+CpuTicks read_cpu_ticks() {
+  CpuTicks t;
+  std::ifstream in("/proc/stat");
+  std::string cpu;
+  if (!(in >> cpu) || cpu != "cpu") return t;
+  std::uint64_t v[8] = {};
+  for (int i = 0; i < 8 && (in >> v[i]); ++i) {
+  }
+  for (int i = 0; i < 8; ++i) t.total += v[i];
+  t.busy = t.total - v[3];
+  t.ok = t.total > 0;
+  return t;
+}
+
+/// One accepted connection and its receiving thread.
+struct Receiver {
+  Fd fd;
+  int rcvbuf = 0;
+  std::uint64_t recv_size = 0;
+  std::atomic<std::uint64_t> bytes{0};
+  std::atomic<int> error{0};
+  std::thread thread;
+};
+
+/// The receive loop (netserver's): recv() of recv_size until EOF, counting;
+/// then our FIN.
+void receive_loop(Receiver* r) noexcept {
+  std::vector<char> buf;
+  try {
+    buf.resize(static_cast<std::size_t>(r->recv_size));
+  } catch (const std::bad_alloc&) {
+    r->error.store(ENOMEM);
+    ::shutdown(r->fd.get(), SHUT_RDWR);
+    return;
+  }
+  std::uint64_t total = 0;
+  for (;;) {
+    ssize_t n = ::recv(r->fd.get(), buf.data(), buf.size(), 0);
+    if (n > 0) {
+      total += static_cast<std::uint64_t>(n);
+      continue;
+    }
+    if (n == 0) break;
+    if (errno == EINTR) continue;
+    r->error.store(errno);
+    break;
+  }
+  r->bytes.store(total);
+  ::shutdown(r->fd.get(), SHUT_WR);
+}
+
+struct Child {
+  pid_t pid = -1;
+  bool reaped = false;
+  int status = 0;
+};
+
+pid_t wait_child(pid_t pid, int* status, int flags) {
+  pid_t r;
+  while ((r = ::waitpid(pid, status, flags)) < 0 && errno == EINTR) {
+  }
+  return r;
+}
+
+std::string signal_name(int sig) {
+  const char* abbrev = ::sigabbrev_np(sig);
+  return abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(sig);
+}
+
+/// True when O_TMPFILE files can be created in `dir`.
+bool tmpfile_works(const std::string& dir) {
+  int fd = ::open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+  if (fd < 0) return false;
+  ::close(fd);
+  return true;
+}
+
+bool dir_writable(const std::string& dir) {
+  return !dir.empty() && ::access(dir.c_str(), W_OK) == 0;
+}
+
+/// Advice for a socket errno in messages.
+std::string socket_advice(int err) {
+  switch (err) {
+    case EADDRNOTAVAIL:
+      return "; no free local port (ephemeral ports exhausted? see "
+             "net.ipv4.ip_local_port_range and sockets in TIME_WAIT) or no such loopback address";
+    case EADDRINUSE:
+      return "; the port is in use: write port: 0 for an ephemeral port";
+    case EMFILE:
+    case ENFILE:
+      return "; too many open files: lower clients or raise the limit (ulimit -n)";
+    case ECONNREFUSED:
+      return "; nothing listens there any more";
+    case EACCES:
+      return "; a port below 1024 needs root: write port: 0";
+  }
+  return "";
+}
+
+class TcpSession : public CellSession {
+ public:
+  TcpSession(const Cell& cell, RunContext& ctx, bool stream)
+      : ctx_(ctx),
+        stream_(stream),
+        clients_(static_cast<int>(cell.count("clients"))),
+        send_size_(cell.bytes("send_size")),
+        recv_size_(cell.bytes("recv_size")),
+        duration_(cell.seconds("duration")),
+        cpu_util_(cell.flag("cpu_util")),
+        ipv6_(cell.text("family") == "ipv6") {
+    // The listener for the whole cell: loopback only, an ephemeral port
+    // unless the job names one.
+    const int port = static_cast<int>(cell.count("port"));
+    family_ = ipv6_ ? AF_INET6 : AF_INET;
+    listener_ = Fd(::socket(family_, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    if (listener_.get() < 0)
+      throw EnvironmentError(fmt::format("{}: socket() failed: {}{}", name(), errno_text(errno),
+                                         socket_advice(errno)));
+    int one = 1;
+    ::setsockopt(listener_.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    std::memset(&addr_, 0, sizeof addr_);
+    if (ipv6_) {
+      ::setsockopt(listener_.get(), IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+      auto* a = reinterpret_cast<sockaddr_in6*>(&addr_);
+      a->sin6_family = AF_INET6;
+      a->sin6_addr = in6addr_loopback;
+      a->sin6_port = htons(static_cast<std::uint16_t>(port));
+      addr_len_ = sizeof(sockaddr_in6);
+    } else {
+      auto* a = reinterpret_cast<sockaddr_in*>(&addr_);
+      a->sin_family = AF_INET;
+      a->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      a->sin_port = htons(static_cast<std::uint16_t>(port));
+      addr_len_ = sizeof(sockaddr_in);
+    }
+    const std::string where = fmt::format("{} port {}", ipv6_ ? "::1" : "127.0.0.1", port);
+    if (::bind(listener_.get(), reinterpret_cast<sockaddr*>(&addr_), addr_len_) != 0) {
+      int err = errno;
+      throw EnvironmentError(fmt::format("{}: cannot bind the receiver to {}: {}{}", name(), where,
+                                         errno_text(err), socket_advice(err)));
+    }
+    if (::listen(listener_.get(), clients_ + 16) != 0)
+      throw EnvironmentError(
+          fmt::format("{}: listen() on {} failed: {}", name(), where, errno_text(errno)));
+    ::getsockname(listener_.get(), reinterpret_cast<sockaddr*>(&addr_), &addr_len_);
+    listen_port_ = ntohs(ipv6_ ? reinterpret_cast<sockaddr_in6*>(&addr_)->sin6_port
+                               : reinterpret_cast<sockaddr_in*>(&addr_)->sin_port);
+
+    // Shared result records and the data pattern, prepared before any fork.
+    std::size_t rec_bytes = static_cast<std::size_t>(clients_) * sizeof(SenderRecord);
+    void* p = ::mmap(nullptr, rec_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+      throw EnvironmentError(fmt::format("{}: cannot map {} bytes of shared memory: {}", name(),
+                                         rec_bytes, errno_text(errno)));
+    records_ = static_cast<SenderRecord*>(p);
+    records_bytes_ = rec_bytes;
+    records_map_.reset(p, rec_bytes);
+    pattern_.resize(kPatternBytes);
+    // Non-zero, not trivially repeating data (a file of zeros may be treated
+    // specially by some paths).
+    std::uint32_t x = 2463534242u;
+    for (auto& c : pattern_) {
+      x ^= x << 13;
+      x ^= x >> 17;
+      x ^= x << 5;
+      c = static_cast<char>((x & 0xff) | 1);
+    }
+
+    if (!stream_) {
+      // netperf creates its file in the working directory; /tmp when that is
+      // not writable. O_TMPFILE leaves no name behind at all.
+      char cwd[4096];
+      std::string dir = ::getcwd(cwd, sizeof cwd) ? cwd : "";
+      if (!dir_writable(dir)) dir = "/tmp";
+      if (!dir_writable(dir))
+        throw EnvironmentError(name() + std::string(": neither the working directory nor /tmp is "
+                                                    "writable; the senders need a small file"));
+      file_dir_ = dir;
+      use_tmpfile_ = tmpfile_works(dir);
+      ctx.record(name() + std::string(".file_dir"), file_dir_);
+    }
+    ctx.record(
+        name() + std::string(".receiver"),
+        fmt::format("{} port {} (threads in nightjar)", ipv6_ ? "::1" : "127.0.0.1", listen_port_));
+    if (ctx.cgroups)
+      for (int i = 0; i < clients_; ++i)
+        ctx.record(fmt::format("cgroup.client{}", i), ctx.cgroups->relative(ctx.cgroups->leaf(i)));
+  }
+
+  ~TcpSession() override { abort_pass(); }
+
+  /// An untimed pass of at most 1 s: connection setup, page cache and CPU
+  /// frequency warm without doubling a 60 s cell.
+  void warmup() override {
+    if (ctx_.interrupted()) throw Interrupted();
+    auto result = run_pass(std::min(duration_, 1.0));
+    if (result.failure)
+      ctx_.warn(name() + std::string(": the warm-up pass failed: ") + *result.failure);
+  }
+
+  IterationResult measure() override {
+    if (ctx_.interrupted()) throw Interrupted();
+    return run_pass(duration_);
+  }
+
+ private:
+  const char* name() const { return stream_ ? "tcp_stream" : "tcp_sendfile"; }
+
+  /// Kills and reaps the senders, wakes and joins the receivers, closes
+  /// every socket of the pass. Never throws.
+  void abort_pass() noexcept {
+    for (auto& c : children_)
+      if (!c.reaped && c.pid > 0) ::kill(c.pid, SIGKILL);
+    for (auto& c : children_) {
+      if (c.reaped || c.pid <= 0) continue;
+      if (wait_child(c.pid, &c.status, 0) == c.pid || errno == ECHILD) c.reaped = true;
+    }
+    for (auto& r : receivers_)
+      if (r->fd.get() >= 0) ::shutdown(r->fd.get(), SHUT_RDWR);
+    for (auto& r : receivers_)
+      if (r->thread.joinable()) r->thread.join();
+    receivers_.clear();
+    children_.clear();
+  }
+
+  [[noreturn]] void fail_env(const std::string& message) {
+    abort_pass();
+    throw EnvironmentError(message);
+  }
+
+  /// Throws Interrupted (after cleaning up) when the runner was signalled.
+  void check_interrupt() {
+    if (ctx_.interrupted()) {
+      abort_pass();
+      throw Interrupted();
+    }
+  }
+
+  /// Waits until `want` bytes arrived on `fd` (each sender writes one per
+  /// event), polling for interrupts and dead children. Returns false when a
+  /// child died first or `deadline_ns` passed.
+  bool collect(int fd, int want, std::int64_t deadline_ns, std::string* chars) {
+    int got = 0;
+    while (got < want) {
+      check_interrupt();
+      if (now_ns() > deadline_ns) return false;
+      pollfd pfd{fd, POLLIN, 0};
+      int r = ::poll(&pfd, 1, 100);
+      if (r < 0 && errno != EINTR)
+        fail_env(fmt::format("{}: poll failed: {}", name(), errno_text(errno)));
+      if (r > 0) {
+        char buf[256];
+        ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n > 0) {
+          got += static_cast<int>(n);
+          if (chars) chars->append(buf, static_cast<std::size_t>(n));
+        }
+        if (n == 0) return false;  // every sender closed its end
+        continue;
+      }
+      // A sender exits only after reporting done or a setup error; one that
+      // is gone without either died (killed, OOM): stop waiting for it.
+      bool died = false;
+      for (std::size_t i = 0; i < children_.size(); ++i) {
+        Child& c = children_[i];
+        if (!c.reaped && wait_child(c.pid, &c.status, WNOHANG) == c.pid) c.reaped = true;
+        if (c.reaped && !records_[i].done && !records_[i].error) died = true;
+      }
+      if (died) {
+        pollfd last{fd, POLLIN, 0};  // what it wrote before dying, if anything
+        if (::poll(&last, 1, 0) <= 0) return false;
+      }
+    }
+    return true;
+  }
+
+  /// The reason a sender died on its own, or "" (Interrupted if the user stopped us).
+  std::string children_failure() {
+    for (std::size_t i = 0; i < children_.size(); ++i) {
+      Child& c = children_[i];
+      if (!c.reaped && wait_child(c.pid, &c.status, WNOHANG) == c.pid) c.reaped = true;
+      if (!c.reaped) continue;
+      if (WIFSIGNALED(c.status)) {
+        check_interrupt();
+        return fmt::format("client {} (pid {}) was killed by {}", i, c.pid,
+                           signal_name(WTERMSIG(c.status)));
+      }
+      if (WIFEXITED(c.status) && WEXITSTATUS(c.status) == kChildOrphaned)
+        return fmt::format("client {} found nightjar gone before it started", i);
+      if (WIFEXITED(c.status) && WEXITSTATUS(c.status) == kChildGate)
+        return fmt::format("client {} could not read the start barrier", i);
+    }
+    return "";
+  }
+
+  /// The error of a sender's setup, as an EnvironmentError message, or "".
+  std::string setup_error() const {
+    for (int i = 0; i < clients_; ++i) {
+      const SenderRecord& r = records_[i];
+      if (!r.error || r.stage == kStageSend || r.stage == kStageShutdown) continue;
+      std::string what = stage_text(r.stage);
+      if (r.stage == kStageConnect)
+        what += fmt::format(" to {} port {}", ipv6_ ? "::1" : "127.0.0.1", listen_port_);
+      if (r.stage == kStageFile) what += stream_ ? " (mmap of its send ring)" : " in " + file_dir_;
+      return fmt::format("{}: client {} failed at {}: {}{}", name(), i, what, errno_text(r.error),
+                         socket_advice(r.error));
+    }
+    return "";
+  }
+
+  IterationResult run_pass(double seconds) {
+    std::memset(static_cast<void*>(records_), 0, records_bytes_);
+    int setup[2], ready[2], go[2];
+    if (::pipe2(setup, O_CLOEXEC) != 0 || ::pipe2(ready, O_CLOEXEC) != 0 ||
+        ::pipe2(go, O_CLOEXEC) != 0)
+      throw EnvironmentError(fmt::format("{}: pipe2 failed: {}", name(), errno_text(errno)));
+    Fd setup_r(setup[0]), setup_w(setup[1]), ready_r(ready[0]), ready_w(ready[1]), go_r(go[0]),
+        go_w(go[1]);
+    // From here on, every path out kills/reaps senders and joins receivers.
+    struct Guard {
+      TcpSession& s;
+      ~Guard() { s.abort_pass(); }
+    } guard{*this};
+
+    SenderArgs args{};
+    args.stream = stream_;
+    args.family = family_;
+    args.addr = addr_;
+    args.addr_len = addr_len_;
+    args.send_size = send_size_;
+    args.duration_ns = static_cast<std::int64_t>(seconds * 1e9);
+    args.file_dir = file_dir_.c_str();
+    args.use_tmpfile = use_tmpfile_;
+    std::snprintf(args.file_template, sizeof args.file_template, "%s/nightjar-%s-XXXXXX",
+                  file_dir_.c_str(), name());
+    args.pattern = pattern_.data();
+    args.setup_r = setup_r.get();
+    args.ready_w = ready_w.get();
+    args.go_r = go_r.get();
+    args.close_fds[0] = setup_w.get();
+    args.close_fds[1] = ready_r.get();
+    args.close_fds[2] = go_w.get();
+    args.close_fds[3] = listener_.get();
+    args.parent = ::getpid();
+
+    children_.reserve(static_cast<std::size_t>(clients_));
+    for (int i = 0; i < clients_; ++i) {
+      args.record = &records_[i];
+      pid_t pid = ::fork();
+      if (pid == 0) sender_main(args);
+      if (pid < 0)
+        fail_env(
+            fmt::format("{}: fork of client {} of {} failed: {}; lower clients or raise the "
+                        "process limit (ulimit -u)",
+                        name(), i + 1, clients_, errno_text(errno)));
+      children_.push_back({pid, false, 0});
+      // Into its cgroup before it allocates anything (it waits on `setup`).
+      if (ctx_.cgroups) {
+        try {
+          ctx_.cgroups->attach(ctx_.cgroups->leaf(i), pid);
+        } catch (const std::exception& e) {
+          fail_env(e.what());
+        }
+      }
+    }
+    setup_r.reset();
+    ready_w.reset();
+    go_r.reset();
+    setup_w.reset();  // releases the senders' setup
+
+    // Every sender: socket, file, connect -> 'r' (or 'e' and exit).
+    std::string events;
+    const std::int64_t setup_deadline = now_ns() + 60'000'000'000LL;
+    bool all_ready = collect(ready_r.get(), clients_, setup_deadline, &events);
+    if (std::string err = setup_error(); !err.empty()) fail_env(err);
+    if (!all_ready) {
+      std::string why = children_failure();
+      abort_pass();
+      IterationResult r;
+      r.failure = why.empty() ? std::string("a client did not get ready within 60 s") : why;
+      return r;
+    }
+
+    // Accept the N connections; match each to its sender by port.
+    std::map<int, int> by_port;
+    for (int i = 0; i < clients_; ++i) by_port[records_[i].local_port] = i;
+    std::vector<Receiver*> slot(static_cast<std::size_t>(clients_), nullptr);
+    int accepted = 0;
+    const std::int64_t accept_deadline = now_ns() + 10'000'000'000LL;
+    while (accepted < clients_) {
+      check_interrupt();
+      if (now_ns() > accept_deadline)
+        fail_env(fmt::format("{}: only {} of {} connections arrived at the receiver", name(),
+                             accepted, clients_));
+      pollfd pfd{listener_.get(), POLLIN, 0};
+      if (::poll(&pfd, 1, 100) <= 0) continue;
+      sockaddr_storage peer{};
+      socklen_t plen = sizeof peer;
+      int fd = ::accept4(listener_.get(), reinterpret_cast<sockaddr*>(&peer), &plen, SOCK_CLOEXEC);
+      if (fd < 0) {
+        if (errno == EINTR || errno == EAGAIN || errno == ECONNABORTED) continue;
+        fail_env(fmt::format("{}: accept failed: {}{}", name(), errno_text(errno),
+                             socket_advice(errno)));
+      }
+      Fd conn(fd);
+      int pport =
+          ntohs(peer.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&peer)->sin6_port
+                                           : reinterpret_cast<sockaddr_in*>(&peer)->sin_port);
+      auto it = by_port.find(pport);
+      if (it == by_port.end() || slot[static_cast<std::size_t>(it->second)]) continue;  // not ours
+      auto rec = std::make_unique<Receiver>();
+      rec->fd = std::move(conn);
+      socklen_t len = sizeof rec->rcvbuf;
+      ::getsockopt(rec->fd.get(), SOL_SOCKET, SO_RCVBUF, &rec->rcvbuf, &len);
+      rec->recv_size =
+          recv_size_ ? recv_size_ : static_cast<std::uint64_t>(std::max(rec->rcvbuf, 1));
+      slot[static_cast<std::size_t>(it->second)] = rec.get();
+      receivers_.push_back(std::move(rec));
+      ++accepted;
+    }
+    // Receiver threads inherit a mask without SIGINT/SIGTERM.
+    {
+      sigset_t block, old;
+      sigemptyset(&block);
+      sigaddset(&block, SIGINT);
+      sigaddset(&block, SIGTERM);
+      ::pthread_sigmask(SIG_BLOCK, &block, &old);
+      try {
+        for (auto* r : slot) r->thread = std::thread(receive_loop, r);
+      } catch (const std::system_error& e) {
+        ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+        fail_env(
+            fmt::format("{}: cannot start a receiver thread: {}; lower clients", name(), e.what()));
+      }
+      ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    }
+
+    // The start barrier.
+    CpuTicks before = cpu_util_ ? read_cpu_ticks() : CpuTicks{};
+    const std::int64_t t0 = now_ns();
+    go_w.reset();
+
+    // Wait for every sender's 'd' (done).
+    const std::int64_t deadline =
+        t0 + static_cast<std::int64_t>(seconds * 1e9) +
+        std::max<std::int64_t>(30'000'000'000LL, static_cast<std::int64_t>(seconds * 1e9));
+    events.clear();
+    bool all_done = collect(ready_r.get(), clients_, deadline, &events);
+    const std::int64_t t1 = now_ns();
+    CpuTicks after = cpu_util_ ? read_cpu_ticks() : CpuTicks{};
+    if (!all_done) {
+      std::string why = children_failure();
+      abort_pass();
+      IterationResult r;
+      r.failure = !why.empty() ? why
+                               : fmt::format("a client did not finish within {:.0f} s of the start",
+                                             static_cast<double>(deadline - t0) / 1e9);
+      return r;
+    }
+    for (auto& c : children_)
+      if (!c.reaped && wait_child(c.pid, &c.status, 0) == c.pid) c.reaped = true;
+    for (auto* r : slot)
+      if (r->thread.joinable()) r->thread.join();
+
+    for (int i = 0; i < clients_; ++i) {
+      const SenderRecord& rec = records_[i];
+      if (rec.error) {
+        IterationResult r;
+        r.failure = fmt::format("client {}: {} failed: {}", i, stage_text(rec.stage),
+                                errno_text(rec.error));
+        return r;
+      }
+      if (int err = slot[static_cast<std::size_t>(i)]->error.load()) {
+        IterationResult r;
+        r.failure = fmt::format("client {}: the receiver's recv() failed: {}", i, errno_text(err));
+        return r;
+      }
+    }
+
+    std::vector<ClientFigures> figures;
+    for (int i = 0; i < clients_; ++i) {
+      const SenderRecord& rec = records_[i];
+      const Receiver& rv = *slot[static_cast<std::size_t>(i)];
+      ClientFigures f;
+      f.bytes_sent = rec.bytes_sent;
+      f.bytes_received = rv.bytes.load();
+      f.elapsed = static_cast<double>(rec.end_ns - rec.start_ns) / 1e9;
+      f.send_socket_size = rec.sndbuf;
+      f.recv_socket_size = rv.rcvbuf;
+      f.recv_size = rv.recv_size;
+      figures.push_back(f);
+    }
+    std::optional<double> util;
+    if (cpu_util_ && before.ok && after.ok && after.total > before.total)
+      util = 100.0 * static_cast<double>(after.busy - before.busy) /
+             static_cast<double>(after.total - before.total);
+    return tcp::summarize(figures, send_size_, util, static_cast<double>(t1 - t0) / 1e9,
+                          ctx_.machine.cpus);
+  }
+
+  RunContext& ctx_;
+  bool stream_;
+  int clients_;
+  std::uint64_t send_size_, recv_size_;
+  double duration_;
+  bool cpu_util_, ipv6_;
+  int family_ = AF_INET6;
+  Fd listener_;
+  sockaddr_storage addr_{};
+  socklen_t addr_len_ = 0;
+  int listen_port_ = 0;
+  /// Unmaps on destruction, also when the constructor throws after mapping.
+  struct SharedMap {
+    void* addr = nullptr;
+    std::size_t bytes = 0;
+    void reset(void* a, std::size_t b) {
+      addr = a;
+      bytes = b;
+    }
+    ~SharedMap() {
+      if (addr) ::munmap(addr, bytes);
+    }
+  } records_map_;
+  SenderRecord* records_ = nullptr;
+  std::size_t records_bytes_ = 0;
+  std::vector<char> pattern_;
+  std::string file_dir_;
+  bool use_tmpfile_ = false;
+  std::vector<Child> children_;
+  std::vector<std::unique_ptr<Receiver>> receivers_;
+};
+
+class TcpWorkload : public Workload {
+ public:
+  explicit TcpWorkload(bool stream) : stream_(stream) {}
+
+  std::string_view name() const override { return stream_ ? "tcp_stream" : "tcp_sendfile"; }
+  std::string_view summary() const override {
+    return stream_ ? "netperf TCP_STREAM over loopback: N senders send() to a receiver; Mbps"
+                   : "netperf TCP_SENDFILE over loopback: N senders sendfile() to a receiver; Mbps";
+  }
+
+  std::vector<ParamDescriptor> params() const override {
+    return {
+        {"clients",
+         ParamType::count,
+         "senders",
+         "1",
+         "concurrent sender processes, each with its own connection (netperf instances)",
+         {},
+         1.0,
+         4096.0},
+        {"send_size",
+         ParamType::size,
+         "bytes",
+         "10K",
+         "bytes per sendfile()/send() call (netperf -m); 10K = 10240",
+         {},
+         1.0,
+         static_cast<double>(1ULL << 30)},
+        {"duration",
+         ParamType::duration,
+         "s",
+         "60s",
+         "length of the timed window (netperf -l)",
+         {},
+         0.1,
+         86400.0},
+        {"family",
+         ParamType::choice,
+         "",
+         "ipv6",
+         "loopback address: ipv6 = ::1 (netperf -6), ipv4 = 127.0.0.1",
+         {"ipv6", "ipv4"},
+         std::nullopt,
+         std::nullopt},
+        {"recv_size",
+         ParamType::size,
+         "bytes",
+         "0",
+         "bytes per recv() call of the receiver; 0 = its SO_RCVBUF (netperf's default)",
+         {},
+         0.0,
+         static_cast<double>(1ULL << 30)},
+        {"cpu_util",
+         ParamType::flag,
+         "",
+         "on",
+         "measure CPU utilisation from /proc/stat and service demand (netperf -c)",
+         {},
+         std::nullopt,
+         std::nullopt},
+        {"port",
+         ParamType::count,
+         "",
+         "0",
+         "receiver's port on loopback; 0 = an ephemeral port (default)",
+         {},
+         0.0,
+         65535.0},
+    };
+  }
+
+  std::vector<MetricDescriptor> metrics() const override {
+    return {
+        {"throughput", "Mbps", Direction::higher_is_better, MeanKind::harmonic,
+         "mean per client of bytes received x 8 / 1e6 / elapsed (netperf's 10^6bits/sec; "
+         "LKP Throughput_Mbps)"},
+        {"throughput_total", "Mbps", Direction::higher_is_better, MeanKind::harmonic,
+         "sum over clients (LKP Throughput_total_Mbps)"},
+        {"throughput_min", "Mbps", Direction::higher_is_better, MeanKind::harmonic,
+         "slowest client"},
+        {"throughput_max", "Mbps", Direction::higher_is_better, MeanKind::harmonic,
+         "fastest client"},
+        {"cpu_util", "%", Direction::lower_is_better, MeanKind::arithmetic,
+         "100 - idle% of all CPUs over the timed window, iowait busy (netperf -c); cpu_util: on"},
+        {"service_demand", "us/KB", Direction::lower_is_better, MeanKind::arithmetic,
+         "cpu_util% x 10000 / (KB/s of all clients) x CPUs (netperf's formula, KB = 1024)"},
+    };
+  }
+
+  std::vector<std::string> requirements() const override {
+    std::vector<std::string> r{"loopback networking (IPv6 ::1 for family: ipv6)"};
+    if (!stream_) r.emplace_back("a writable working directory or /tmp (an O_TMPFILE file)");
+    r.emplace_back("root and a memory cgroup controller when the job has a cgroup: section");
+    return r;
+  }
+
+  void validate(const Cell& cell, const MachineFacts&) const override {
+    if (cell.count("clients") < 1)
+      throw ParamError{"clients",
+                       "clients must be at least 1; write clients: 1 or a list such as [1, 2]"};
+    const std::uint64_t send = cell.bytes("send_size");
+    if (send < 1 || send > (1ULL << 30))
+      throw ParamError{"send_size", "send_size must be 1 byte .. 1G; write send_size: 10K"};
+    if (!(cell.seconds("duration") > 0))
+      throw ParamError{"duration", "duration must be positive; write duration: 60s"};
+    const std::string& family = cell.text("family");
+    if (family != "ipv6" && family != "ipv4")
+      throw ParamError{"family", "'" + family + "' is not a family; write ipv6 or ipv4"};
+  }
+
+  std::optional<std::string> unmet_requirement(const Cell& cell) const override {
+    if (cell.text("family") == "ipv6") return tcp::ipv6_loopback_unavailable();
+    return std::nullopt;
+  }
+
+  std::unique_ptr<CellSession> start(const Cell& cell, RunContext& ctx) const override {
+    return std::make_unique<TcpSession>(cell, ctx, stream_);
+  }
+
+ private:
+  bool stream_;
+};
+
+}  // namespace
+
+std::unique_ptr<Workload> make_tcp_sendfile_workload() {
+  return std::make_unique<TcpWorkload>(false);
+}
+std::unique_ptr<Workload> make_tcp_stream_workload() {
+  return std::make_unique<TcpWorkload>(true);
+}
+
+}  // namespace nightjar

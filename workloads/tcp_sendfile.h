@@ -1,0 +1,67 @@
+// tcp_sendfile and tcp_stream: netperf's TCP_SENDFILE and TCP_STREAM over
+// loopback, reimplemented from shared/reference/workloads.md §1 (no netperf
+// code). N sender processes, released together by a start barrier, each
+// stream to a receiver run by nightjar for `duration`; throughput is
+// bytes received × 8 / 1e6 / elapsed per client, as netperf reports it.
+// See docs/workloads.md "tcp_sendfile" for parameters, metrics and cgroup
+// placement.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "workloads/workload.h"
+
+namespace nightjar {
+
+/// `tcp_sendfile`: each sender loops sendfile(2) of `send_size` bytes over a
+/// small unlinked file of width × send_size bytes (netperf -t TCP_SENDFILE).
+std::unique_ptr<Workload> make_tcp_sendfile_workload();
+/// `tcp_stream`: the same with send(2) from a ring of width buffers
+/// (netperf -t TCP_STREAM).
+std::unique_ptr<Workload> make_tcp_stream_workload();
+
+namespace tcp {
+
+/// netperf's ring width: SO_SNDBUF / send_size + 1, at least 2
+/// (16384 / 10240 + 1 = 2).
+std::uint64_t send_width(std::uint64_t sndbuf, std::uint64_t send_size);
+
+/// Service demand in microseconds of CPU per KB (1024 bytes) moved, netperf's
+/// formula: util% × 10000 / (KB/s) × ncpus, i.e. CPU-seconds per second ×
+/// 1e6 / KB per second. `util_pct` is the whole machine's busy percentage
+/// (0..100) over `seconds`, in which `bytes` were received. 0 when nothing moved.
+double service_demand_us_per_kb(double util_pct, unsigned cpus, double bytes, double seconds);
+
+/// What one client measured in one iteration.
+struct ClientFigures {
+  std::uint64_t bytes_sent = 0;      ///< counted by the sender (sendfile/send return values)
+  std::uint64_t bytes_received = 0;  ///< counted by the receiver (recv return values)
+  double elapsed = 0;                ///< s, start barrier -> receiver's FIN seen by the sender
+  int send_socket_size = 0;          ///< SO_SNDBUF of the sender's socket, bytes
+  int recv_socket_size = 0;          ///< SO_RCVBUF of the receiver's socket, bytes
+  std::uint64_t recv_size = 0;       ///< bytes asked per recv() call
+};
+
+/// The iteration result of per-client figures (docs/workloads.md):
+/// metrics throughput (mean per client), throughput_total (sum),
+/// throughput_min, throughput_max (Mbps: bytes_received × 8 / 1e6 / elapsed),
+/// and when `cpu_util_pct` is given cpu_util and service_demand (over all
+/// clients' bytes in `window_sec`); counters client<i>.bytes_sent,
+/// client<i>.bytes_received, client<i>.elapsed, client<i>.send_socket_size,
+/// client<i>.recv_socket_size, client<i>.recv_size, client<i>.throughput (Mbps),
+/// send_size, window_elapsed.
+/// `failure` is set when a client's sender and receiver counts disagree or
+/// a client's elapsed time is not positive.
+IterationResult summarize(const std::vector<ClientFigures>& clients, std::uint64_t send_size,
+                          std::optional<double> cpu_util_pct, double window_sec, unsigned cpus);
+
+/// Why a TCP socket cannot be bound to the IPv6 loopback (::1) here, or
+/// nullopt when it can.
+std::optional<std::string> ipv6_loopback_unavailable();
+
+}  // namespace tcp
+}  // namespace nightjar
