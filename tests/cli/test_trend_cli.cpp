@@ -1,0 +1,143 @@
+// Unit under test: `nightjar trend` end to end: a nightly history built with
+// `nightjar run --build NIGHT` of an exec job (one cell; 5 iterations at
+// CoeffVar 3% per night, seeded) whose level drops 5% from a known night on:
+// the change point is found at that night; a flat history raises no alarm;
+// the output formats, --order, --cell and the errors.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "test_support.h"
+
+using namespace nightjar::test;
+
+namespace {
+
+bool contains(const std::string& text, const std::string& what) {
+  return text.find(what) != std::string::npos;
+}
+
+std::string night(int i) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "n%02d", i);
+  return buf;
+}
+
+// Prints throughput = LEVEL * lognormal noise (CoeffVar 3%) seeded by the
+// night's seed file and the iteration: the cell never changes, the build does.
+const char* kScript = R"SH(#!/bin/sh
+d=$(dirname "$0")
+awk -v l="$(cat "$d/level")" -v s="$(cat "$d/seed")" -v i="$NIGHTJAR_ITERATION" 'BEGIN {
+  srand(s * 1000 + i); u1 = 1 - rand(); u2 = rand();
+  z = sqrt(-2 * log(u1)) * cos(6.283185307179586 * u2); sg = sqrt(log(1 + 0.03 * 0.03));
+  printf "throughput=%.6f\n", l * exp(sg * z - sg * sg / 2) }'
+)SH";
+
+struct History {
+  TempDir dir;
+  std::string db = dir.path() + "/r.db";
+  std::string job;
+  History() {
+    std::string script = dir.write("bench.sh", kScript);
+    job = dir.write("nightly.yaml",
+                    "workload: exec\nparams:\n  command: \"sh " + script +
+                        "\"\n  metrics: \"throughput:ops/s:higher\"\n  timeout: [60s, 120s]\n"
+                        "iterations: 5\nwarmup: 0\n");
+  }
+  // Nights 1..n: level 100, from night `step_at` on 95 (0: never).
+  void record(int n, int step_at) {
+    for (int i = 1; i <= n; ++i) {
+      dir.write("level", step_at > 0 && i >= step_at ? "95\n" : "100\n");
+      dir.write("seed", std::to_string(100 + i) + "\n");
+      auto r = run_nightjar({"run", job, "--db", db, "--build", night(i)});
+      ASSERT_EQ(r.exit_code, 0) << r.err;
+    }
+  }
+};
+
+TEST(TrendCli, FindsTheNightOfAFivePercentStep) {
+  History h;
+  h.record(30, 16);
+  auto r = run_nightjar({"trend", "--job", "nightly", "--metric", "throughput", "--db", h.db});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // Two cells (the timeout axis), each with the step at night 16 (±1).
+  EXPECT_TRUE(contains(r.out, "cell command=")) << r.out;
+  EXPECT_TRUE(contains(r.out, "timeout=60s: 30 build(s), 1 change point(s)")) << r.out;
+  EXPECT_TRUE(contains(r.out, "timeout=120s: 30 build(s), 1 change point(s)")) << r.out;
+  EXPECT_TRUE(contains(r.out, "regression")) << r.out;
+
+  auto j = run_nightjar({"trend", "--job", "nightly", "--metric", "throughput", "--db", h.db,
+                         "--format", "json", "--cell", "timeout=120s"});
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  auto doc = nlohmann::json::parse(j.out);
+  ASSERT_EQ(doc["series"].size(), 1u);
+  ASSERT_EQ(doc["series"][0]["change_points"].size(), 1u);
+  const auto& cp = doc["series"][0]["change_points"][0];
+  int at = std::stoi(cp["build"].get<std::string>().substr(1));
+  EXPECT_GE(at, 15);
+  EXPECT_LE(at, 17);
+  EXPECT_NEAR(cp["pct_change"].get<double>(), -5, 1.5);
+  EXPECT_LT(cp["p"].get<double>(), 0.001);
+  EXPECT_EQ(cp["verdict"], "regression");
+
+  auto md = run_nightjar({"trend", "--job", "nightly", "--metric", "throughput", "--db", h.db,
+                          "--format", "markdown", "--cell", "timeout=60s"});
+  ASSERT_EQ(md.exit_code, 0);
+  EXPECT_TRUE(contains(md.out, "| at build | date | before (ops/s) |")) << md.out;
+
+  // --history marks the night; --order reverses time, and the step becomes
+  // an improvement.
+  auto hist = run_nightjar({"trend", "--job", "nightly", "--metric", "throughput", "--db", h.db,
+                            "--history", "--cell", "timeout=60s"});
+  EXPECT_TRUE(contains(hist.out, "<- change point")) << hist.out;
+  std::string order;
+  for (int i = 30; i >= 1; --i) order += (order.empty() ? "" : ",") + night(i);
+  auto rev = run_nightjar({"trend", "--job", "nightly", "--metric", "throughput", "--db", h.db,
+                           "--order", order, "--cell", "timeout=60s"});
+  ASSERT_EQ(rev.exit_code, 0) << rev.err;
+  EXPECT_TRUE(contains(rev.out, "improvement")) << rev.out;
+
+  // A stricter minimum effect than the step hides it.
+  auto strict = run_nightjar({"trend", "--job", "nightly", "--metric", "throughput", "--db", h.db,
+                              "--min-effect", "10", "--cell", "timeout=60s"});
+  EXPECT_TRUE(contains(strict.out, "0 change point(s)")) << strict.out;
+}
+
+TEST(TrendCli, FlatHistoryRaisesNoAlarm) {
+  History h;
+  h.record(30, 0);
+  auto r = run_nightjar({"trend", "--job", "nightly", "--metric", "throughput", "--db", h.db});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "timeout=60s: 30 build(s), 0 change point(s)")) << r.out;
+  EXPECT_TRUE(contains(r.out, "timeout=120s: 30 build(s), 0 change point(s)")) << r.out;
+}
+
+TEST(TrendCli, UsageErrors) {
+  History h;
+  h.record(2, 0);
+  auto job = run_nightjar({"trend", "--job", "weekly", "--metric", "throughput", "--db", h.db});
+  EXPECT_EQ(job.exit_code, 2);
+  EXPECT_TRUE(contains(job.err, "the database holds jobs: nightly")) << job.err;
+  auto metric = run_nightjar({"trend", "--job", "nightly", "--metric", "speed", "--db", h.db});
+  EXPECT_EQ(metric.exit_code, 2);
+  EXPECT_TRUE(contains(metric.err, "its metrics are")) << metric.err;
+  auto cell = run_nightjar({"trend", "--job", "nightly", "--metric", "throughput", "--cell",
+                            "timeout=5s", "--db", h.db});
+  EXPECT_EQ(cell.exit_code, 2);
+  auto missing =
+      run_nightjar({"trend", "--metric", "throughput", "--db", h.db});  // --job is required
+  EXPECT_EQ(missing.exit_code, 2);
+  // Without --metric: every metric of the job, one after another.
+  auto all = run_nightjar({"trend", "--job", "nightly", "--db", h.db});
+  EXPECT_EQ(all.exit_code, 0) << all.err;
+  EXPECT_TRUE(contains(all.out, "trend of throughput")) << all.out;
+  auto p = run_nightjar(
+      {"trend", "--job", "nightly", "--metric", "throughput", "--max-p", "3", "--db", h.db});
+  EXPECT_EQ(p.exit_code, 2);
+  auto seg = run_nightjar(
+      {"trend", "--job", "nightly", "--metric", "throughput", "--min-segment", "1", "--db", h.db});
+  EXPECT_EQ(seg.exit_code, 2);
+}
+
+}  // namespace
