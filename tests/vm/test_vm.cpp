@@ -1,0 +1,171 @@
+// Unit under test: the qemu kernel axis end to end (harness/qemu.h) with the
+// real binary: pft on two Debian kernels (generic and PREEMPT_RT) under
+// whatever accelerator the host has (TCG here: figures measure emulation),
+// both runs stored with their own `uname -r` and compared; a guest that
+// panics, one that hangs, and SIGINT while qemu runs are recorded as failed
+// or aborted with no qemu process left.
+//
+// Label `vm`. Skips (77) with the reason when qemu-system-x86_64, the static
+// guest binary (-DNIGHTJAR_STATIC=ON) or the kernel images
+// (ci/fetch-kernels.sh into $NIGHTJAR_KERNELS, default
+// ~/.cache/nightjar/kernels) are missing. Under TCG each boot costs ~25 s.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <thread>
+
+#include "test_support.h"
+
+using namespace nightjar::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string kernels_dir() {
+  const char* env = std::getenv("NIGHTJAR_KERNELS");
+  if (env && *env) return env;
+  const char* home = std::getenv("HOME");
+  return std::string(home ? home : "/root") + "/.cache/nightjar/kernels";
+}
+
+// The first vmlinuz-* of DIR/FLAVOUR/boot, or "".
+std::string image(const std::string& flavour) {
+  fs::path boot = fs::path(kernels_dir()) / flavour / "boot";
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(boot, ec))
+    if (e.path().filename().string().rfind("vmlinuz-", 0) == 0) return e.path().string();
+  return "";
+}
+
+std::string skip_reason() {
+  if (system("command -v qemu-system-x86_64 >/dev/null 2>&1") != 0)
+    return "qemu-system-x86_64 is not installed (ci/fetch-kernels.sh installs it)";
+  std::string guest = fs::path(NIGHTJAR_BINARY).parent_path() / "nightjar-static";
+  if (access(guest.c_str(), X_OK) != 0)
+    return "no " + guest + " (configure with -DNIGHTJAR_STATIC=ON)";
+  if (image("amd64").empty() || image("rt-amd64").empty())
+    return "no Debian kernel images in " + kernels_dir() +
+           " (run ci/fetch-kernels.sh, or set NIGHTJAR_KERNELS)";
+  return "";
+}
+
+// qemu processes whose command line mentions `needle`.
+int qemu_processes(const std::string& needle) {
+  int n = 0;
+  for (const auto& e : fs::directory_iterator("/proc")) {
+    std::string cmd = read_file(e.path().string() + "/cmdline");
+    for (auto& c : cmd)
+      if (c == '\0') c = ' ';
+    if (cmd.find("qemu-system") != std::string::npos && cmd.find(needle) != std::string::npos) ++n;
+  }
+  return n;
+}
+
+const char* kJob = R"(workload: pft
+description: pft quick, small enough for TCG
+params: {clients: 1, mode: threads, size: 32M}
+iterations: 2
+warmup: 0
+)";
+
+}  // namespace
+
+TEST(Vm, PftOnGenericAndRtKernelsStoredWithTheirOwnReleaseAndCompared) {
+  std::string why = skip_reason();
+  if (!why.empty()) GTEST_SKIP() << why;
+  TempDir dir;
+  std::string job = dir.write("pft-vm.yaml", kJob);
+  std::string db = dir.path() + "/r.db";
+  auto t0 = std::chrono::steady_clock::now();
+  auto r = run_nightjar({"run", job, "--db", db, "--kernel", image("amd64"), "--kernel",
+                         image("rt-amd64"), "--vm-timeout", "300", "--vm-keep", dir.path()});
+  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(query_one(db, "SELECT count(*) FROM run WHERE status='complete'"), "2");
+  std::string generic = query_one(db,
+                                  "SELECT k.release FROM run r JOIN kernel k ON "
+                                  "k.id=r.kernel_id ORDER BY r.id LIMIT 1");
+  std::string rt = query_one(db,
+                             "SELECT k.release FROM run r JOIN kernel k ON k.id=r.kernel_id "
+                             "ORDER BY r.id DESC LIMIT 1");
+  EXPECT_NE(generic, rt);
+  EXPECT_NE(rt.find("-rt-"), std::string::npos) << rt;
+  EXPECT_NE(query_one(db,
+                      "SELECT k.version FROM run r JOIN kernel k ON k.id=r.kernel_id ORDER BY "
+                      "r.id DESC LIMIT 1")
+                .find("PREEMPT_RT"),
+            std::string::npos);
+  EXPECT_EQ(query_one(db, "SELECT count(DISTINCT value) FROM run_context WHERE key='vm.accel'"),
+            "1");
+  EXPECT_NE(r.err.find("the guest reached nightjar's init after"), std::string::npos) << r.err;
+  // Time per boot, for the record.
+  std::size_t at = 0;
+  while ((at = r.err.find("qemu ran ", at)) != std::string::npos) {
+    std::cout << "[ boot     ] "
+              << r.err.substr(r.err.rfind('\n', at) + 1,
+                              r.err.find('\n', at) - r.err.rfind('\n', at) - 1)
+              << "\n";
+    ++at;
+  }
+  std::cout << "[ total    ] " << s << " s for both kernels\n";
+
+  auto cmp = run_nightjar({"compare", "kernel=" + generic, "kernel=" + rt, "--db", db});
+  ASSERT_EQ(cmp.exit_code, 0) << cmp.err;
+  EXPECT_NE(cmp.out.find("faults_per_sec"), std::string::npos) << cmp.out;
+  EXPECT_NE(cmp.out.find("kernel="), std::string::npos) << cmp.out;
+  std::cout << cmp.out.substr(0, cmp.out.find("Hmean") == std::string::npos
+                                     ? 0
+                                     : cmp.out.find('\n', cmp.out.find("Hmean")) + 1);
+  EXPECT_EQ(qemu_processes(dir.path()), 0);
+}
+
+TEST(Vm, PanicAndHangAreFailedRunsWithTheConsoleTail) {
+  std::string why = skip_reason();
+  if (!why.empty()) GTEST_SKIP() << why;
+  TempDir dir;
+  std::string job = dir.write("pft-vm.yaml", kJob);
+  std::string db = dir.path() + "/r.db";
+  auto panic = run_nightjar({"run", job, "--db", db, "--kernel", image("amd64"), "--vm-init",
+                             "exit 1", "--vm-keep", dir.path()});
+  EXPECT_EQ(panic.exit_code, 4) << panic.err;
+  std::string reason =
+      query_one(db, "SELECT reason FROM run WHERE status='failed' ORDER BY id LIMIT 1");
+  EXPECT_EQ(reason.rfind("guest kernel panic (not syncing: Attempted to kill init!", 0), 0u)
+      << reason;
+  EXPECT_NE(reason.find("console tail:\n"), std::string::npos) << reason;
+  EXPECT_EQ(qemu_processes(dir.path()), 0);
+
+  auto hang = run_nightjar({"run", job, "--db", db, "--kernel", image("amd64"), "--vm-init",
+                            "sleep 100000", "--vm-timeout", "40", "--vm-keep", dir.path()});
+  EXPECT_EQ(hang.exit_code, 4) << hang.err;
+  reason = query_one(db, "SELECT reason FROM run WHERE status='failed' ORDER BY id DESC LIMIT 1");
+  EXPECT_EQ(reason.rfind("timeout: the guest did not finish within 40 s", 0), 0u) << reason;
+  EXPECT_NE(reason.find("nightjar-guest: running the --vm-init override"), std::string::npos)
+      << reason;
+  EXPECT_EQ(query_one(db, "SELECT count(*) FROM run WHERE status='failed'"), "2");
+  EXPECT_EQ(qemu_processes(dir.path()), 0);
+}
+
+TEST(Vm, SigintKillsQemuAndExits130) {
+  std::string why = skip_reason();
+  if (!why.empty()) GTEST_SKIP() << why;
+  TempDir dir;
+  std::string job = dir.write("pft-vm.yaml", kJob);
+  std::string db = dir.path() + "/r.db";
+  pid_t pid = spawn_nightjar({"run", job, "--db", db, "--kernel", image("amd64"), "--vm-init",
+                              "sleep 100000", "--vm-keep", dir.path()},
+                             dir.path(), "int");
+  auto end = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (qemu_processes(dir.path()) == 0 && std::chrono::steady_clock::now() < end)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ASSERT_EQ(qemu_processes(dir.path()), 1) << read_file(dir.path() + "/int.err");
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  kill(pid, SIGINT);
+  EXPECT_EQ(wait_exit_code(pid), 130) << read_file(dir.path() + "/int.err");
+  EXPECT_EQ(qemu_processes(dir.path()), 0);
+}
