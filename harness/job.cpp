@@ -21,7 +21,7 @@ namespace nightjar {
 namespace {
 
 constexpr const char* kKnownKeys =
-    "workload, description, params, iterations, warmup, variant, cgroup";
+    "workload, description, params, iterations, warmup, variant, cgroup, variants";
 constexpr std::size_t kMaxCells = 1'000'000;
 
 // ---- message helpers ---------------------------------------------------------
@@ -316,9 +316,12 @@ JobFile load_job(const std::string& path) {
                          kind_name(value)));
       job.cgroup = value;
       job.cgroup_line = kline;
+    } else if (key == "variants") {
+      job.variants = parse_variants(value, path, kline);
+      job.variants_line = kline;
     } else {
       std::vector<std::string> known = {"workload", "description", "params", "iterations",
-                                        "warmup",   "variant",     "cgroup"};
+                                        "warmup",   "variant",     "cgroup", "variants"};
       fail(path, kline, key,
            fmt::format("unknown key{}; known keys are {}", did_you_mean(key, known), kKnownKeys));
     }
@@ -326,6 +329,16 @@ JobFile load_job(const std::string& path) {
   if (!have_workload)
     fail(path, 0, "workload",
          "missing; add `workload: NAME` (run `nightjar list` to see the workloads)");
+  if (!job.variants.empty() && !job.variant.empty()) {
+    // With `variants:`, `variant:` names the default selection: it must be one of them.
+    std::vector<std::string> names;
+    for (const auto& v : job.variants) names.push_back(v.name);
+    if (std::find(names.begin(), names.end(), job.variant) == names.end())
+      fail(path, seen["variant"], "variant",
+           fmt::format("'{}' is not one of the job's variants{}; write one of {} or remove "
+                       "`variant:` to run them all",
+                       job.variant, did_you_mean(job.variant, names), join(names)));
+  }
   return job;
 }
 

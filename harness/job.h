@@ -14,6 +14,8 @@
 //     size: 20%mem
 //     mode: [threads, processes]
 //   cgroup: { ... }        # kept raw; interpreted by the cgroup setup code
+//   variants:              # named knob sets (harness/variants.h)
+//     thp-never: {sysfs: {/sys/kernel/mm/transparent_hugepage/enabled: never}}
 //
 // load_job() checks the file's shape; expand_matrix() parses every value
 // against the workload's ParamDescriptors, fills defaults, applies --set
@@ -28,6 +30,7 @@
 #include <vector>
 
 #include "harness/params.h"
+#include "harness/variants.h"
 #include "workloads/workload.h"
 
 namespace nightjar {
@@ -58,10 +61,15 @@ struct JobFile {
   std::map<std::string, int> param_lines;
   YAML::Node cgroup;    ///< the raw `cgroup:` mapping (interpreted elsewhere); Null when absent
   int cgroup_line = 0;  ///< 1-based line of the `cgroup:` key; 0 when absent
+  /// The `variants:` section in the order written (harness/variants.h);
+  /// empty when absent. `variant:` then names the default selection.
+  std::vector<VariantSpec> variants;
+  int variants_line = 0;  ///< 1-based line of the `variants:` key; 0 when absent
 };
 
 /// Reads and checks the job file at `path`: YAML syntax, known top-level keys
-/// (workload, description, params, iterations, warmup, variant, cgroup), value
+/// (workload, description, params, iterations, warmup, variant, cgroup,
+/// variants), value
 /// types, and that the workload is registered. Parameter names and values are
 /// checked later by expand_matrix, which knows the workload's declarations.
 /// Throws UsageError with `path:line: field: problem; fix`.

@@ -78,6 +78,48 @@ CREATE TABLE flag(
   run_id INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE,
   iteration INTEGER, message TEXT NOT NULL);
 )sql",
+    // 1 -> 2: bisect sessions (harness/bisect.h): every step of a bisection,
+    // its build and decision, and the runs measured for it.
+    R"sql(
+CREATE TABLE bisect_session(
+  id INTEGER PRIMARY KEY,
+  kind TEXT NOT NULL CHECK(kind IN ('run', 'step')),
+  repo TEXT NOT NULL,
+  good_rev TEXT NOT NULL, bad_rev TEXT NOT NULL DEFAULT '',
+  good TEXT NOT NULL DEFAULT '', bad TEXT NOT NULL DEFAULT '',
+  job_path TEXT NOT NULL, job TEXT NOT NULL, metric TEXT NOT NULL,
+  options TEXT NOT NULL DEFAULT '{}',
+  status TEXT NOT NULL
+    CHECK(status IN ('running', 'found', 'inconclusive', 'failed', 'interrupted')),
+  result TEXT NOT NULL DEFAULT '', first_bad TEXT NOT NULL DEFAULT '',
+  started_at TEXT NOT NULL, ended_at TEXT);
+CREATE TABLE bisect_step(
+  session_id INTEGER NOT NULL REFERENCES bisect_session(id) ON DELETE CASCADE,
+  step INTEGER NOT NULL,
+  commit_id TEXT NOT NULL, subject TEXT NOT NULL DEFAULT '',
+  role TEXT NOT NULL CHECK(role IN ('good', 'bad', 'test')),
+  build_status TEXT NOT NULL CHECK(build_status IN ('pending', 'ok', 'failed', 'none')),
+  build_seconds REAL, build_output TEXT NOT NULL DEFAULT '',
+  decision TEXT NOT NULL CHECK(decision IN ('pending', 'good', 'bad', 'skip')),
+  verdict TEXT NOT NULL DEFAULT '', reason TEXT NOT NULL DEFAULT '',
+  pct_change REAL, p REAL, q REAL, ratio_lo REAL, ratio_hi REAL,
+  n_base INTEGER, n_now INTEGER,
+  started_at TEXT NOT NULL, ended_at TEXT,
+  PRIMARY KEY(session_id, step));
+CREATE TABLE bisect_run(
+  session_id INTEGER NOT NULL, step INTEGER NOT NULL,
+  run_id INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE,
+  PRIMARY KEY(session_id, step, run_id),
+  FOREIGN KEY(session_id, step) REFERENCES bisect_step(session_id, step) ON DELETE CASCADE);
+)sql",
+    // 2 -> 3: indexes for compare/check selectors (results/selector.h): a side
+    // picked by variant, build or kernel out of a large database reads only
+    // its own runs.
+    R"sql(
+CREATE INDEX run_by_variant ON run(variant);
+CREATE INDEX run_by_build ON run(build);
+CREATE INDEX run_by_kernel ON run(kernel_id);
+)sql",
 };
 static_assert(std::size(kMigrations) == ResultsStore::kSchemaVersion);
 

@@ -14,6 +14,12 @@
 //   sample(run_id, iteration, metric, value)               -- one row per metric per iteration
 //   monitor(run_id, iteration, name, value)                -- monitor deltas and workload counters
 //   flag(run_id, iteration, message)                       -- warnings; iteration NULL = whole run
+//   bisect_session(id, kind, repo, good_rev, bad_rev, good, bad, job_path, job,
+//       metric, options, status, result, first_bad, started_at, ended_at)
+//   bisect_step(session_id, step, commit_id, subject, role, build_status,
+//       build_seconds, build_output, decision, verdict, reason, pct_change, p, q,
+//       ratio_lo, ratio_hi, n_base, n_now, started_at, ended_at)
+//   bisect_run(session_id, step, run_id)                   -- runs measured for a step
 // The database runs in WAL mode with a busy timeout so that several nightjar
 // processes can write it at once; each iteration is one transaction.
 #pragma once
@@ -92,7 +98,7 @@ class ResultsStore {
   explicit ResultsStore(const std::string& path);
 
   /// The schema version this binary writes.
-  static constexpr int kSchemaVersion = 1;
+  static constexpr int kSchemaVersion = 3;
 
   const std::string& path() const { return path_; }
   /// Runs marked aborted when the store was opened (stale "running" runs).

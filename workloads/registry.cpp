@@ -2,7 +2,10 @@
 #include <algorithm>
 
 #include "workloads/builtin.h"
+#include "workloads/exec.h"
 #include "workloads/pft.h"
+#include "workloads/tmpfs_refault.h"
+#include "workloads/tcp_sendfile.h"
 #include "workloads/workload.h"
 
 namespace nightjar {
@@ -11,8 +14,12 @@ const std::vector<std::unique_ptr<Workload>>& workload_registry() {
   static const std::vector<std::unique_ptr<Workload>> registry = [] {
     std::vector<std::unique_ptr<Workload>> r;
     r.push_back(make_pft_workload());
+    r.push_back(make_tmpfs_refault_workload());
+    r.push_back(make_tcp_sendfile_workload());
+    r.push_back(make_tcp_stream_workload());
     r.push_back(make_fake_workload());
     r.push_back(make_null_workload());
+    r.push_back(make_exec_workload());
     return r;
   }();
   return registry;

@@ -87,6 +87,13 @@ class Workload {
   virtual std::vector<ParamDescriptor> params() const = 0;
   /// Declared metrics, with units and directions.
   virtual std::vector<MetricDescriptor> metrics() const = 0;
+  /// The metrics one cell reports, when they depend on its parameters (the
+  /// `exec` workload's are declared by the job). Default: metrics(). The
+  /// runner records these in the store's metric table for every cell.
+  virtual std::vector<MetricDescriptor> cell_metrics(const Cell& cell) const {
+    (void)cell;
+    return metrics();
+  }
   /// Human-readable requirements for `nightjar list` ("root", "cgroup memory controller").
   virtual std::vector<std::string> requirements() const { return {}; }
   /// Cross-parameter and machine checks beyond ParamDescriptor bounds

@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -997,6 +998,269 @@ TEST(StatsSimulation, NoisyPlantedChangeIsInconclusiveNotStarred) {
       inconclusive, trials, min_need, max_need, starred);
   EXPECT_GE(inconclusive, 900);
   EXPECT_EQ(with_iterations, inconclusive);
+}
+
+// ---------------------------------------------------------------------------
+// Change points: E-divisive means + Welch (nightjar trend)
+// ---------------------------------------------------------------------------
+
+TEST(StatsChangePoints, QhatByHand) {
+  // [1, 2, 3, 10, 11], a = 1, min_segment 2 (Matteson & James eq. 3-5, κ = n):
+  // τ=2: between Σ = 2+9+10+1+8+9 = 39 -> 2·39/6 = 13; within X = 1/1;
+  //      within Y = (7+8+1)/3 = 16/3; Ê = 13 − 1 − 16/3 = 20/3; Q̂ = 6/5·20/3 = 8.
+  // τ=3: between Σ = 9+10+8+9+7+8 = 51 -> 17; within X = (1+2+1)/3 = 4/3;
+  //      within Y = 1; Ê = 44/3; Q̂ = 6/5·44/3 = 17.6.
+  const V s = {1, 2, 3, 10, 11};
+  auto q = edivisive_qhat(s);
+  ASSERT_EQ(q.size(), 6u);
+  EXPECT_TRUE(std::isnan(q[0]));
+  EXPECT_TRUE(std::isnan(q[1]));
+  EXPECT_NEAR(q[2], 8.0, 1e-12);
+  EXPECT_NEAR(q[3], 17.6, 1e-12);
+  EXPECT_TRUE(std::isnan(q[4]));
+  EXPECT_TRUE(std::isnan(q[5]));
+  // [0, 0, 1, 1]: only τ = 2; between mean 1 -> Ê = 2, Q̂ = 4/4·2 = 2.
+  auto q2 = edivisive_qhat(V{0, 0, 1, 1});
+  EXPECT_NEAR(q2[2], 2.0, 1e-12);
+  // a = 0.5 on the same data: |1−0|^0.5 = 1, so the same value.
+  EXPECT_NEAR(edivisive_qhat(V{0, 0, 1, 1}, 0.5)[2], 2.0, 1e-12);
+  // Too short: all NaN.
+  for (double v : edivisive_qhat(V{1, 2, 3})) EXPECT_TRUE(std::isnan(v));
+  EXPECT_THROW(edivisive_qhat(s, 2.0), std::invalid_argument);
+  EXPECT_THROW(edivisive_qhat(s, 1.0, 1), std::invalid_argument);
+}
+
+TEST(StatsChangePoints, QhatIncrementalMatchesDirectSums) {
+  std::mt19937_64 rng(11);
+  std::normal_distribution<double> z(0, 1);
+  V s(37);
+  for (auto& x : s) x = 100 + 3 * z(rng);
+  for (double a : {1.0, 0.7, 1.5}) {
+    auto q = edivisive_qhat(s, a, 3);
+    for (std::size_t tau = 3; tau + 3 <= s.size(); ++tau) {
+      double between = 0, wx = 0, wy = 0;
+      for (std::size_t i = 0; i < s.size(); ++i)
+        for (std::size_t j = i + 1; j < s.size(); ++j) {
+          double d = std::pow(std::abs(s[i] - s[j]), a);
+          (j < tau ? wx : i >= tau ? wy : between) += d;
+        }
+      double m = static_cast<double>(tau), k = static_cast<double>(s.size() - tau);
+      double e = 2 * between / (m * k) - wx / (m * (m - 1) / 2) - wy / (k * (k - 1) / 2);
+      EXPECT_NEAR(q[tau], m * k / (m + k) * e, 1e-9 * std::max(1.0, std::abs(q[tau]))) << tau;
+    }
+  }
+}
+
+TEST(StatsChangePoints, CleanStepIsFoundExactlyWithItsFigures) {
+  V s;
+  for (int i = 0; i < 20; ++i) s.push_back(100 + (i % 3) * 0.5);  // 100, 100.5, 101, ...
+  for (int i = 0; i < 20; ++i) s.push_back(90 + (i % 3) * 0.5);
+  ChangePointOptions o;
+  o.mean = MeanKind::harmonic;
+  o.direction = Direction::higher_is_better;
+  auto cps = detect_change_points(s, o);
+  ASSERT_EQ(cps.size(), 1u);
+  EXPECT_EQ(cps[0].index, 20u);
+  EXPECT_EQ(cps[0].segment_begin, 0u);
+  EXPECT_EQ(cps[0].segment_end, 40u);
+  EXPECT_NEAR(cps[0].mean_before, *mean_of(std::span(s).subspan(0, 20), MeanKind::harmonic), 1e-9);
+  EXPECT_NEAR(cps[0].pct_change, percent_change(cps[0].mean_before, cps[0].mean_after,
+                                                Direction::higher_is_better),
+              1e-12);
+  EXPECT_LT(cps[0].pct_change, -9.0);  // a 10% drop of a rate is a regression
+  EXPECT_LT(cps[0].p, 1e-10);
+  EXPECT_GT(cps[0].qhat, 0.0);
+  // Lower is better: the same step is an improvement.
+  o.direction = Direction::lower_is_better;
+  o.mean = MeanKind::arithmetic;
+  cps = detect_change_points(s, o);
+  ASSERT_EQ(cps.size(), 1u);
+  EXPECT_GT(cps[0].pct_change, 9.0);
+}
+
+TEST(StatsChangePoints, TwoStepsAndConstantSeries) {
+  V s;
+  for (int i = 0; i < 15; ++i) s.push_back(100 + (i % 2));
+  for (int i = 0; i < 15; ++i) s.push_back(120 + (i % 2));
+  for (int i = 0; i < 15; ++i) s.push_back(110 + (i % 2));
+  auto cps = detect_change_points(s);
+  ASSERT_EQ(cps.size(), 2u);
+  EXPECT_EQ(cps[0].index, 15u);
+  EXPECT_EQ(cps[1].index, 30u);
+  EXPECT_EQ(cps[0].segment_end, 30u);
+  EXPECT_EQ(cps[1].segment_begin, 15u);
+  EXPECT_TRUE(detect_change_points(V(40, 5.0)).empty());          // constant: p = 1
+  EXPECT_TRUE(detect_change_points(V{1, 2, 3}).empty());          // too short
+  EXPECT_TRUE(detect_change_points(V{1, 2, kNaN, 4, 5}).empty());  // not finite
+  // A noiseless step between two constants: p = 0, found.
+  V c(10, 5.0);
+  c.insert(c.end(), 10, 6.0);
+  cps = detect_change_points(c);
+  ASSERT_EQ(cps.size(), 1u);
+  EXPECT_EQ(cps[0].index, 10u);
+  EXPECT_EQ(cps[0].p, 0.0);
+}
+
+TEST(StatsChangePoints, MinimumEffectAndSpikes) {
+  std::mt19937_64 rng(5);
+  std::normal_distribution<double> z(0, 1);
+  // A 0.5% step at CV 0.05%: significant, but below the 1% minimum effect.
+  V s;
+  for (int i = 0; i < 60; ++i) s.push_back((i < 30 ? 100.0 : 100.5) * (1 + 0.0005 * z(rng)));
+  EXPECT_TRUE(detect_change_points(s).empty());
+  ChangePointOptions o;
+  o.min_effect_pct = 0;
+  auto cps = detect_change_points(s, o);
+  ASSERT_EQ(cps.size(), 1u);
+  EXPECT_EQ(cps[0].index, 30u);
+  // One outlier in a flat series is not a change point (a segment needs 2 points).
+  V spike;
+  for (int i = 0; i < 40; ++i) spike.push_back(100 * (1 + 0.01 * z(rng)));
+  spike[20] = 150;
+  EXPECT_TRUE(detect_change_points(spike).empty());
+}
+
+TEST(StatsChangePoints, LongSeriesUsesWindows) {
+  // 300 points, steps at 100 and 220: windows of 50 must still find both.
+  std::mt19937_64 rng(9);
+  std::normal_distribution<double> z(0, 1);
+  V s;
+  for (int i = 0; i < 300; ++i) s.push_back((i < 100 ? 100 : i < 220 ? 92 : 97) * (1 + 0.01 * z(rng)));
+  auto cps = detect_change_points(s);
+  ASSERT_EQ(cps.size(), 2u);
+  EXPECT_NEAR(static_cast<double>(cps[0].index), 100, 1);
+  EXPECT_NEAR(static_cast<double>(cps[1].index), 220, 1);
+  ChangePointOptions whole;
+  whole.window = 0;
+  auto cps2 = detect_change_points(s, whole);
+  ASSERT_EQ(cps2.size(), 2u);
+}
+
+TEST(StatsChangePoints, InvalidOptionsThrow) {
+  const V s(20, 1.0);
+  ChangePointOptions o;
+  o.max_p = 0;
+  EXPECT_THROW(detect_change_points(s, o), std::invalid_argument);
+  o = {};
+  o.min_effect_pct = -1;
+  EXPECT_THROW(detect_change_points(s, o), std::invalid_argument);
+  o = {};
+  o.exponent = 0;
+  EXPECT_THROW(detect_change_points(s, o), std::invalid_argument);
+  o = {};
+  o.min_segment = 1;
+  EXPECT_THROW(detect_change_points(s, o), std::invalid_argument);
+}
+
+// Check 2 of the trend issue: a flat history at CoeffVar 3% (60 points) has no
+// change point in >= 95% of seeded trials; a 5% step in the middle is found
+// within ±1 point in >= 90%.
+//
+// A trend point is a build: the Hmean of its run's iterations. With runs of 5
+// iterations at CoeffVar 3% both figures hold. With a single 3% sample per
+// point, no estimator can place a 5% step within ±1 in 90% of trials: the
+// least-squares split (optimal for Gaussian noise) manages 79.2% on these
+// seeds, E-divisive 78%; that case is printed and held to the flat-history
+// bound and to >= 75%.
+struct ChangePointTrialCounts {
+  int flat_with_cp = 0, step_found = 0, least_squares_found = 0;
+};
+
+ChangePointTrialCounts change_point_trials(int trials, int iterations) {
+  ChangePointTrialCounts c;
+  ChangePointOptions o;
+  o.mean = MeanKind::harmonic;
+  for (int t = 0; t < trials; ++t) {
+    std::mt19937_64 rng(1000 + static_cast<std::uint64_t>(t));
+    std::normal_distribution<double> z(0, 1);
+    V flat(60), step(60), a(static_cast<std::size_t>(iterations)), b(a.size());
+    for (std::size_t i = 0; i < 60; ++i) {
+      for (std::size_t k = 0; k < a.size(); ++k) {
+        a[k] = 100 * (1 + 0.03 * z(rng));
+        b[k] = (i < 30 ? 100 : 95) * (1 + 0.03 * z(rng));
+      }
+      flat[i] = *mean_of(a, MeanKind::harmonic);
+      step[i] = *mean_of(b, MeanKind::harmonic);
+    }
+    if (!detect_change_points(flat, o).empty()) ++c.flat_with_cp;
+    for (const auto& cp : detect_change_points(step, o))
+      if (cp.index >= 29 && cp.index <= 31) {
+        ++c.step_found;
+        break;
+      }
+    // Reference: the least-squares split over the whole series.
+    double best = kInf;
+    std::size_t best_tau = 0;
+    for (std::size_t tau = 2; tau + 2 <= step.size(); ++tau) {
+      double sse = 0;
+      for (auto [lo, hi] : {std::pair<std::size_t, std::size_t>{0, tau}, {tau, step.size()}}) {
+        double m = 0;
+        for (std::size_t i = lo; i < hi; ++i) m += step[i];
+        m /= static_cast<double>(hi - lo);
+        for (std::size_t i = lo; i < hi; ++i) sse += (step[i] - m) * (step[i] - m);
+      }
+      if (sse < best) {
+        best = sse;
+        best_tau = tau;
+      }
+    }
+    if (best_tau >= 29 && best_tau <= 31) ++c.least_squares_found;
+  }
+  return c;
+}
+
+TEST(StatsSimulation, ChangePointsFlatHistoryAndFivePercentStep) {
+  const int trials = 1000;
+  for (int iterations : {5, 1}) {
+    ChangePointTrialCounts c = change_point_trials(trials, iterations);
+    std::printf(
+        "change points, 60 points, each the Hmean of %d sample(s) at CoeffVar 3%%: flat history: "
+        "%d/%d trials with a change point (%.1f%%); 5%% step at point 30 found within ±1: %d/%d "
+        "(%.1f%%; least-squares split: %.1f%%)\n",
+        iterations, c.flat_with_cp, trials, 100.0 * c.flat_with_cp / trials, c.step_found, trials,
+        100.0 * c.step_found / trials, 100.0 * c.least_squares_found / trials);
+    EXPECT_LE(c.flat_with_cp, trials * 5 / 100) << iterations;
+    EXPECT_GE(c.step_found, trials * (iterations == 1 ? 75 : 90) / 100) << iterations;
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Sorted input (compare sorts each side's samples once; summarize and
+// best_mean then skip their own sorts): the answers must not change.
+// ---------------------------------------------------------------------------
+
+TEST(StatsSortedInput, SummaryAndBestMeansAreTheSameSortedOrNot) {
+  const V raw{103.0, 97.5, 101.25, 99.0, 100.5, 98.75, 102.0};
+  V sorted = raw;
+  std::sort(sorted.begin(), sorted.end());
+  const Summary a = summarize(raw), b = summarize(sorted);
+  EXPECT_EQ(a.min, b.min);
+  EXPECT_EQ(a.max, b.max);
+  EXPECT_EQ(a.median, b.median);  // 100.5: the 4th of 7
+  EXPECT_EQ(b.median, 100.5);
+  EXPECT_DOUBLE_EQ(a.amean, b.amean);
+  EXPECT_DOUBLE_EQ(a.stddev, b.stddev);
+  EXPECT_DOUBLE_EQ(*a.hmean, *b.hmean);
+  for (double pct : {50.0, 95.0, 99.0, 100.0}) {
+    for (auto dir : {Direction::higher_is_better, Direction::lower_is_better}) {
+      EXPECT_DOUBLE_EQ(*best_mean(raw, pct, MeanKind::harmonic, dir),
+                       *best_mean(sorted, pct, MeanKind::harmonic, dir))
+          << pct;
+    }
+  }
+  // BHmean-50 of 7 (higher is better): int(3.5) = 3 best = 103, 102, 101.25.
+  EXPECT_DOUBLE_EQ(*best_mean(sorted, 50, MeanKind::arithmetic, Direction::higher_is_better),
+                   (103.0 + 102.0 + 101.25) / 3);
+  // BAmean-50 (lower is better): 97.5, 98.75, 99.
+  EXPECT_DOUBLE_EQ(*best_mean(sorted, 50, MeanKind::arithmetic, Direction::lower_is_better),
+                   (97.5 + 98.75 + 99.0) / 3);
+  // Ties and a descending input take the general path.
+  V desc(sorted.rbegin(), sorted.rend());
+  EXPECT_DOUBLE_EQ(*best_mean(desc, 50, MeanKind::arithmetic, Direction::higher_is_better),
+                   (103.0 + 102.0 + 101.25) / 3);
+  const V ties{5, 5, 5, 5};
+  EXPECT_EQ(summarize(ties).median, 5.0);
+  EXPECT_EQ(*best_mean(ties, 50, MeanKind::harmonic, Direction::higher_is_better), 5.0);
 }
 
 }  // namespace
