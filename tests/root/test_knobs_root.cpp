@@ -5,9 +5,8 @@
 // --interleave, and after SIGINT. Skips (77) without root or without a
 // writable /sys/kernel/mm/transparent_hugepage/enabled.
 //
-// All THP checks live in one TEST on purpose: ctest runs tests in parallel,
-// and two tests changing THP at once would see each other's values as
-// "before".
+// All THP checks (also the refused write) live in one TEST on purpose: ctest runs tests in
+// parallel, and two tests changing THP at once would see each other's values as "before".
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
@@ -142,39 +141,39 @@ TEST(KnobsRoot, ThpVariantsOnPftRecordedAndRestoredAlsoOnSigint) {
                          "r.variant='thp-never'",
                          60))
         << read_file(dir.path() + (interleave ? "/int-i.err" : "/int-s.err"));
-    if (!interleave) EXPECT_EQ(thp_now(), "never") << "the variant's value is in force meanwhile";
+    if (!interleave) {
+      EXPECT_EQ(thp_now(), "never") << "the variant's value is in force meanwhile";
+    }
     kill(pid, SIGINT);
     EXPECT_EQ(wait_exit_code(pid), 130);
     EXPECT_EQ(thp_now(), before) << "restored after SIGINT";
     EXPECT_EQ(query_one(db, "SELECT status FROM run WHERE variant='thp-never'"), "aborted");
     EXPECT_EQ(knob_of(db, "thp-never"), "never");
   }
+  // 4. A write the kernel refuses: a reason, nothing changed; through the
+  // binary the variant's cells are stored as skipped with it.
+  {
+    const std::string raw_before = read_file(kThp);
+    KnobSet set;
+    auto reason = set.apply({{kThp, "sometimes", 1}});
+    ASSERT_TRUE(reason);
+    EXPECT_EQ(*reason, kThp + ": writing 'sometimes' failed: Invalid argument");
+    EXPECT_EQ(read_file(kThp), raw_before);
+
+    // Through the binary: the variant's cells are stored as skipped with it.
+    std::string job = dir.write("bad.yaml",
+                                "workload: fake\niterations: 1\nwarmup: 0\nvariants:\n"
+                                "  ok: {}\n"
+                                "  bad: {sysfs: {" +
+                                    kThp + ": sometimes}}\n");
+    std::string db = dir.path() + "/bad.db";
+    auto r = run_nightjar({"run", job, "--db", db});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(query_one(db, "SELECT status || ': ' || reason FROM run WHERE variant='bad'"),
+              "skipped: variant bad: a knob cannot be written: " + kThp +
+                  ": writing 'sometimes' failed: Invalid argument");
+    EXPECT_EQ(query_one(db, "SELECT status FROM run WHERE variant='ok'"), "complete");
+    EXPECT_EQ(read_file(kThp), raw_before);
+  }
   EXPECT_EQ(thp_now(), before);
-}
-
-TEST(KnobsRoot, RefusedWriteIsAReasonAndChangesNothing) {
-  std::string why = skip_reason();
-  if (!why.empty()) GTEST_SKIP() << why;
-  const std::string before = read_file(kThp);
-  KnobSet set;
-  auto reason = set.apply({{kThp, "sometimes", 1}});
-  ASSERT_TRUE(reason);
-  EXPECT_EQ(*reason, kThp + ": writing 'sometimes' failed: Invalid argument");
-  EXPECT_EQ(read_file(kThp), before);
-
-  // Through the binary: the variant's cells are stored as skipped with it.
-  TempDir dir;
-  std::string job = dir.write("bad.yaml",
-                              "workload: fake\niterations: 1\nwarmup: 0\nvariants:\n"
-                              "  ok: {}\n"
-                              "  bad: {sysfs: {" +
-                                  kThp + ": sometimes}}\n");
-  std::string db = dir.path() + "/r.db";
-  auto r = run_nightjar({"run", job, "--db", db});
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(query_one(db, "SELECT status || ': ' || reason FROM run WHERE variant='bad'"),
-            "skipped: variant bad: a knob cannot be written: " + kThp +
-                ": writing 'sometimes' failed: Invalid argument");
-  EXPECT_EQ(query_one(db, "SELECT status FROM run WHERE variant='ok'"), "complete");
-  EXPECT_EQ(read_file(kThp), before);
 }
