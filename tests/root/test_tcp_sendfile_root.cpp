@@ -82,9 +82,10 @@ TEST(TcpSendfileRoot, ClientsSitThreeLevelsDownAndTheTreeIsRemovedAfterANormalEn
   EXPECT_EQ(wait_exit_code(pid), 0) << read_file(dir.path() + "/run.err");
   EXPECT_EQ(query_one(db, "SELECT status FROM run"), "complete");
   EXPECT_EQ(query_one(db, "SELECT count(*) FROM run_context WHERE key LIKE 'cgroup.client%'"), "2");
-  if (!paths.empty())
+  if (!paths.empty()) {
     EXPECT_EQ(query_one(db, "SELECT value FROM run_context WHERE key='cgroup.client0'"),
               paths[0] < paths[1] ? paths[0] : paths[1]);
+  }
   EXPECT_TRUE(nightjar_cgroups_matching("nightjar-", "-" + std::to_string(pid)).empty());
   EXPECT_TRUE(children_of(getpid()).empty());
   prctl(PR_SET_CHILD_SUBREAPER, 0);
