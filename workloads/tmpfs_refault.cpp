@@ -53,6 +53,9 @@ constexpr std::size_t kWriteChunk = 1 << 20;
 /// Span of the MADV_PAGEOUT calls and of the fault-in pass before them: the
 /// interrupt flag is polled between spans.
 constexpr std::size_t kPageoutSpan = 64 << 20;
+/// Most MADV_PAGEOUT passes over the file before the residue is left to the
+/// eviction check (which tolerates kPageTolerance of the pages).
+constexpr std::uint64_t kPageoutPasses = 4;
 /// Set by the test hook below: the file the current phase name is written to.
 constexpr const char* kPhaseFileEnv = "NIGHTJAR_TMPFS_REFAULT_PHASE_FILE";
 constexpr const char* kZswapEnabled = "/sys/module/zswap/parameters/enabled";
@@ -815,15 +818,29 @@ EvictResult RefaultRig::evict() {
           if (off % kPageoutSpan == 0 && opt_.interrupted()) throw Interrupted();
           sink = sink + map.get()[off];
         }
-        t0 = clock_ns();
-        for (std::size_t off = 0; off < opt_.size; off += kPageoutSpan) {
-          if (opt_.interrupted()) throw Interrupted();
-          const std::size_t len = std::min<std::size_t>(kPageoutSpan, opt_.size - off);
-          if (::madvise(map.get() + off, len, MADV_PAGEOUT) != 0) {
-            int e = errno;
-            throw EnvironmentError("tmpfs_refault: madvise(MADV_PAGEOUT) failed: " + errno_text(e) +
-                                   (e == EINVAL ? " (needs Linux 5.4+); write evict: auto" : ""));
+        auto pageout_pass = [&] {
+          for (std::size_t off = 0; off < opt_.size; off += kPageoutSpan) {
+            if (opt_.interrupted()) throw Interrupted();
+            const std::size_t len = std::min<std::size_t>(kPageoutSpan, opt_.size - off);
+            if (::madvise(map.get() + off, len, MADV_PAGEOUT) != 0) {
+              int e = errno;
+              throw EnvironmentError(
+                  "tmpfs_refault: madvise(MADV_PAGEOUT) failed: " + errno_text(e) +
+                  (e == EINVAL ? " (needs Linux 5.4+); write evict: auto" : ""));
+            }
           }
+        };
+        t0 = clock_ns();
+        pageout_pass();
+        // The kernel skips pages it cannot isolate at that moment (still in a
+        // per-CPU LRU batch, or held by another reclaimer): repeat, like the
+        // memory.reclaim loop, while passes still make progress.
+        for (std::uint64_t left = resident_pages(), pass = 1; left > 0 && pass < kPageoutPasses;
+             ++pass) {
+          pageout_pass();
+          const std::uint64_t now = resident_pages();
+          if (now >= left) break;
+          left = now;
         }
         t1 = clock_ns();
         break;

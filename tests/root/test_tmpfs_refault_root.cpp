@@ -295,8 +295,11 @@ TEST_P(TmpfsRefaultEvict, MethodRunsOrSkipsWithTheReason) {
   const double pswpin =
       std::stod(sql("SELECT value FROM monitor WHERE name='tmpfs_refault.read.pswpin'"));
   EXPECT_NEAR(pswpin, 64.0 * kMiB / 4096, 64.0 * kMiB / 4096 * 0.01);
-  EXPECT_EQ(sql("SELECT value FROM monitor WHERE name='tmpfs_refault.evict.resident_pages'"),
-            "0.0");
+  // The eviction check's own tolerance (refault::kPageTolerance): a few pages
+  // can be briefly unreclaimable (per-CPU LRU batches) under a parallel ctest.
+  EXPECT_LE(
+      std::stod(sql("SELECT value FROM monitor WHERE name='tmpfs_refault.evict.resident_pages'")),
+      64.0 * kMiB / 4096 * refault::kPageTolerance);
   expect_left_as_found(before_, SystemState::take());
 }
 
