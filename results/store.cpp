@@ -3,17 +3,24 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <sqlite3.h>
+
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "harness/exit_codes.h"
 
 namespace nightjar {
 namespace {
+/// How long a writer waits for another process's lock, milliseconds.
+constexpr int kBusyTimeoutMs = 30000;
 
 // Forward migrations: element i upgrades schema version i to i+1. Never edit
 // a released entry; append a new one and bump kSchemaVersion.
@@ -136,7 +143,9 @@ std::string hostname() {
   return buf;
 }
 
-std::string boot_id() { return read_first_line("/proc/sys/kernel/random/boot_id"); }
+std::string boot_id() {
+  return read_first_line("/proc/sys/kernel/random/boot_id");
+}
 
 // Field 22 of /proc/PID/stat: the process start time in clock ticks since
 // boot. With the pid it identifies a process across pid reuse. -1 when the
@@ -160,11 +169,16 @@ long long process_start_ticks(long long pid) {
 
 const char* to_string(RunStatus s) {
   switch (s) {
-    case RunStatus::running: return "running";
-    case RunStatus::complete: return "complete";
-    case RunStatus::aborted: return "aborted";
-    case RunStatus::failed: return "failed";
-    case RunStatus::skipped: return "skipped";
+    case RunStatus::running:
+      return "running";
+    case RunStatus::complete:
+      return "complete";
+    case RunStatus::aborted:
+      return "aborted";
+    case RunStatus::failed:
+      return "failed";
+    case RunStatus::skipped:
+      return "skipped";
   }
   return "failed";
 }
@@ -199,7 +213,7 @@ SQLite::Database open_database(const std::string& path) {
                              ": " + ec.message() + "; pass --db PATH to a writable place");
   }
   try {
-    return SQLite::Database(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE, 30000);
+    return SQLite::Database(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE, kBusyTimeoutMs);
   } catch (const SQLite::Exception& e) {
     throw EnvironmentError(path + ": cannot open the results database: " + e.what() +
                            "; pass --db PATH to a writable place");
@@ -211,7 +225,22 @@ ResultsStore::ResultsStore(const std::string& path) : path_(path), db_(open_data
   try {
     // WAL lets readers and one writer work at once; the busy timeout (30 s,
     // set when opening) makes concurrent writers wait instead of failing.
-    db_.exec("PRAGMA journal_mode=WAL");
+    // Switching a new file to WAL while another process does the same can
+    // report SQLITE_BUSY without consulting the busy handler (SQLite's
+    // "journal_mode" docs: the change needs an exclusive lock), so the
+    // set-up is retried on BUSY for as long as the busy timeout.
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(kBusyTimeoutMs);
+    for (int attempt = 0;; ++attempt) {
+      try {
+        db_.exec("PRAGMA journal_mode=WAL");
+        break;
+      } catch (const SQLite::Exception& e) {
+        if ((e.getErrorCode() & 0xff) != SQLITE_BUSY || std::chrono::steady_clock::now() > deadline)
+          throw;
+        std::this_thread::sleep_for(std::chrono::milliseconds(5 + 5 * std::min(attempt, 20)));
+      }
+    }
     db_.exec("PRAGMA synchronous=NORMAL");
     db_.exec("PRAGMA foreign_keys=ON");
     migrate();
@@ -237,7 +266,9 @@ void ResultsStore::migrate() {
     // A fresh file must be empty; refuse to "migrate" someone else's database.
     int tables = db_.execAndGet("SELECT count(*) FROM sqlite_master").getInt();
     if (tables != 0)
-      throw EnvironmentError(path_ + ": this SQLite file is not a nightjar results database; pass --db PATH to a new file");
+      throw EnvironmentError(
+          path_ +
+          ": this SQLite file is not a nightjar results database; pass --db PATH to a new file");
   }
   for (; v < kSchemaVersion; ++v) db_.exec(kMigrations[v]);
   db_.exec("PRAGMA user_version=" + std::to_string(kSchemaVersion));
@@ -249,8 +280,8 @@ int ResultsStore::abort_stale_runs() {
   const std::string boot = boot_id();
   std::vector<std::int64_t> stale;
   {
-    SQLite::Statement q(db_,
-                        "SELECT id, boot_id, pid, pid_start FROM run WHERE status='running' AND host=?");
+    SQLite::Statement q(
+        db_, "SELECT id, boot_id, pid, pid_start FROM run WHERE status='running' AND host=?");
     q.bind(1, host);
     while (q.executeStep()) {
       std::int64_t id = q.getColumn(0).getInt64();
@@ -321,10 +352,11 @@ std::int64_t ResultsStore::ensure_kernel(const KernelIdentity& k) {
 // on the same machine, and a bisect must not split one box into many. Each
 // run records the memory it saw in run_context (testbox.memory_bytes).
 std::int64_t ResultsStore::ensure_testbox(const Testbox& t) {
-  SQLite::Statement ins(db_,
-                        "INSERT INTO testbox(hostname, cpu_model, cpus, memory_bytes) VALUES(?,?,?,?) "
-                        "ON CONFLICT(hostname, cpu_model, cpus) DO UPDATE SET "
-                        "memory_bytes=excluded.memory_bytes");
+  SQLite::Statement ins(
+      db_,
+      "INSERT INTO testbox(hostname, cpu_model, cpus, memory_bytes) VALUES(?,?,?,?) "
+      "ON CONFLICT(hostname, cpu_model, cpus) DO UPDATE SET "
+      "memory_bytes=excluded.memory_bytes");
   ins.bind(1, t.hostname);
   ins.bind(2, t.cpu_model);
   ins.bind(3, static_cast<std::int64_t>(t.cpus));
@@ -419,7 +451,8 @@ void ResultsStore::add_iteration(std::int64_t run_id, int iteration, const Itera
   it.bind(6, duration_sec);
   it.exec();
   if (!result.failure) {
-    SQLite::Statement s(db_, "INSERT INTO sample(run_id, iteration, metric, value) VALUES(?,?,?,?)");
+    SQLite::Statement s(db_,
+                        "INSERT INTO sample(run_id, iteration, metric, value) VALUES(?,?,?,?)");
     for (const auto& [metric, value] : result.metrics) {
       s.bind(1, run_id);
       s.bind(2, iteration);
@@ -538,7 +571,8 @@ std::vector<SampleRow> read_values(const SQLite::Database& db, const char* sql,
   q.bind(1, run_id);
   std::vector<SampleRow> rows;
   while (q.executeStep())
-    rows.push_back({q.getColumn(0).getInt(), q.getColumn(1).getString(), q.getColumn(2).getDouble()});
+    rows.push_back(
+        {q.getColumn(0).getInt(), q.getColumn(1).getString(), q.getColumn(2).getDouble()});
   return rows;
 }
 
@@ -575,8 +609,9 @@ std::map<std::string, std::string> ResultsStore::run_context(std::int64_t run_id
 }
 
 std::vector<MetricDescriptor> ResultsStore::metrics(const std::string& workload) const {
-  SQLite::Statement q(const_cast<SQLite::Database&>(db_),
-                      "SELECT name, unit, direction, mean FROM metric WHERE workload=? ORDER BY name");
+  SQLite::Statement q(
+      const_cast<SQLite::Database&>(db_),
+      "SELECT name, unit, direction, mean FROM metric WHERE workload=? ORDER BY name");
   q.bind(1, workload);
   std::vector<MetricDescriptor> out;
   while (q.executeStep()) {
