@@ -9,6 +9,7 @@ packages=(
   libsqlite3-dev sqlite3 libsqlitecpp-dev zlib1g-dev
   libcli11-dev libyaml-cpp-dev nlohmann-json3-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  libfccp-dev libgnuplot-iostream-dev gnuplot-nox
   procps
 )
 

@@ -966,8 +966,8 @@ std::vector<double> edivisive_qhat(std::span<const double> series, double expone
     }
   for (std::size_t tau = t0;; ++tau) {
     const double m = static_cast<double>(tau), k = static_cast<double>(n - tau);
-    const double e = 2.0 * between / (m * k) - within_x / (m * (m - 1) / 2) -
-                     within_y / (k * (k - 1) / 2);
+    const double e =
+        2.0 * between / (m * k) - within_x / (m * (m - 1) / 2) - within_y / (k * (k - 1) / 2);
     q[tau] = m * k / (m + k) * e;
     if (tau + 1 > n - min_segment) break;
     // Move point tau from Y to X.
@@ -1107,6 +1107,45 @@ std::vector<ChangePoint> detect_change_points(std::span<const double> series,
     if (weakest > 0) retest(cps, weakest - 1);
   }
   return cps;
+}
+
+std::optional<MeanInterval> mean_confidence_interval(std::span<const double> samples, MeanKind kind,
+                                                     double alpha) {
+  if (!(alpha > 0 && alpha < 1))
+    throw std::invalid_argument("alpha " + std::to_string(alpha) + " is not in (0, 1)");
+  const auto mean = mean_of(samples, kind);
+  if (!mean) return std::nullopt;
+  MeanInterval mi{*mean, *mean, *mean};
+  const std::size_t n = samples.size();
+  if (n < 2) return mi;
+  const double t = student_t_quantile(1 - alpha / 2, static_cast<double>(n - 1));
+  const double root_n = std::sqrt(static_cast<double>(n));
+  switch (kind) {
+    case MeanKind::arithmetic: {
+      const double se = summarize(samples).stddev / root_n;
+      mi.lo = *mean - t * se;
+      mi.hi = *mean + t * se;
+      break;
+    }
+    case MeanKind::harmonic: {
+      const auto e = hmean_error(samples);
+      if (!e) return mi;  // a non-finite sample: no spread to show
+      mi.lo = *mean - t * e->std_error;
+      mi.hi = *mean + t * e->std_error;
+      break;
+    }
+    case MeanKind::geometric: {
+      std::vector<double> logs;
+      logs.reserve(n);
+      for (double x : samples) logs.push_back(std::log(x));
+      const Summary s = summarize(logs);
+      const double se = s.stddev / root_n;
+      mi.lo = std::exp(s.amean - t * se);
+      mi.hi = std::exp(s.amean + t * se);
+      break;
+    }
+  }
+  return mi;
 }
 
 }  // namespace nightjar::stats

@@ -138,6 +138,26 @@ struct HmeanError {
 /// or any sample is <= 0 or not finite.
 std::optional<HmeanError> hmean_error(std::span<const double> samples);
 
+/// The (1 − alpha) confidence interval of a summary mean, in the samples' unit.
+struct MeanInterval {
+  double mean = 0;  ///< mean_of(samples, kind)
+  double lo = 0;    ///< lower bound (== mean when n < 2)
+  double hi = 0;    ///< upper bound (== mean when n < 2)
+};
+
+/// The (1 − alpha) CI of mean_of(samples, kind), as estimate ± t·SE with
+/// t = student_t_quantile(1 − alpha/2, n − 1) and the standard error
+/// from the statistics module:
+///  - arithmetic: SE = s/√n (summarize's sample SD);
+///  - harmonic: SE of the Hmean by the delta method (hmean_error);
+///  - geometric: on the log scale, exp(ln G ± t·s_ln/√n), s_ln the sample SD of
+///    ln x (summarize of the logs): asymmetric around G.
+/// n < 2: lo = hi = mean (no spread is known). std::nullopt when the mean is
+/// undefined (n == 0, or harmonic/geometric with a sample <= 0). Throws
+/// std::invalid_argument unless 0 < alpha < 1.
+std::optional<MeanInterval> mean_confidence_interval(std::span<const double> samples, MeanKind kind,
+                                                     double alpha);
+
 /// Welch's unequal-variance two-sample t-test (Welch 1947; Satterthwaite
 /// 1946), two-sided, and the (1−alpha) confidence interval of the difference
 /// of means now − base. Matches R's t.test(now, base) (var.equal = FALSE)
@@ -418,8 +438,8 @@ std::vector<Significance> decide_significance(std::span<const RowInput> family,
 /// of the series as in MongoDB's signal-processing-algorithms and Apache
 /// Otava): for the split into X = series[0, τ) and Y = series[τ, n), m = τ,
 /// k = n − τ,
-///   Ê = 2/(mk)·Σ_{i,j}|X_i − Y_j|^a − C(m,2)⁻¹·Σ_{i<j}|X_i − X_j|^a − C(k,2)⁻¹·Σ_{i<j}|Y_i − Y_j|^a,
-///   Q̂(τ) = mk/(m + k)·Ê.
+///   Ê = 2/(mk)·Σ_{i,j}|X_i − Y_j|^a − C(m,2)⁻¹·Σ_{i<j}|X_i − X_j|^a − C(k,2)⁻¹·Σ_{i<j}|Y_i −
+///   Y_j|^a, Q̂(τ) = mk/(m + k)·Ê.
 /// Result[τ] for τ in [min_segment, n − min_segment]; every other entry is NaN
 /// (as is everything when n < 2·min_segment). O(n²). `exponent` is a in (0, 2)
 /// (the paper's α, default 1). Throws std::invalid_argument for an exponent
