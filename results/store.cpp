@@ -629,4 +629,168 @@ std::int64_t ResultsStore::run_count() const {
   return const_cast<SQLite::Database&>(db_).execAndGet("SELECT count(*) FROM run").getInt64();
 }
 
+// ---------------------------------------------------------------------------
+// Imports
+// ---------------------------------------------------------------------------
+
+namespace {
+
+// The id of the kernel row for an import: by release only (CSV files name
+// nothing else), else the exact identity as ensure_kernel records it.
+std::int64_t import_kernel_id(SQLite::Database& db, const KernelIdentity& k, bool by_name) {
+  if (by_name) {
+    SQLite::Statement q(db, "SELECT min(id) FROM kernel WHERE release=?");
+    q.bind(1, k.release);
+    if (q.executeStep() && !q.getColumn(0).isNull()) return q.getColumn(0).getInt64();
+  }
+  SQLite::Statement ins(db,
+                        "INSERT OR IGNORE INTO kernel(release, version, cmdline, config_hash) "
+                        "VALUES(?,?,?,?)");
+  ins.bind(1, k.release);
+  ins.bind(2, k.version);
+  ins.bind(3, k.cmdline);
+  ins.bind(4, k.config_hash);
+  ins.exec();
+  SQLite::Statement q(db,
+                      "SELECT id FROM kernel WHERE release=? AND version=? AND cmdline=? AND "
+                      "config_hash=?");
+  q.bind(1, k.release);
+  q.bind(2, k.version);
+  q.bind(3, k.cmdline);
+  q.bind(4, k.config_hash);
+  q.executeStep();
+  return q.getColumn(0).getInt64();
+}
+
+// The id of the testbox row for an import: by hostname only, else the exact
+// identity (hostname, CPU model, CPUs). An existing row is never changed: an
+// import does not know the box's memory today.
+std::int64_t import_testbox_id(SQLite::Database& db, const Testbox& t, bool by_name) {
+  if (by_name) {
+    SQLite::Statement q(db, "SELECT min(id) FROM testbox WHERE hostname=?");
+    q.bind(1, t.hostname);
+    if (q.executeStep() && !q.getColumn(0).isNull()) return q.getColumn(0).getInt64();
+  }
+  SQLite::Statement ins(db,
+                        "INSERT OR IGNORE INTO testbox(hostname, cpu_model, cpus, memory_bytes) "
+                        "VALUES(?,?,?,?)");
+  ins.bind(1, t.hostname);
+  ins.bind(2, t.cpu_model);
+  ins.bind(3, static_cast<std::int64_t>(t.cpus));
+  ins.bind(4, static_cast<std::int64_t>(t.memory_bytes));
+  ins.exec();
+  SQLite::Statement q(db, "SELECT id FROM testbox WHERE hostname=? AND cpu_model=? AND cpus=?");
+  q.bind(1, t.hostname);
+  q.bind(2, t.cpu_model);
+  q.bind(3, static_cast<std::int64_t>(t.cpus));
+  q.executeStep();
+  return q.getColumn(0).getInt64();
+}
+
+}  // namespace
+
+std::int64_t insert_imported_run(ResultsStore& store, const ImportedRun& run) {
+  SQLite::Database& db = store.db();
+  const std::int64_t kernel_id = import_kernel_id(db, run.kernel, run.match_by_name);
+  const std::int64_t testbox_id = import_testbox_id(db, run.testbox, run.match_by_name);
+  const std::string now = utc_now_iso8601();
+  const std::string started = run.started_at.empty() ? now : run.started_at;
+  Cell cell{run.workload, run.params};
+  SQLite::Statement q(db,
+                      "INSERT INTO run(id, job, job_path, workload, cell, variant, build, "
+                      "kernel_id, testbox_id, status, reason, iterations, warmup, started_at, "
+                      "ended_at) VALUES(?,?,?,?,?,?,?,?,?,'complete','',?,0,?,?)");
+  if (run.id)
+    q.bind(1, *run.id);
+  else
+    q.bind(1);  // NULL: SQLite picks max(id) + 1
+  q.bind(2, run.job);
+  q.bind(3, run.job_path);
+  q.bind(4, run.workload);
+  q.bind(5, cell.id());
+  q.bind(6, run.variant);
+  q.bind(7, run.build);
+  q.bind(8, kernel_id);
+  q.bind(9, testbox_id);
+  q.bind(10, run.iterations);
+  q.bind(11, started);
+  q.bind(12, now);
+  q.exec();
+  const std::int64_t id = db.getLastInsertRowid();
+
+  SQLite::Statement p(db, "INSERT INTO run_param(run_id, name, value, number) VALUES(?,?,?,?)");
+  for (const auto& [name, value] : run.params) {
+    p.bind(1, id);
+    p.bind(2, name);
+    p.bind(3, value.text);
+    p.bind(4, value.number);
+    p.exec();
+    p.reset();
+  }
+  SQLite::Statement c(db, "INSERT INTO run_context(run_id, key, value) VALUES(?,?,?)");
+  for (const auto& [key, value] : run.context) {
+    c.bind(1, id);
+    c.bind(2, key);
+    c.bind(3, value);
+    c.exec();
+    c.reset();
+  }
+  std::vector<int> iterations;
+  for (const auto& s : run.samples) iterations.push_back(s.iteration);
+  std::sort(iterations.begin(), iterations.end());
+  iterations.erase(std::unique(iterations.begin(), iterations.end()), iterations.end());
+  SQLite::Statement it(db,
+                       "INSERT INTO iteration(run_id, iteration, status, reason, started_at, "
+                       "duration_sec) VALUES(?,?,'ok','',?,0)");
+  for (int i : iterations) {
+    it.bind(1, id);
+    it.bind(2, i);
+    it.bind(3, started);
+    it.exec();
+    it.reset();
+  }
+  SQLite::Statement s(db, "INSERT INTO sample(run_id, iteration, metric, value) VALUES(?,?,?,?)");
+  for (const auto& sample : run.samples) {
+    s.bind(1, id);
+    s.bind(2, sample.iteration);
+    s.bind(3, sample.metric);
+    s.bind(4, sample.value);
+    s.exec();
+    s.reset();
+  }
+  return id;
+}
+
+std::optional<MetricDescriptor> stored_metric(const ResultsStore& store,
+                                              const std::string& workload,
+                                              const std::string& name) {
+  SQLite::Statement q(const_cast<SQLite::Database&>(store.db()),
+                      "SELECT unit, direction, mean FROM metric WHERE workload=? AND name=?");
+  q.bind(1, workload);
+  q.bind(2, name);
+  if (!q.executeStep()) return std::nullopt;
+  MetricDescriptor m;
+  m.name = name;
+  m.unit = q.getColumn(0).getString();
+  m.direction = direction_from_string(q.getColumn(1).getString());
+  m.mean = mean_kind_from_string(q.getColumn(2).getString());
+  return m;
+}
+
+void add_missing_metrics(ResultsStore& store, const std::string& workload,
+                         const std::vector<MetricDescriptor>& metrics) {
+  SQLite::Statement q(store.db(),
+                      "INSERT OR IGNORE INTO metric(workload, name, unit, direction, mean) "
+                      "VALUES(?,?,?,?,?)");
+  for (const auto& m : metrics) {
+    q.bind(1, workload);
+    q.bind(2, m.name);
+    q.bind(3, m.unit);
+    q.bind(4, std::string(to_string(m.direction)));
+    q.bind(5, std::string(to_string(m.mean)));
+    q.exec();
+    q.reset();
+  }
+}
+
 }  // namespace nightjar

@@ -155,4 +155,53 @@ class ResultsStore {
 /// Current UTC time as ISO 8601 ("2026-11-30T05:10:34Z").
 std::string utc_now_iso8601();
 
+// ---------------------------------------------------------------------------
+// Imports (appended for results/csv_io.h and results/gbench_import.h)
+// ---------------------------------------------------------------------------
+
+/// A finished run recreated from data measured elsewhere: a tidy CSV written
+/// by `nightjar export` (results/csv_io.h) or a Google Benchmark JSON report
+/// (results/gbench_import.h). It is stored with status `complete`, one `ok`
+/// iteration row per iteration that has samples, and no monitor deltas.
+struct ImportedRun {
+  /// Keep this run id (the caller checked that it is free); nullopt: the next id.
+  std::optional<std::int64_t> id;
+  std::string job;       ///< job name
+  std::string job_path;  ///< "" for imports
+  std::string workload;  ///< workload name (need not be registered)
+  std::string variant;
+  std::string build;  ///< may be ""
+  /// Cell parameters (canonical text; number in base units, 0 when unknown).
+  /// The run's cell id is Cell{workload, params}.id().
+  std::map<std::string, ParamValue> params;
+  KernelIdentity kernel;  ///< only `release` is known for CSV imports
+  Testbox testbox;        ///< only `hostname` is known for CSV imports
+  /// true: reuse the oldest kernel row with kernel.release and the oldest
+  /// testbox row with testbox.hostname when there is one (what a CSV file
+  /// names); false: the exact identity, as `nightjar run` records it.
+  bool match_by_name = false;
+  int iterations = 0;      ///< planned iterations (the highest iteration imported)
+  std::string started_at;  ///< ISO 8601 UTC; "" = now
+  std::map<std::string, std::string> context;  ///< run_context facts (e.g. import.file)
+  std::vector<SampleRow> samples;              ///< iteration (1-based), metric, value
+};
+
+/// Inserts `run` and its parameters, context, iteration rows and samples.
+/// Opens no transaction of its own: the caller wraps a whole import in one
+/// (SQLite::Transaction on store.db()), so that a failure stores nothing.
+/// Returns the run id. Throws SQLite::Exception on a constraint violation
+/// (a run id already used, a sample given twice).
+std::int64_t insert_imported_run(ResultsStore& store, const ImportedRun& run);
+
+/// The descriptor recorded for `workload`'s metric `name`, or nullopt.
+std::optional<MetricDescriptor> stored_metric(const ResultsStore& store,
+                                              const std::string& workload,
+                                              const std::string& name);
+
+/// Records the descriptors of `metrics` that `workload` does not have yet;
+/// recorded ones are never replaced (unlike register_metrics). No
+/// transaction of its own (see insert_imported_run).
+void add_missing_metrics(ResultsStore& store, const std::string& workload,
+                         const std::vector<MetricDescriptor>& metrics);
+
 }  // namespace nightjar

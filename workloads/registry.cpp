@@ -3,6 +3,7 @@
 
 #include "workloads/builtin.h"
 #include "workloads/exec.h"
+#include "workloads/gbench.h"
 #include "workloads/pft.h"
 #include "workloads/tmpfs_refault.h"
 #include "workloads/tcp_sendfile.h"
@@ -20,6 +21,7 @@ const std::vector<std::unique_ptr<Workload>>& workload_registry() {
     r.push_back(make_fake_workload());
     r.push_back(make_null_workload());
     r.push_back(make_exec_workload());
+    r.push_back(make_gbench_workload());
     return r;
   }();
   return registry;
