@@ -1,4 +1,5 @@
 #include "harness/cli.h"
+#include "harness/cli_commands.h"
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
@@ -42,17 +43,6 @@ std::map<std::string, std::string> parse_context_pairs(const std::vector<std::st
   return out;
 }
 
-ResultsStore open_store(const std::string& db_flag) {
-  std::string path = ResultsStore::resolve_path(db_flag);
-  std::cerr << "nightjar: database " << path << "\n";
-  ResultsStore store(path);
-  if (store.stale_runs_aborted())
-    std::cerr << fmt::format(
-        "nightjar: marked {} run(s) left 'running' by an ended process as aborted\n",
-        store.stale_runs_aborted());
-  return store;
-}
-
 // ---- run ----------------------------------------------------------------
 struct RunArgs {
   std::vector<std::string> jobs, sets, context;
@@ -90,8 +80,10 @@ ExitCode cmd_run(const RunArgs& a) {
     std::vector<std::int64_t> other;
     std::cout << render_netperf(store, outcome.run_ids, &other);
     for (auto id : other)
-      std::cerr << fmt::format("nightjar: run {} has no netperf result blocks (not tcp_sendfile/"
-                               "tcp_stream, or no iterations)\n", id);
+      std::cerr << fmt::format(
+          "nightjar: run {} has no netperf result blocks (not tcp_sendfile/"
+          "tcp_stream, or no iterations)\n",
+          id);
   } else {
     std::cout << render_run_summary(store, outcome.run_ids);
   }
@@ -229,22 +221,13 @@ bool use_color(const std::string& mode) {
 // `compare` (gate = --fail-on-regression) and `check` (gate = true).
 ExitCode cmd_compare(const CompareArgs& a, bool gate) {
   if (a.sides.size() < 2)
-    throw UsageError("compare: give a BASE and at least one NEW selector, e.g. `nightjar compare "
-                     "vanilla patched` or `nightjar compare build=v6.17 build=v6.18`");
-  if (!(a.alpha > 0.0 && a.alpha < 1.0))
-    throw UsageError(fmt::format("--alpha {}: must be between 0 and 1 (exclusive), e.g. 0.05", a.alpha));
-  if (!(a.min_effect >= 0.0) || !std::isfinite(a.min_effect))
-    throw UsageError(fmt::format("--min-effect {}: must be a percentage >= 0, e.g. 1", a.min_effect));
-  stats::SignificanceOptions options;
-  options.test = stats::test_kind_from_string(a.test);
-  options.alpha = a.alpha;
-  options.min_effect_pct = a.min_effect;
+    throw UsageError(
+        "compare: give a BASE and at least one NEW selector, e.g. `nightjar compare "
+        "vanilla patched` or `nightjar compare build=v6.17 build=v6.18`");
+  const stats::SignificanceOptions options =
+      significance_options(a.test, a.alpha, a.min_effect);
   for (const auto& s : a.sides) (void)parse_selector(s);  // bad selectors before the database
-  std::string path = ResultsStore::resolve_path(a.db);
-  if (!std::filesystem::exists(path))
-    throw UsageError("no results database at " + path +
-                     "; pass --db PATH (or set NIGHTJAR_DB), or store runs with `nightjar run` first");
-  ResultsStore store = open_store(a.db);
+  ResultsStore store = open_existing_store(a.db);
   SideQuery query{a.job, a.workload, a.ignore_params};
   Comparison c = compare_selectors(store, a.sides, query, options);
   RenderOptions r{a.width, a.precision, use_color(a.color)};
@@ -264,7 +247,8 @@ ExitCode cmd_compare(const CompareArgs& a, bool gate) {
   const char* meaning = code == ExitCode::regression     ? "significant regression"
                         : code == ExitCode::inconclusive ? "inconclusive key metrics"
                                                          : "no significant regression";
-  std::cerr << fmt::format("nightjar: check: {} -> exit {} ({})\n", c.verdict, to_int(code), meaning);
+  std::cerr << fmt::format("nightjar: check: {} -> exit {} ({})\n", c.verdict, to_int(code),
+                           meaning);
   return code;
 }
 
@@ -284,11 +268,13 @@ void add_compare_options(CLI::App* cmd, CompareArgs& a) {
   cmd->add_option("--min-effect", a.min_effect,
                   "smallest |%change| that counts as a change, percent")
       ->capture_default_str();
-  cmd->add_option("--color", a.color, "colour the stars: auto (on a terminal, unless NO_COLOR), always, never")
+  cmd->add_option("--color", a.color,
+                  "colour the stars: auto (on a terminal, unless NO_COLOR), always, never")
       ->check(CLI::IsMember({"auto", "always", "never"}))
       ->capture_default_str();
-  cmd->add_option("--ignore-param", a.ignore_params,
-                  "match cells ignoring this parameter (repeatable); cells differing only in it are pooled")
+  cmd->add_option(
+         "--ignore-param", a.ignore_params,
+         "match cells ignoring this parameter (repeatable); cells differing only in it are pooled")
       ->allow_extra_args(false);  // one name per flag: `--ignore-param script a b` keeps a and b
   cmd->add_option("--width", a.width, "mmtests layout: value width W of %W.Pf")
       ->check(CLI::Range(1, 40))
@@ -297,7 +283,6 @@ void add_compare_options(CLI::App* cmd, CompareArgs& a) {
       ->check(CLI::Range(0, 12))
       ->capture_default_str();
 }
-
 
 // ---- trend --------------------------------------------------------------
 struct TrendArgs {
@@ -356,27 +341,32 @@ struct BisectArgs {
 // The options shared by `bisect run` and `bisect step`.
 void add_bisect_job_options(CLI::App* cmd, BisectArgs& a) {
   cmd->add_option("--job", a.job.job_path, "job file measured at each commit")->required();
-  cmd->add_option("--metric", a.job.metric, "metric to bisect on (default: the job's first metric)");
+  cmd->add_option("--metric", a.job.metric,
+                  "metric to bisect on (default: the job's first metric)");
   cmd->add_option("--repo", a.repo, "git work tree (default: the current directory)");
   cmd->add_option("--build", a.job.build_command,
                   "shell command that builds the checked-out commit, run at the repository top; "
                   "failure -> skip the commit");
-  cmd->add_option("--build-timeout", a.job.build_timeout, "seconds before the build is killed (0: none)")
+  cmd->add_option("--build-timeout", a.job.build_timeout,
+                  "seconds before the build is killed (0: none)")
       ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--iterations,-i", a.job.iterations, "first batch of iterations per commit (default: the job's)")
+  cmd->add_option("--iterations,-i", a.job.iterations,
+                  "first batch of iterations per commit (default: the job's)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--warmup,-w", a.job.warmup, "warm-up iterations per run (default: the job's)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--max-iterations", a.job.max_iterations,
-                  "when unsure, add iterations up to this many samples per commit, then skip it (default 30)")
+                  "when unsure, add iterations up to this many samples per commit, then skip it "
+                  "(default 30)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--set,-s", a.sets, "key=value: override a job parameter");
   cmd->add_option("--variant", a.job.variant, "variant label of the runs (one variant)");
   cmd->add_option("--alpha", a.job.alpha, "false discovery rate of the comparison (default 0.05)")
       ->check(CLI::Range(1e-9, 0.999999));
-  cmd->add_option("--min-effect", a.job.min_effect_pct,
-                  "smallest |%change| that counts as different (default: half the endpoints' change, "
-                  "at least 1%)")
+  cmd->add_option(
+         "--min-effect", a.job.min_effect_pct,
+         "smallest |%change| that counts as different (default: half the endpoints' change, "
+         "at least 1%)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--db", a.db, "results database path");
 }
@@ -456,15 +446,18 @@ int run_cli(int argc, char** argv) {
       ->check(CLI::Range(128, 1 << 20));
   run_cmd->add_option("--vm-cpus", run.vm.cpus, "guest CPUs (--kernel; default min(2, CPUs))")
       ->check(CLI::Range(1, 256));
-  run_cmd->add_option("--vm-timeout", run.vm.timeout_sec,
-                      "seconds for one kernel's boot and job before qemu is killed (--kernel)")
+  run_cmd
+      ->add_option("--vm-timeout", run.vm.timeout_sec,
+                   "seconds for one kernel's boot and job before qemu is killed (--kernel)")
       ->check(CLI::PositiveNumber);
   run_cmd->add_option("--guest-binary", run.vm.guest_binary,
                       "statically linked nightjar for the guest (default: nightjar-static next "
                       "to this binary)");
   run_cmd->add_option("--vm-keep", run.vm.keep_dir,
                       "DIR: keep each kernel's initramfs, console and qemu logs there");
-  run_cmd->add_option("--vm-init", run.vm.init_override, "test hook: shell text run by the guest's /init")
+  run_cmd
+      ->add_option("--vm-init", run.vm.init_override,
+                   "test hook: shell text run by the guest's /init")
       ->group("");
 
   std::string guest_port, guest_spec;
@@ -495,7 +488,8 @@ int run_cli(int argc, char** argv) {
 
   CompareArgs compare;
   auto* compare_cmd = app.add_subcommand(
-      "compare", "Compare stored runs: BASE NEW [NEW...] selectors, Hmean tables with significance");
+      "compare",
+      "Compare stored runs: BASE NEW [NEW...] selectors, Hmean tables with significance");
   compare_cmd
       ->add_option("sides", compare.sides,
                    "selectors: a variant name, or key=value[,key=value] with keys build, kernel, "
@@ -507,8 +501,9 @@ int run_cli(int argc, char** argv) {
 
   CompareArgs check;
   std::string check_base, check_new;
-  auto* check_cmd = app.add_subcommand(
-      "check", "CI gate: compare BASE and NEW; exit 0 no significant regression, 1 regression, 3 inconclusive");
+  auto* check_cmd = app.add_subcommand("check",
+                                       "CI gate: compare BASE and NEW; exit 0 no significant "
+                                       "regression, 1 regression, 3 inconclusive");
   check_cmd->add_option("base", check_base, "BASE selector")->required();
   check_cmd->add_option("new", check_new, "NEW selector")->required();
   add_compare_options(check_cmd, check);
@@ -522,44 +517,64 @@ int run_cli(int argc, char** argv) {
                         "k=v[ k=v...]: only cells with these parameters (default: every cell)");
   trend_cmd->add_option("--variant", trend.variant, "only runs of this variant");
   trend_cmd->add_option("--host", trend.host, "only runs on this testbox (hostname)");
-  trend_cmd->add_option("--order", trend.order, "b1,b2,...: explicit build order (default: by build date)")
+  trend_cmd
+      ->add_option("--order", trend.order,
+                   "b1,b2,...: explicit build order (default: by build date)")
       ->delimiter(',');
-  trend_cmd->add_option("--max-p", trend.detection.max_p, "keep change points with p <= this (default 0.001)")
+  trend_cmd
+      ->add_option("--max-p", trend.detection.max_p,
+                   "keep change points with p <= this (default 0.001)")
       ->check(CLI::Range(1e-12, 0.5));
-  trend_cmd->add_option("--window", trend.detection.window,
-                        "points per E-divisive window, overlapping by half; 0 = whole history (default 50)");
-  trend_cmd->add_option("--min-effect", trend.detection.min_effect_pct,
-                        "keep change points with |%change| >= this (default 1)")
+  trend_cmd->add_option(
+      "--window", trend.detection.window,
+      "points per E-divisive window, overlapping by half; 0 = whole history (default 50)");
+  trend_cmd
+      ->add_option("--min-effect", trend.detection.min_effect_pct,
+                   "keep change points with |%change| >= this (default 1)")
       ->check(CLI::NonNegativeNumber);
-  trend_cmd->add_option("--min-segment", trend.detection.min_segment,
-                        "builds needed on each side of a change point (default 5)")
+  trend_cmd
+      ->add_option("--min-segment", trend.detection.min_segment,
+                   "builds needed on each side of a change point (default 5)")
       ->check(CLI::Range(2, 1000000));
   trend_cmd->add_option("--format", trend.format, "text, markdown or json")
       ->check(CLI::IsMember({"text", "markdown", "json"}));
-  trend_cmd->add_flag("--history", trend.history, "also list every build with the change points marked");
+  trend_cmd->add_flag("--history", trend.history,
+                      "also list every build with the change points marked");
   trend_cmd->add_option("--db", trend.db, "results database path");
 
   BisectArgs bisect;
-  auto* bisect_cmd = app.add_subcommand("bisect", "Find the commit that regressed a metric (git bisect)");
+  auto* bisect_cmd =
+      app.add_subcommand("bisect", "Find the commit that regressed a metric (git bisect)");
   bisect_cmd->require_subcommand(1);
-  auto* bisect_run_cmd = bisect_cmd->add_subcommand(
-      "run", "Check the endpoints, then drive git bisect: build, run the job, compare with good at each commit");
+  auto* bisect_run_cmd =
+      bisect_cmd->add_subcommand("run",
+                                 "Check the endpoints, then drive git bisect: build, run the job, "
+                                 "compare with good at each commit");
   bisect_run_cmd->add_option("--good", bisect.good, "a commit without the regression")->required();
   bisect_run_cmd->add_option("--bad", bisect.bad, "a later commit with it")->required();
   add_bisect_job_options(bisect_run_cmd, bisect);
-  auto* bisect_step_cmd = bisect_cmd->add_subcommand(
-      "step",
-      "Decide the checked-out commit, for `git bisect run`: exit 0 good, 1 bad, 125 skip, 128 abort");
-  bisect_step_cmd->add_option("--base", bisect.base, "build label of stored runs of the good commit")->required();
-  bisect_step_cmd->add_option("--bad-base", bisect.bad_base,
-                              "build label of stored runs of the bad commit (sets the minimum effect)");
+  auto* bisect_step_cmd =
+      bisect_cmd->add_subcommand("step",
+                                 "Decide the checked-out commit, for `git bisect run`: exit 0 "
+                                 "good, 1 bad, 125 skip, 128 abort");
+  bisect_step_cmd
+      ->add_option("--base", bisect.base, "build label of stored runs of the good commit")
+      ->required();
+  bisect_step_cmd->add_option(
+      "--bad-base", bisect.bad_base,
+      "build label of stored runs of the bad commit (sets the minimum effect)");
   add_bisect_job_options(bisect_step_cmd, bisect);
   auto* bisect_log_cmd = bisect_cmd->add_subcommand("log", "Show the steps of a bisect session");
   bisect_log_cmd->add_option("--session", bisect.session, "session id (default: the newest)");
   bisect_log_cmd->add_option("--db", bisect.db, "results database path");
-  auto* bisect_resume_cmd = bisect_cmd->add_subcommand("resume", "Continue an interrupted `bisect run`");
-  bisect_resume_cmd->add_option("--session", bisect.session, "session id (default: the newest unfinished)");
+  auto* bisect_resume_cmd =
+      bisect_cmd->add_subcommand("resume", "Continue an interrupted `bisect run`");
+  bisect_resume_cmd->add_option("--session", bisect.session,
+                                "session id (default: the newest unfinished)");
   bisect_resume_cmd->add_option("--db", bisect.db, "results database path");
+
+  const std::vector<Subcommand> more = {add_report_command(app), add_export_command(app),
+                                        add_import_command(app), add_plot_command(app)};
 
   try {
     app.parse(argc, argv);
@@ -585,8 +600,7 @@ int run_cli(int argc, char** argv) {
     else if (*check_cmd) {
       check.sides = {check_base, check_new};
       code = cmd_compare(check, true);
-    }
-    else if (*trend_cmd)
+    } else if (*trend_cmd)
       code = cmd_trend(trend);
     else if (*bisect_run_cmd) {
       BisectRunOptions o;
@@ -607,6 +621,9 @@ int run_cli(int argc, char** argv) {
       std::cout << render_bisect_log(store, bisect.session);
     } else if (*bisect_resume_cmd) {
       code = bisect_resume(bisect.db, bisect.session, std::cout);
+    } else {
+      for (const Subcommand& s : more)
+        if (*s.cmd) code = s.run();
     }
     return to_int(code);
   } catch (const Error& e) {
@@ -622,6 +639,44 @@ int run_cli(int argc, char** argv) {
 }
 
 }  // namespace
+
+ResultsStore open_store(const std::string& db_flag) {
+  std::string path = ResultsStore::resolve_path(db_flag);
+  std::cerr << "nightjar: database " << path << "\n";
+  ResultsStore store(path);
+  if (store.stale_runs_aborted())
+    std::cerr << fmt::format(
+        "nightjar: marked {} run(s) left 'running' by an ended process as aborted\n",
+        store.stale_runs_aborted());
+  return store;
+}
+
+stats::SignificanceOptions significance_options(const std::string& test, double alpha,
+                                                double min_effect) {
+  if (!(alpha > 0.0 && alpha < 1.0))
+    throw UsageError(
+        fmt::format("--alpha {}: must be between 0 and 1 (exclusive), e.g. 0.05", alpha));
+  if (!(min_effect >= 0.0) || !std::isfinite(min_effect))
+    throw UsageError(fmt::format("--min-effect {}: must be a percentage >= 0, e.g. 1", min_effect));
+  stats::SignificanceOptions options;
+  try {
+    options.test = stats::test_kind_from_string(test);
+  } catch (const std::invalid_argument&) {
+    throw UsageError("--test " + test + ": write welch, utest, mmtests or lkp");
+  }
+  options.alpha = alpha;
+  options.min_effect_pct = min_effect;
+  return options;
+}
+
+ResultsStore open_existing_store(const std::string& db_flag) {
+  std::string path = ResultsStore::resolve_path(db_flag);
+  if (!std::filesystem::exists(path))
+    throw UsageError(
+        "no results database at " + path +
+        "; pass --db PATH (or set NIGHTJAR_DB), or store runs with `nightjar run` first");
+  return open_store(db_flag);
+}
 
 int cli_main(int argc, char** argv) {
   int rc = run_cli(argc, argv);

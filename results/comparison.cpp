@@ -284,6 +284,7 @@ Comparison build_comparison(const std::vector<LoadedSide>& sides, const MetricCa
         row.workload = k->workload;
         row.job = k->job;
         row.cell = k->cell;
+        row.params = sides[0].cells.at(*k).params;
         row.name = d.name;
         row.unit = d.unit;
         row.operation = label(*k, d.name);
@@ -319,6 +320,7 @@ Comparison build_comparison(const std::vector<LoadedSide>& sides, const MetricCa
       row.workload = k.workload;
       row.job = k.job;
       row.cell = k.cell;
+      row.params = sides[0].cells.at(k).params;
       row.name = name;
       row.operation = label(k, name);
       row.direction = Direction::higher_is_better;  // only used for the plain change

@@ -62,6 +62,9 @@ struct ComparisonRow {
   enum class Kind { metric, monitor };
   Kind kind = Kind::metric;
   std::string workload, job, cell;                    ///< cell = matching identity (canonical id)
+  /// The cell's parameters (canonical text, sorted by name, without ignored
+  /// and unset ones), as CellSamples::params: the axes of `nightjar report --by`.
+  std::vector<std::pair<std::string, std::string>> params;
   std::string name;                                   ///< metric or monitor name
   std::string unit;                                   ///< metric unit; "" for monitors
   std::string operation;                              ///< unique label, see the file comment

@@ -1,6 +1,7 @@
 #include "test_support.h"
 
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sqlite3.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -120,13 +121,27 @@ std::string query_one(const std::string& db, const std::string& sql) {
   sqlite3_busy_timeout(h, 10000);
   sqlite3_stmt* st = nullptr;
   std::string result;
-  if (sqlite3_prepare_v2(h, sql.c_str(), -1, &st, nullptr) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
+  if (sqlite3_prepare_v2(h, sql.c_str(), -1, &st, nullptr) == SQLITE_OK &&
+      sqlite3_step(st) == SQLITE_ROW) {
     const unsigned char* t = sqlite3_column_text(st, 0);
     result = t ? reinterpret_cast<const char*>(t) : "";
   }
   sqlite3_finalize(st);
   sqlite3_close(h);
   return result;
+}
+
+void expect_golden(const std::string& name, const std::string& actual) {
+  const std::string path = source_path("tests/golden/" + name);
+  const char* update = std::getenv("NIGHTJAR_UPDATE_GOLDEN");
+  if (update && std::string(update) == "1") {
+    std::ofstream(path) << actual;
+    GTEST_SKIP() << "rewrote " << path;
+  }
+  const std::string expected = read_file(path);
+  ASSERT_FALSE(expected.empty()) << path << " is missing; run with NIGHTJAR_UPDATE_GOLDEN=1";
+  EXPECT_EQ(actual, expected) << "differs from " << path
+                              << " (NIGHTJAR_UPDATE_GOLDEN=1 rewrites it; review the diff)";
 }
 
 }  // namespace nightjar::test

@@ -48,6 +48,11 @@ std::string read_file(const std::string& path);
 std::vector<pid_t> children_of(pid_t parent);
 /// Path of a file in the source tree (e.g. "jobs/pft-quick.yaml").
 std::string source_path(const std::string& relative);
+
+/// Golden-file check: `actual` must equal tests/golden/NAME in the source
+/// tree. With NIGHTJAR_UPDATE_GOLDEN=1 the file is rewritten instead and the
+/// test skips (review the diff before committing it).
+void expect_golden(const std::string& name, const std::string& actual);
 /// Runs `sql` on the database at `db` with the sqlite3 C API and returns the
 /// first column of the first row as text ("" when no row).
 std::string query_one(const std::string& db, const std::string& sql);

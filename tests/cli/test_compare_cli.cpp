@@ -99,19 +99,6 @@ class CompareFixture : public ::testing::Test {
 TempDir* CompareFixture::dir_ = nullptr;
 std::string CompareFixture::db_;
 
-void expect_golden(const std::string& name, const std::string& actual) {
-  const std::string path = source_path("tests/golden/" + name);
-  const char* update = std::getenv("NIGHTJAR_UPDATE_GOLDEN");
-  if (update && std::string(update) == "1") {
-    std::ofstream(path) << actual;
-    GTEST_SKIP() << "rewrote " << path;
-  }
-  const std::string expected = read_file(path);
-  ASSERT_FALSE(expected.empty()) << path << " is missing; run with NIGHTJAR_UPDATE_GOLDEN=1";
-  EXPECT_EQ(actual, expected) << "differs from " << path
-                              << " (NIGHTJAR_UPDATE_GOLDEN=1 rewrites it; review the diff)";
-}
-
 TEST_F(CompareFixture, GoldenMmtests) {
   auto r = compare({});
   ASSERT_EQ(r.exit_code, 0) << r.err;

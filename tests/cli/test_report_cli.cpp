@@ -1,0 +1,128 @@
+// Unit under test: `nightjar report` end to end on a database written by the
+// real binary (`nightjar run` with the fake workload's scripted samples):
+// the two-build block, --by with --group over a cell parameter and over a run
+// attribute (build: one comparison per build), the mmtests layout, and usage
+// errors (exit 2) that name the flag and list what exists.
+#include <gtest/gtest.h>
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "test_support.h"
+
+using namespace nightjar::test;
+
+namespace {
+
+std::string job(const std::string& script, int seed) {
+  return "workload: fake\nparams:\n  script: \"" + script + "\"\n  seed: " + std::to_string(seed) +
+         "\niterations: 5\nwarmup: 0\n";
+}
+
+// Variants a and b, builds rt and nort, cells seed=1,2; b is 10% faster on
+// build nort, seed 2, and the same elsewhere.
+class ReportCli : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new TempDir();
+    db_ = dir_->path() + "/r.db";
+    const std::string same = "100,102,98,101,99";
+    const std::string faster = "110,112.2,107.8,111.1,108.9";
+    int n = 0;
+    for (const char* build : {"rt", "nort"}) {
+      for (const char* variant : {"a", "b"}) {
+        std::vector<std::string> args = {"run",   "--db",    db_,  "--variant",
+                                         variant, "--build", build};
+        for (int seed : {1, 2}) {
+          const bool up = std::string(variant) == "b" && std::string(build) == "nort" && seed == 2;
+          args.push_back(
+              dir_->write("j" + std::to_string(n++) + "/fx.yaml", job(up ? faster : same, seed)));
+        }
+        auto r = run_nightjar(args);
+        ASSERT_EQ(r.exit_code, 0) << r.err;
+      }
+    }
+  }
+  static void TearDownTestSuite() { delete dir_; }
+  CommandResult report(std::vector<std::string> extra) {
+    std::vector<std::string> args = {"report", "--db", db_, "--ignore-param", "script"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run_nightjar(args);
+  }
+  static TempDir* dir_;
+  static std::string db_;
+};
+TempDir* ReportCli::dir_ = nullptr;
+std::string ReportCli::db_;
+
+TEST_F(ReportCli, BlockPerCellWithLabels) {
+  auto r = report({"build=nort,variant=a", "build=nort,variant=b", "--label", "Without", "--label",
+                   "With patch", "--metric", "throughput"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("Results (Hmean throughput of fake, seed=2):\n"
+                       "Without     100.0 ops/s"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("With patch  110.0 ops/s (10.0% improvement)\n"), std::string::npos)
+      << r.out;
+  EXPECT_NE(
+      r.out.find("Without     100.0 ops/s\nWith patch  100.0 ops/s (no change, not significant"),
+      std::string::npos)
+      << r.out;
+}
+
+TEST_F(ReportCli, MatrixGroupedByBuild) {
+  auto r = report({"a", "b", "--by", "seed", "--group", "build", "--precision", "2"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // One table per build that both sides ran, in name order.
+  const auto nort = r.out.find("nort build:\n-----------\nseed | a           | b\n");
+  const auto rt = r.out.find("rt build:\n---------\n");
+  ASSERT_NE(nort, std::string::npos) << r.out;
+  ASSERT_NE(rt, std::string::npos) << r.out;
+  EXPECT_LT(nort, rt);
+  // The heading is printed once, above both groups.
+  EXPECT_EQ(r.out.find("Results (Hmean throughput of fake):\n\nnort build:"), 0u) << r.out;
+  EXPECT_EQ(r.out.find("Results", 1), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  2  | 99.98 ops/s | 109.98 ops/s (+10.00%)*\n", nort), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("* significant"), std::string::npos) << r.out;
+  std::istringstream in(r.out);
+  for (std::string line; std::getline(in, line);) EXPECT_LE(line.size(), 72u) << line;
+}
+
+TEST_F(ReportCli, MmtestsLayoutPerGroup) {
+  auto r = report({"a", "b", "--group", "build", "--format", "mmtests"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("nort build:\n\n0 regressions, 2 improvements, 0 unchanged, 2 inconclusive"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("Hmean     throughput-2"), std::string::npos) << r.out;
+}
+
+TEST_F(ReportCli, UsageErrorsNameTheFlag) {
+  auto r = report({"a", "b", "--by", "clients"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--by clients: not a parameter of the compared cells; parameters: cv, "
+                       "fail_at, seed, sleep, value"),
+            std::string::npos)
+      << r.err;
+  r = report({"a", "b", "--metric", "faults"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("metrics: latency, throughput"), std::string::npos) << r.err;
+  r = report({"a", "b", "--format", "html"});
+  EXPECT_EQ(r.exit_code, 2);
+  r = report({"a"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("give a BASE and at least one NEW selector"), std::string::npos) << r.err;
+  r = report({"build=rt", "b", "--group", "build"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("already fixes build"), std::string::npos) << r.err;
+  r = report({"a", "b", "--label", "x", "--label", "y", "--label", "z"});
+  EXPECT_EQ(r.exit_code, 2);
+  auto none = run_nightjar({"report", "a", "b", "--db", dir_->path() + "/missing.db"});
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_NE(none.err.find("no results database at"), std::string::npos) << none.err;
+}
+
+}  // namespace
