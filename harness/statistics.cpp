@@ -924,6 +924,18 @@ std::vector<Significance> decide_significance(std::span<const RowInput> family,
         s.reason = format(
             "%s; could only detect >= %.2f%% at CV %.2f%%: needs %zu per side to detect %.2f%%",
             why.c_str(), detectable, pooled_cv[i], n_need, target);
+    } else if (abs_pct >= opt.min_effect_pct) {
+      // The data could see a change this large and shows one, but the test
+      // did not confirm it (p near alpha, or q raised by Benjamini-Hochberg
+      // over many rows): not "unchanged". Doubling n shrinks the standard
+      // error by sqrt(2), which brings such a p well below alpha.
+      s.verdict = Verdict::inconclusive;
+      const std::size_t n_now = std::max(nb, nn);
+      s.iterations_needed = std::max<std::size_t>(2 * n_now, 3);
+      s.reason = format(
+          "%s; the %.2f%% change seen is not confirmed although >= %.2f%% was detectable: "
+          "rerun with about %zu per side",
+          why.c_str(), pct, detectable, *s.iterations_needed);
     } else {
       s.verdict = Verdict::unchanged;
       s.reason = format("%s; could detect changes >= %.2f%% (target %.2f%%)", why.c_str(),
