@@ -27,6 +27,18 @@ Direction direction_from_string(std::string_view s) {
                               "'");
 }
 
+const char* mean_label(MeanKind m) {
+  switch (m) {
+    case MeanKind::harmonic:
+      return "Hmean";
+    case MeanKind::arithmetic:
+      return "Amean";
+    case MeanKind::geometric:
+      return "Gmean";
+  }
+  return "Amean";
+}
+
 MeanKind mean_kind_from_string(std::string_view s) {
   if (s == "hmean") return MeanKind::harmonic;
   if (s == "amean") return MeanKind::arithmetic;

@@ -30,6 +30,8 @@ struct MetricDescriptor {
 std::string_view to_string(Direction d);
 /// "hmean" / "amean" / "gmean".
 std::string_view to_string(MeanKind m);
+/// "Hmean" / "Amean" / "Gmean": the mean's name in tables (mmtests' spelling).
+const char* mean_label(MeanKind m);
 /// Inverse of to_string(Direction); throws std::invalid_argument on anything else.
 Direction direction_from_string(std::string_view s);
 /// Inverse of to_string(MeanKind); throws std::invalid_argument on anything else.

@@ -1,6 +1,7 @@
 // Statistics: see statistics.h for the contract and the source of every
 // formula, docs/statistics.md for the reasoning.
 #include "harness/statistics.h"
+#include "harness/metric.h"
 
 #include <algorithm>
 #include <cmath>
@@ -113,18 +114,6 @@ std::size_t utest_min_n(double alpha) {
   std::size_t k = 3;
   while (mann_whitney_min_p(k, k) >= alpha) ++k;  // terminates: min_p -> 0
   return k;
-}
-
-const char* mean_name(MeanKind k) {
-  switch (k) {
-    case MeanKind::harmonic:
-      return "Hmean";
-    case MeanKind::arithmetic:
-      return "Amean";
-    case MeanKind::geometric:
-      return "Gmean";
-  }
-  return "mean";
 }
 
 }  // namespace
@@ -810,14 +799,14 @@ std::vector<Significance> decide_significance(std::span<const RowInput> family,
     const bool empty = row.base.empty() || row.now.empty();
     if (!empty && (!mb || !mn)) {
       s.verdict = Verdict::undefined;
-      s.reason = format("%s undefined: a sample is <= 0", mean_name(row.mean));
+      s.reason = format("%s undefined: a sample is <= 0", mean_label(row.mean));
       continue;
     }
     if (!empty) {
       s.pct_change = percent_change(*mb, *mn, row.direction);
       if (std::isnan(s.pct_change)) {
         s.verdict = Verdict::undefined;
-        s.reason = format("%%change undefined: baseline %s is 0", mean_name(row.mean));
+        s.reason = format("%%change undefined: baseline %s is 0", mean_label(row.mean));
         continue;
       }
     }

@@ -1,5 +1,6 @@
 // `nightjar trend`: see harness/trend.h.
 #include "harness/trend.h"
+#include "harness/metric.h"
 
 #include <algorithm>
 #include <cmath>
@@ -46,18 +47,6 @@ std::vector<std::pair<std::string, std::string>> parse_cell_filter(
     }
   }
   return out;
-}
-
-const char* mean_label(MeanKind k) {
-  switch (k) {
-    case MeanKind::harmonic:
-      return "Hmean";
-    case MeanKind::arithmetic:
-      return "Amean";
-    case MeanKind::geometric:
-      return "Gmean";
-  }
-  return "Amean";
 }
 
 std::string number(double v) {

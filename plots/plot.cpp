@@ -1,5 +1,6 @@
 // `nightjar plot` data: see plots/plot.h.
 #include "plots/plot.h"
+#include "harness/metric.h"
 
 #include <algorithm>
 #include <charconv>
@@ -32,18 +33,6 @@ std::string list_of(const std::vector<std::string>& items, std::size_t max = 12)
   std::string out = join(head);
   if (items.size() > max) out += fmt::format(", ... ({} in all)", items.size());
   return out;
-}
-
-const char* mean_label(MeanKind k) {
-  switch (k) {
-    case MeanKind::harmonic:
-      return "Hmean";
-    case MeanKind::arithmetic:
-      return "Amean";
-    case MeanKind::geometric:
-      return "Gmean";
-  }
-  return "Amean";
 }
 
 using Params = std::vector<std::pair<std::string, std::string>>;

@@ -1,4 +1,5 @@
 #include "results/comparison.h"
+#include "harness/metric.h"
 
 #include <algorithm>
 #include <cmath>
@@ -18,18 +19,6 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr std::size_t kMaxListed = 10;  // notes listing cells/rows stop after this many
-
-const char* mean_label(MeanKind k) {
-  switch (k) {
-    case MeanKind::harmonic:
-      return "Hmean";
-    case MeanKind::arithmetic:
-      return "Amean";
-    case MeanKind::geometric:
-      return "Gmean";
-  }
-  return "Amean";
-}
 
 double value_or_nan(const std::optional<double>& v) {
   return v ? *v : kNaN;

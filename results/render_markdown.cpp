@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include "harness/metric.h"
 #include "results/render_compare.h"
 
 namespace nightjar {
@@ -16,18 +17,6 @@ std::string cell(std::string s) {
     out += ch;
   }
   return out;
-}
-
-std::string mean_name(MeanKind k) {
-  switch (k) {
-    case MeanKind::harmonic:
-      return "Hmean";
-    case MeanKind::arithmetic:
-      return "Amean";
-    case MeanKind::geometric:
-      return "Gmean";
-  }
-  return "Amean";
 }
 
 std::string value(const SideFigures& f, int p) {
@@ -66,7 +55,7 @@ std::string render_markdown(const Comparison& c, const RenderOptions& o) {
     for (const auto& row : c.rows) {
       if (row.kind != ComparisonRow::Kind::metric) continue;
       std::string l = "| " + cell(row.operation) + " | " + cell(row.unit) + " | " +
-                      mean_name(row.mean) + " | " + value(row.sides[0], p) +
+                      mean_label(row.mean) + " | " + value(row.sides[0], p) +
                       fmt::format(" ({})", row.sides[0].summary.n) + " |";
       for (std::size_t s = 1; s < c.sides.size(); ++s) {
         const auto& sig = row.significance[s];

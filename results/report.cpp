@@ -43,9 +43,7 @@ std::optional<double> shown(const ComparisonRow& row, std::size_t i, ReportStat 
 std::string stat_name(const ComparisonRow& row, ReportStat stat) {
   switch (stat) {
     case ReportStat::own_mean:
-      return row.mean == MeanKind::harmonic    ? "Hmean"
-             : row.mean == MeanKind::geometric ? "Gmean"
-                                               : "Amean";
+      return mean_label(row.mean);
     case ReportStat::hmean:
       return "Hmean";
     case ReportStat::amean:

@@ -219,6 +219,50 @@ SQLite::Database open_database(const std::string& path) {
                            "; pass --db PATH to a writable place");
   }
 }
+// The id of the kernel row with exactly identity `k`, inserted when new.
+std::int64_t kernel_row(SQLite::Database& db, const KernelIdentity& k) {
+  SQLite::Statement ins(db,
+                        "INSERT OR IGNORE INTO kernel(release, version, cmdline, config_hash) "
+                        "VALUES(?,?,?,?)");
+  ins.bind(1, k.release);
+  ins.bind(2, k.version);
+  ins.bind(3, k.cmdline);
+  ins.bind(4, k.config_hash);
+  ins.exec();
+  SQLite::Statement q(db,
+                      "SELECT id FROM kernel WHERE release=? AND version=? AND cmdline=? AND "
+                      "config_hash=?");
+  q.bind(1, k.release);
+  q.bind(2, k.version);
+  q.bind(3, k.cmdline);
+  q.bind(4, k.config_hash);
+  q.executeStep();
+  return q.getColumn(0).getInt64();
+}
+
+// The id of the testbox row of `t` (hostname, CPU model, CPUs), inserted when
+// new; `update_memory`: an existing row takes t's memory (a run knows it, an
+// import does not).
+std::int64_t testbox_row(SQLite::Database& db, const Testbox& t, bool update_memory) {
+  SQLite::Statement ins(
+      db, update_memory ? "INSERT INTO testbox(hostname, cpu_model, cpus, memory_bytes) "
+                          "VALUES(?,?,?,?) ON CONFLICT(hostname, cpu_model, cpus) DO UPDATE SET "
+                          "memory_bytes=excluded.memory_bytes"
+                        : "INSERT OR IGNORE INTO testbox(hostname, cpu_model, cpus, memory_bytes) "
+                          "VALUES(?,?,?,?)");
+  ins.bind(1, t.hostname);
+  ins.bind(2, t.cpu_model);
+  ins.bind(3, static_cast<std::int64_t>(t.cpus));
+  ins.bind(4, static_cast<std::int64_t>(t.memory_bytes));
+  ins.exec();
+  SQLite::Statement q(db, "SELECT id FROM testbox WHERE hostname=? AND cpu_model=? AND cpus=?");
+  q.bind(1, t.hostname);
+  q.bind(2, t.cpu_model);
+  q.bind(3, static_cast<std::int64_t>(t.cpus));
+  q.executeStep();
+  return q.getColumn(0).getInt64();
+}
+
 }  // namespace
 
 ResultsStore::ResultsStore(const std::string& path) : path_(path), db_(open_database(path)) {
@@ -328,23 +372,7 @@ void ResultsStore::register_metrics(const std::string& workload,
 }
 
 std::int64_t ResultsStore::ensure_kernel(const KernelIdentity& k) {
-  SQLite::Statement ins(db_,
-                        "INSERT OR IGNORE INTO kernel(release, version, cmdline, config_hash) "
-                        "VALUES(?,?,?,?)");
-  ins.bind(1, k.release);
-  ins.bind(2, k.version);
-  ins.bind(3, k.cmdline);
-  ins.bind(4, k.config_hash);
-  ins.exec();
-  SQLite::Statement q(db_,
-                      "SELECT id FROM kernel WHERE release=? AND version=? AND cmdline=? AND "
-                      "config_hash=?");
-  q.bind(1, k.release);
-  q.bind(2, k.version);
-  q.bind(3, k.cmdline);
-  q.bind(4, k.config_hash);
-  q.executeStep();
-  return q.getColumn(0).getInt64();
+  return kernel_row(db_, k);
 }
 
 // A testbox is identified by hostname, CPU model and CPU count. MemTotal is
@@ -352,22 +380,7 @@ std::int64_t ResultsStore::ensure_kernel(const KernelIdentity& k) {
 // on the same machine, and a bisect must not split one box into many. Each
 // run records the memory it saw in run_context (testbox.memory_bytes).
 std::int64_t ResultsStore::ensure_testbox(const Testbox& t) {
-  SQLite::Statement ins(
-      db_,
-      "INSERT INTO testbox(hostname, cpu_model, cpus, memory_bytes) VALUES(?,?,?,?) "
-      "ON CONFLICT(hostname, cpu_model, cpus) DO UPDATE SET "
-      "memory_bytes=excluded.memory_bytes");
-  ins.bind(1, t.hostname);
-  ins.bind(2, t.cpu_model);
-  ins.bind(3, static_cast<std::int64_t>(t.cpus));
-  ins.bind(4, static_cast<std::int64_t>(t.memory_bytes));
-  ins.exec();
-  SQLite::Statement q(db_, "SELECT id FROM testbox WHERE hostname=? AND cpu_model=? AND cpus=?");
-  q.bind(1, t.hostname);
-  q.bind(2, t.cpu_model);
-  q.bind(3, static_cast<std::int64_t>(t.cpus));
-  q.executeStep();
-  return q.getColumn(0).getInt64();
+  return testbox_row(db_, t, true);
 }
 
 std::int64_t ResultsStore::insert_run(const NewRun& run, RunStatus status,
@@ -643,23 +656,7 @@ std::int64_t import_kernel_id(SQLite::Database& db, const KernelIdentity& k, boo
     q.bind(1, k.release);
     if (q.executeStep() && !q.getColumn(0).isNull()) return q.getColumn(0).getInt64();
   }
-  SQLite::Statement ins(db,
-                        "INSERT OR IGNORE INTO kernel(release, version, cmdline, config_hash) "
-                        "VALUES(?,?,?,?)");
-  ins.bind(1, k.release);
-  ins.bind(2, k.version);
-  ins.bind(3, k.cmdline);
-  ins.bind(4, k.config_hash);
-  ins.exec();
-  SQLite::Statement q(db,
-                      "SELECT id FROM kernel WHERE release=? AND version=? AND cmdline=? AND "
-                      "config_hash=?");
-  q.bind(1, k.release);
-  q.bind(2, k.version);
-  q.bind(3, k.cmdline);
-  q.bind(4, k.config_hash);
-  q.executeStep();
-  return q.getColumn(0).getInt64();
+  return kernel_row(db, k);
 }
 
 // The id of the testbox row for an import: by hostname only, else the exact
@@ -671,20 +668,7 @@ std::int64_t import_testbox_id(SQLite::Database& db, const Testbox& t, bool by_n
     q.bind(1, t.hostname);
     if (q.executeStep() && !q.getColumn(0).isNull()) return q.getColumn(0).getInt64();
   }
-  SQLite::Statement ins(db,
-                        "INSERT OR IGNORE INTO testbox(hostname, cpu_model, cpus, memory_bytes) "
-                        "VALUES(?,?,?,?)");
-  ins.bind(1, t.hostname);
-  ins.bind(2, t.cpu_model);
-  ins.bind(3, static_cast<std::int64_t>(t.cpus));
-  ins.bind(4, static_cast<std::int64_t>(t.memory_bytes));
-  ins.exec();
-  SQLite::Statement q(db, "SELECT id FROM testbox WHERE hostname=? AND cpu_model=? AND cpus=?");
-  q.bind(1, t.hostname);
-  q.bind(2, t.cpu_model);
-  q.bind(3, static_cast<std::int64_t>(t.cpus));
-  q.executeStep();
-  return q.getColumn(0).getInt64();
+  return testbox_row(db, t, false);
 }
 
 }  // namespace
