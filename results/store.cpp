@@ -219,6 +219,24 @@ SQLite::Database open_database(const std::string& path) {
                            "; pass --db PATH to a writable place");
   }
 }
+// Writes metric descriptors of `workload`: `replace` overwrites a stored
+// descriptor of the same name, else it is kept.
+void write_metrics(SQLite::Database& db, const std::string& workload,
+                   const std::vector<MetricDescriptor>& metrics, bool replace) {
+  SQLite::Statement q(db, std::string(replace ? "INSERT OR REPLACE" : "INSERT OR IGNORE") +
+                              " INTO metric(workload, name, unit, direction, mean) "
+                              "VALUES(?,?,?,?,?)");
+  for (const auto& m : metrics) {
+    q.bind(1, workload);
+    q.bind(2, m.name);
+    q.bind(3, m.unit);
+    q.bind(4, std::string(to_string(m.direction)));
+    q.bind(5, std::string(to_string(m.mean)));
+    q.exec();
+    q.reset();
+  }
+}
+
 // The id of the kernel row with exactly identity `k`, inserted when new.
 std::int64_t kernel_row(SQLite::Database& db, const KernelIdentity& k) {
   SQLite::Statement ins(db,
@@ -356,18 +374,7 @@ int ResultsStore::abort_stale_runs() {
 void ResultsStore::register_metrics(const std::string& workload,
                                     const std::vector<MetricDescriptor>& metrics) {
   SQLite::Transaction tx(db_, SQLite::TransactionBehavior::IMMEDIATE);
-  SQLite::Statement q(db_,
-                      "INSERT OR REPLACE INTO metric(workload, name, unit, direction, mean) "
-                      "VALUES(?,?,?,?,?)");
-  for (const auto& m : metrics) {
-    q.bind(1, workload);
-    q.bind(2, m.name);
-    q.bind(3, m.unit);
-    q.bind(4, std::string(to_string(m.direction)));
-    q.bind(5, std::string(to_string(m.mean)));
-    q.exec();
-    q.reset();
-  }
+  write_metrics(db_, workload, metrics, true);
   tx.commit();
 }
 
@@ -763,18 +770,7 @@ std::optional<MetricDescriptor> stored_metric(const ResultsStore& store,
 
 void add_missing_metrics(ResultsStore& store, const std::string& workload,
                          const std::vector<MetricDescriptor>& metrics) {
-  SQLite::Statement q(store.db(),
-                      "INSERT OR IGNORE INTO metric(workload, name, unit, direction, mean) "
-                      "VALUES(?,?,?,?,?)");
-  for (const auto& m : metrics) {
-    q.bind(1, workload);
-    q.bind(2, m.name);
-    q.bind(3, m.unit);
-    q.bind(4, std::string(to_string(m.direction)));
-    q.bind(5, std::string(to_string(m.mean)));
-    q.exec();
-    q.reset();
-  }
+  write_metrics(store.db(), workload, metrics, false);
 }
 
 }  // namespace nightjar
