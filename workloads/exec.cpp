@@ -1,13 +1,5 @@
 // The `exec` workload and run_command(): see workloads/exec.h.
 
-// GCC 12's libstdc++ <regex> trips a false -Wmaybe-uninitialized inside
-// std::function when built with -fsanitize (GCC bug 105562); the warning is
-// turned off for this file, whose own code has no such warning, so that
-// `ci/test.sh --sanitize` (-Werror) builds.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-
 #include "workloads/exec.h"
 
 #include <fcntl.h>
