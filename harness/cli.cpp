@@ -116,8 +116,12 @@ ExitCode cmd_list() {
           for (std::size_t i = 0; i < p.choices.size(); ++i) type += (i ? "|" : "") + p.choices[i];
           type += ")";
         }
-        t.add_row({"  " + p.name, type, p.unit,
-                   p.default_value.empty() ? "(required)" : p.default_value, p.doc});
+        // An empty default means "required", except for text parameters,
+        // whose empty default is the empty text (unset): harness/params.h.
+        const std::string def = !p.default_value.empty()    ? p.default_value
+                                : p.type == ParamType::text ? "(unset)"
+                                                            : "(required)";
+        t.add_row({"  " + p.name, type, p.unit, def, p.doc});
       }
       std::cout << t.render();
     }

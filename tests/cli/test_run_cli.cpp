@@ -37,7 +37,9 @@ TEST(RunCli, FakeJobStoresEverySampleAndShowListsRuns) {
   std::string db = dir.path() + "/r.db";
   auto r = run_nightjar({"run", job, "--db", db, "--variant", "a", "--build", "v1"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(count(db, "SELECT count(*) FROM run WHERE status='complete' AND variant='a' AND build='v1'"), 2);
+  EXPECT_EQ(
+      count(db, "SELECT count(*) FROM run WHERE status='complete' AND variant='a' AND build='v1'"),
+      2);
   EXPECT_EQ(count(db, "SELECT count(*) FROM sample WHERE metric='throughput'"), 6);
   EXPECT_NE(r.out.find("cv=0 fail_at=0 seed=1 sleep=0s value=100"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("Hmean"), std::string::npos) << r.out;
@@ -51,7 +53,8 @@ TEST(RunCli, FakeJobStoresEverySampleAndShowListsRuns) {
 
 TEST(RunCli, ScriptedSamplesGiveExactHmean) {
   TempDir dir;
-  std::string job = dir.write("s.yaml", "workload: fake\nparams:\n  script: \"100,200,400\"\niterations: 3\nwarmup: 0\n");
+  std::string job = dir.write(
+      "s.yaml", "workload: fake\nparams:\n  script: \"100,200,400\"\niterations: 3\nwarmup: 0\n");
   std::string db = dir.path() + "/r.db";
   auto r = run_nightjar({"run", job, "--db", db});
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -61,7 +64,8 @@ TEST(RunCli, ScriptedSamplesGiveExactHmean) {
 
 TEST(RunCli, SkippedCellIsStoredWithReason) {
   TempDir dir;
-  std::string job = dir.write("skip.yaml", "workload: fake\nparams:\n  skip: needs a unicorn\niterations: 2\n");
+  std::string job =
+      dir.write("skip.yaml", "workload: fake\nparams:\n  skip: needs a unicorn\niterations: 2\n");
   std::string db = dir.path() + "/r.db";
   auto r = run_nightjar({"run", job, "--db", db});
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -71,7 +75,8 @@ TEST(RunCli, SkippedCellIsStoredWithReason) {
 
 TEST(RunCli, FailedIterationsAreStoredAsFailedSamples) {
   TempDir dir;
-  std::string job = dir.write("f.yaml", "workload: fake\nparams:\n  fail_at: 2\niterations: 3\nwarmup: 0\n");
+  std::string job =
+      dir.write("f.yaml", "workload: fake\nparams:\n  fail_at: 2\niterations: 3\nwarmup: 0\n");
   std::string db = dir.path() + "/r.db";
   auto r = run_nightjar({"run", job, "--db", db});
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -84,8 +89,8 @@ TEST(RunCli, SetOverridesAxesAndContextIsRecorded) {
   TempDir dir;
   std::string job = dir.write("fake.yaml", kFakeJob);
   std::string db = dir.path() + "/r.db";
-  auto r = run_nightjar({"run", job, "--db", db, "--set", "seed=5,6,7", "--iterations", "2", "--context",
-                         "purpose=test"});
+  auto r = run_nightjar({"run", job, "--db", db, "--set", "seed=5,6,7", "--iterations", "2",
+                         "--context", "purpose=test"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(count(db, "SELECT count(*) FROM run"), 3);
   EXPECT_EQ(count(db, "SELECT count(*) FROM sample WHERE metric='throughput'"), 6);
@@ -98,7 +103,8 @@ TEST(RunCli, SetOverridesAxesAndContextIsRecorded) {
 TEST(RunCli, DatabasePathFromEnvironment) {
   TempDir dir;
   std::string job = dir.write("fake.yaml", kFakeJob);
-  auto r = run_nightjar({"run", job, "--iterations", "1"}, {{"NIGHTJAR_DB", dir.path() + "/env.db"}});
+  auto r =
+      run_nightjar({"run", job, "--iterations", "1"}, {{"NIGHTJAR_DB", dir.path() + "/env.db"}});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(count(dir.path() + "/env.db", "SELECT count(*) FROM run"), 2);
   auto x = run_nightjar({"run", job, "--iterations", "1"},
@@ -111,7 +117,8 @@ TEST(RunCli, DatabasePathFromEnvironment) {
 TEST(RunCli, NotANightjarDatabaseIsAnEnvironmentError) {
   TempDir dir;
   std::string job = dir.write("fake.yaml", kFakeJob);
-  std::string junk = dir.write("junk.db", "this is not sqlite at all, just text that is long enough to matter");
+  std::string junk =
+      dir.write("junk.db", "this is not sqlite at all, just text that is long enough to matter");
   auto r = run_nightjar({"run", job, "--db", junk});
   EXPECT_EQ(r.exit_code, 4) << r.err;
   EXPECT_NE(r.err.find(junk), std::string::npos) << r.err;
@@ -126,7 +133,9 @@ struct BadJob {
   const char* expect_field;
 };
 
-void PrintTo(const BadJob& c, std::ostream* os) { *os << c.name; }
+void PrintTo(const BadJob& c, std::ostream* os) {
+  *os << c.name;
+}
 
 class BadJobFile : public ::testing::TestWithParam<BadJob> {};
 
@@ -154,7 +163,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadJob{"unknown_workload", "workload: pftx\n", ":1:", "workload"},
         BadJob{"unknown_param", "workload: pft\nparams:\n  clientz: 1\n", ":3:", "clientz"},
         BadJob{"clients_zero", "workload: pft\nparams:\n  clients: 0\n", ":3:", "clients"},
-        BadJob{"clients_negative", "workload: pft\nparams:\n  clients: [1, -2]\n", ":3:", "clients"},
+        BadJob{"clients_negative", "workload: pft\nparams:\n  clients: [1, -2]\n",
+               ":3:", "clients"},
         BadJob{"size_zero", "workload: pft\nparams:\n  size: 0\n", ":3:", "size"},
         BadJob{"size_above_memory", "workload: pft\nparams:\n  size: 64T\n", ":3:", "size"},
         BadJob{"bad_suffix", "workload: pft\nparams:\n  size: 10Q\n", ":3:", "size"},
@@ -184,7 +194,8 @@ TEST(RunCli, SigintDuringIterationTwoKeepsCompletedSamples) {
   // ours left after nightjar exits is a leaked worker.
   prctl(PR_SET_CHILD_SUBREAPER, 1);
   TempDir dir;
-  std::string job = dir.write("slow.yaml", "workload: fake\nparams:\n  sleep: 1s\niterations: 5\nwarmup: 0\n");
+  std::string job =
+      dir.write("slow.yaml", "workload: fake\nparams:\n  sleep: 1s\niterations: 5\nwarmup: 0\n");
   std::string db = dir.path() + "/r.db";
   pid_t pid = spawn_nightjar({"run", job, "--db", db}, dir.path(), "run");
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // inside iteration 2
@@ -200,9 +211,10 @@ TEST(RunCli, SigintDuringPftProcessesLeavesNoWorkers) {
   prctl(PR_SET_CHILD_SUBREAPER, 1);
   TempDir dir;
   std::string db = dir.path() + "/r.db";
-  pid_t pid = spawn_nightjar({"run", source_path("jobs/pft-quick.yaml"), "--db", db, "--set", "mode=processes",
-                              "--set", "clients=2", "--set", "size=1G", "--iterations", "20", "--warmup", "0"},
-                             dir.path(), "run");
+  pid_t pid = spawn_nightjar(
+      {"run", source_path("jobs/pft-quick.yaml"), "--db", db, "--set", "mode=processes", "--set",
+       "clients=2", "--set", "size=1G", "--iterations", "20", "--warmup", "0"},
+      dir.path(), "run");
   // Wait until at least one sample is stored, then interrupt.
   for (int i = 0; i < 200 && count(db, "SELECT count(*) FROM iteration") < 1; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -217,7 +229,8 @@ TEST(RunCli, SigintDuringPftProcessesLeavesNoWorkers) {
 
 TEST(RunCli, SigkillLeavesRunThatNextInvocationMarksAborted) {
   TempDir dir;
-  std::string job = dir.write("slow.yaml", "workload: fake\nparams:\n  sleep: 300ms\niterations: 50\nwarmup: 0\n");
+  std::string job = dir.write(
+      "slow.yaml", "workload: fake\nparams:\n  sleep: 300ms\niterations: 50\nwarmup: 0\n");
   std::string db = dir.path() + "/r.db";
   pid_t pid = spawn_nightjar({"run", job, "--db", db}, dir.path(), "run");
   for (int i = 0; i < 200 && count(db, "SELECT count(*) FROM iteration") < 2; ++i)
@@ -237,7 +250,8 @@ TEST(RunCli, SigkillLeavesRunThatNextInvocationMarksAborted) {
 
 TEST(RunCli, RunningRunOfLiveProcessIsNotAborted) {
   TempDir dir;
-  std::string job = dir.write("slow.yaml", "workload: fake\nparams:\n  sleep: 200ms\niterations: 10\nwarmup: 0\n");
+  std::string job = dir.write(
+      "slow.yaml", "workload: fake\nparams:\n  sleep: 200ms\niterations: 10\nwarmup: 0\n");
   std::string db = dir.path() + "/r.db";
   pid_t pid = spawn_nightjar({"run", job, "--db", db}, dir.path(), "run");
   for (int i = 0; i < 200 && count(db, "SELECT count(*) FROM iteration") < 1; ++i)
@@ -250,8 +264,8 @@ TEST(RunCli, RunningRunOfLiveProcessIsNotAborted) {
 
 TEST(RunCli, TwoConcurrentWritersLoseNothing) {
   TempDir dir;
-  std::string job = dir.write("many.yaml",
-                              "workload: fake\nparams:\n  seed: [1, 2, 3, 4, 5]\niterations: 40\nwarmup: 0\n");
+  std::string job = dir.write(
+      "many.yaml", "workload: fake\nparams:\n  seed: [1, 2, 3, 4, 5]\niterations: 40\nwarmup: 0\n");
   std::string db = dir.path() + "/r.db";
   pid_t a = spawn_nightjar({"run", job, "--db", db, "--variant", "a"}, dir.path(), "a");
   pid_t b = spawn_nightjar({"run", job, "--db", db, "--variant", "b"}, dir.path(), "b");
@@ -268,10 +282,12 @@ TEST(RunCli, PftMatrixFourCellsThreeSamples) {
   TempDir dir;
   std::string db = dir.path() + "/t.db";
   auto r = run_nightjar({"run", source_path("jobs/pft.yaml"), "--set", "clients=1,2", "--set",
-                         "mode=threads,processes", "--set", "size=256M", "--iterations", "3", "--db", db});
+                         "mode=threads,processes", "--set", "size=256M", "--iterations", "3",
+                         "--db", db});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(count(db, "SELECT count(*) FROM run WHERE status='complete'"), 4);
-  EXPECT_EQ(count(db, "SELECT count(*) FROM sample WHERE metric='faults_per_sec' AND value > 0"), 12);
+  EXPECT_EQ(count(db, "SELECT count(*) FROM sample WHERE metric='faults_per_sec' AND value > 0"),
+            12);
   EXPECT_EQ(count(db, "SELECT count(DISTINCT cell) FROM run"), 4);
   EXPECT_EQ(count(db, "SELECT count(*) FROM monitor WHERE name='vmstat.pgfault'"), 12);
   auto show = run_nightjar({"show", "--db", db});
@@ -293,8 +309,12 @@ TEST(Cli, EverySubcommandHasHelp) {
 TEST(Cli, ListShowsWorkloadsParamsAndMetrics) {
   auto r = run_nightjar({"list"});
   ASSERT_EQ(r.exit_code, 0);
-  for (const char* s : {"pft", "fake", "null", "faults_per_sec", "higher is better", "clients", "size"})
+  for (const char* s :
+       {"pft", "fake", "null", "faults_per_sec", "higher is better", "clients", "size"})
     EXPECT_NE(r.out.find(s), std::string::npos) << s;
+  // An optional text parameter (fake's `skip`) is unset by default, not required.
+  EXPECT_NE(r.out.find("(unset)"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("(required)"), std::string::npos) << r.out;
 }
 
 TEST(Cli, EnvShowsKernelTestboxAndContext) {
