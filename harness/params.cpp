@@ -14,6 +14,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <fstream>
 #include <limits>
 #include <stdexcept>
@@ -571,6 +572,22 @@ std::string format_size(std::uint64_t bytes) {
     if (bytes % unit == 0) return fmt::format("{}{}", bytes / unit, suffix);
   }
   return std::to_string(bytes);
+}
+
+std::string human_bytes(std::uint64_t bytes) {
+  static constexpr const char* kUnits[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(bytes);
+  int u = 0;
+  while (v >= 1024 && u < 4) {
+    v /= 1024;
+    ++u;
+  }
+  char buf[48];
+  if (u == 0)
+    std::snprintf(buf, sizeof buf, "%llu bytes", static_cast<unsigned long long>(bytes));
+  else
+    std::snprintf(buf, sizeof buf, "%.1f %s", v, kUnits[u]);
+  return buf;
 }
 
 }  // namespace nightjar

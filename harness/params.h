@@ -34,7 +34,7 @@ const char* to_string(ParamType t);
 struct ParamDescriptor {
   std::string name;
   ParamType type = ParamType::count;
-  std::string unit;                  ///< for humans: "bytes", "s", "workers"
+  std::string unit;  ///< for humans: "bytes", "s", "workers"
   /// Text form, parsed like job input. "" = required, except for ParamType::text,
   /// where "" means the default is the empty text (an optional text such as fake's `script`).
   std::string default_value;
@@ -93,5 +93,9 @@ ParamValue parse_param(const ParamDescriptor& desc, const std::string& text,
 /// Canonical text of a byte count: the largest binary suffix that divides it
 /// exactly (10240 -> "10K", 268435456 -> "256M", 1000 -> "1000").
 std::string format_size(std::uint64_t bytes);
+
+/// Human text of a byte count in powers of 1024, one decimal: "4.0 GiB",
+/// "23.5 MiB"; below 1 KiB the exact count, "512 bytes". For messages.
+std::string human_bytes(std::uint64_t bytes);
 
 }  // namespace nightjar

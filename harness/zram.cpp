@@ -1,5 +1,6 @@
 // zram swap owned by nightjar: selection, configuration and teardown.
 #include "harness/zram.h"
+#include "harness/params.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -97,23 +98,6 @@ std::string unescape_octal(std::string_view s) {
 std::string basename_of(const std::string& path) {
   auto slash = path.rfind('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
-/// Human text of a byte count: "4.0 GiB".
-std::string human_bytes(std::uint64_t bytes) {
-  static constexpr const char* kUnits[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
-  double v = static_cast<double>(bytes);
-  int u = 0;
-  while (v >= 1024 && u < 4) {
-    v /= 1024;
-    ++u;
-  }
-  char buf[48];
-  if (u == 0)
-    std::snprintf(buf, sizeof buf, "%llu bytes", static_cast<unsigned long long>(bytes));
-  else
-    std::snprintf(buf, sizeof buf, "%.1f %s", v, kUnits[u]);
-  return buf;
 }
 
 /// The zram<N> devices under <root>/sys/block, sorted by N.

@@ -17,6 +17,7 @@
 // touch loop, CLOCK_THREAD_CPUTIME_ID, CLOCK_MONOTONIC; getrusage(RUSAGE_THREAD)
 // is read just outside it for minflt and system time.
 #include "workloads/pft.h"
+#include "harness/params.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -74,23 +75,6 @@ std::int64_t clock_ns(clockid_t clock) noexcept {
 std::int64_t timeval_ns(const timeval& tv) noexcept {
   return static_cast<std::int64_t>(tv.tv_sec) * 1'000'000'000 +
          static_cast<std::int64_t>(tv.tv_usec) * 1000;
-}
-
-/// "23.5 GiB": for messages about memory amounts that are not round sizes.
-std::string human_bytes(std::uint64_t bytes) {
-  static constexpr const char* kUnits[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
-  double v = static_cast<double>(bytes);
-  int u = 0;
-  while (v >= 1024 && u < 4) {
-    v /= 1024;
-    ++u;
-  }
-  char buf[48];
-  if (u == 0)
-    std::snprintf(buf, sizeof buf, "%llu bytes", static_cast<unsigned long long>(bytes));
-  else
-    std::snprintf(buf, sizeof buf, "%.1f %s", v, kUnits[u]);
-  return buf;
 }
 
 /// The size as the job wrote it plus its byte count: "20%mem (4.7 GiB)".

@@ -14,6 +14,7 @@
 //    the memory.reclaim loop, or the MADV_PAGEOUT calls (the pass that maps
 //    the pages for MADV_PAGEOUT comes before it).
 #include "workloads/tmpfs_refault.h"
+#include "harness/params.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -76,23 +77,6 @@ std::int64_t clock_ns() noexcept {
   timespec ts{};
   ::clock_gettime(CLOCK_MONOTONIC, &ts);
   return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
-
-/// "23.5 GiB": for messages about memory amounts.
-std::string human_bytes(std::uint64_t bytes) {
-  static constexpr const char* kUnits[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
-  double v = static_cast<double>(bytes);
-  int u = 0;
-  while (v >= 1024 && u < 4) {
-    v /= 1024;
-    ++u;
-  }
-  char buf[48];
-  if (u == 0)
-    std::snprintf(buf, sizeof buf, "%llu bytes", static_cast<unsigned long long>(bytes));
-  else
-    std::snprintf(buf, sizeof buf, "%.1f %s", v, kUnits[u]);
-  return buf;
 }
 
 std::string percent(double fraction) {
@@ -1013,7 +997,7 @@ class TmpfsRefaultSession : public CellSession {
 std::string size_text(const Cell& cell, std::uint64_t bytes) {
   auto it = cell.params.find("size");
   std::string text = it != cell.params.end() ? it->second.text : std::to_string(bytes);
-  return text + " (" + refault::human_bytes(bytes) + ")";
+  return text + " (" + human_bytes(bytes) + ")";
 }
 
 class TmpfsRefaultWorkload : public Workload {
@@ -1131,12 +1115,12 @@ class TmpfsRefaultWorkload : public Workload {
         throw ParamError{
             "size",
             "size " + size_text(cell, size) + " with pattern " + cell.text("pattern") +
-                " needs about " + refault::human_bytes(need.total) + " of memory (the " +
-                refault::human_bytes(need.file) + " file in tmpfs plus about " +
-                refault::human_bytes(need.zram) + " for its copy in zram, " + ratio +
+                " needs about " + human_bytes(need.total) + " of memory (the " +
+                human_bytes(need.file) + " file in tmpfs plus about " +
+                human_bytes(need.zram) + " for its copy in zram, " + ratio +
                 " of it), more than 90% of this machine's MemTotal " +
-                refault::human_bytes(machine.mem_total_bytes) + " (" +
-                refault::human_bytes(static_cast<std::uint64_t>(usable)) + "); " +
+                human_bytes(machine.mem_total_bytes) + " (" +
+                human_bytes(static_cast<std::uint64_t>(usable)) + "); " +
                 (fit > 0 ? "write size: " + format_size(fit) + " or less"
                          : std::string("this machine has too little memory for the workload"))};
       }
@@ -1211,7 +1195,7 @@ class TmpfsRefaultWorkload : public Workload {
     const std::uint64_t available = refault::mem_available_bytes();
     if (available && need.total > available)
       ctx.warn("tmpfs_refault: size " + size_text(cell, o.size) + " needs about " +
-               refault::human_bytes(need.total) + " but only " + refault::human_bytes(available) +
+               human_bytes(need.total) + " but only " + human_bytes(available) +
                " is available (MemAvailable): writing the file will push other memory out; write "
                "a smaller size");
     return std::make_unique<TmpfsRefaultSession>(std::move(o), cell.flag("hot_reread"), ctx);
