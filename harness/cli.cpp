@@ -410,7 +410,7 @@ int run_cli(int argc, char** argv) {
   app.require_subcommand(1);
   app.footer(
       "Exit codes: 0 ok, 1 significant regression, 2 usage error, 3 inconclusive,\n"
-      "4 environment/workload/database error, 125 bisect skip, 130 interrupted.\n"
+      "4 environment/workload/database error, 125 bisect skip, 128 bisect abort,\n130 interrupted.\n"
       "Database: --db PATH, else $NIGHTJAR_DB, else $XDG_DATA_HOME/nightjar/results.db,\n"
       "else ~/.local/share/nightjar/results.db.");
 
