@@ -81,26 +81,6 @@ std::string did_you_mean(std::string_view word, const std::vector<std::string>& 
 
 // ---- YAML helpers ------------------------------------------------------------
 
-// 1-based line of a node, or `fallback` when yaml-cpp has no mark for it.
-int line_of(const YAML::Node& node, int fallback) {
-  YAML::Mark m = node.Mark();
-  if (m.is_null() || m.line < 0) return fallback;
-  return m.line + 1;
-}
-
-const char* kind_name(const YAML::Node& node) {
-  switch (node.Type()) {
-    case YAML::NodeType::Sequence:
-      return "a list";
-    case YAML::NodeType::Map:
-      return "a mapping";
-    case YAML::NodeType::Scalar:
-      return "a scalar";
-    default:
-      return "nothing";
-  }
-}
-
 // yaml-cpp turns the plain scalars `null`, `Null`, `NULL` and `~` into Null
 // nodes with no text, which would lose `workload: null`. The node's mark
 // points at the scalar in the source, so the literal is recovered from there;

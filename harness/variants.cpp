@@ -35,25 +35,6 @@ constexpr const char* kVariantKeys = "sysfs, procfs, sysctl, cgroup, description
   throw UsageError(fmt::format("{}: {}: {}", where, field, message));
 }
 
-int line_of(const YAML::Node& node, int fallback) {
-  YAML::Mark m = node.Mark();
-  if (m.is_null() || m.line < 0) return fallback;
-  return m.line + 1;
-}
-
-const char* kind_name(const YAML::Node& node) {
-  switch (node.Type()) {
-    case YAML::NodeType::Sequence:
-      return "a list";
-    case YAML::NodeType::Map:
-      return "a mapping";
-    case YAML::NodeType::Scalar:
-      return "a scalar";
-    default:
-      return "nothing";
-  }
-}
-
 bool valid_name(const std::string& name) {
   if (name.empty() || name.size() > 64) return false;
   return std::all_of(name.begin(), name.end(), [](char c) {
@@ -480,6 +461,25 @@ std::vector<std::string> KnobSet::restore() noexcept {
   mismatches_.clear();
   unlock();
   return problems;
+}
+
+int line_of(const YAML::Node& node, int fallback) {
+  YAML::Mark m = node.Mark();
+  if (m.is_null() || m.line < 0) return fallback;
+  return m.line + 1;
+}
+
+const char* kind_name(const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Sequence:
+      return "a list";
+    case YAML::NodeType::Map:
+      return "a mapping";
+    case YAML::NodeType::Scalar:
+      return "a scalar";
+    default:
+      return "nothing";
+  }
 }
 
 }  // namespace nightjar

@@ -47,6 +47,12 @@ struct VariantSpec {
   int cgroup_line = 0;      ///< 1-based line of its `cgroup:` key; 0 when absent
 };
 
+/// 1-based line of a YAML node (for "FILE:LINE" in errors), or `fallback`
+/// when yaml-cpp has no mark for it. Shared by the job and variant parsers.
+int line_of(const YAML::Node& node, int fallback);
+/// "a list", "a mapping", "a scalar" or "nothing": a node's kind for errors.
+const char* kind_name(const YAML::Node& node);
+
 /// Parses a job's `variants:` mapping (name -> mapping of the keys above; a
 /// Null or `{}` value is a label-only variant). Names are 1..64 characters of
 /// [A-Za-z0-9._+-] and not "all". Throws UsageError
