@@ -40,10 +40,10 @@
 #include <thread>
 #include <vector>
 
-#include "harness/statistics.h"
-#include "results/comparison.h"
-#include "results/render_compare.h"
-#include "results/store.h"
+#include "results/compare/comparison.h"
+#include "results/render/compare.h"
+#include "results/stats/statistics.h"
+#include "results/store/store.h"
 
 namespace {
 

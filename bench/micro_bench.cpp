@@ -32,9 +32,11 @@
 #include <string>
 #include <vector>
 
-#include "harness/statistics.h"
-#include "results/csv_io.h"
-#include "results/store.h"
+#include "results/io/csv.h"
+#include "results/stats/statistics.h"
+#include "results/store/store.h"
+#include "workloads/sys/probe.h"
+#include "workloads/workload.h"
 
 namespace {
 
@@ -198,7 +200,7 @@ void BM_CsvParse(benchmark::State& state) {
   const CsvFixture& f = csv_fixture(static_cast<int>(state.range(0)));
   for (auto _ : state) {
     std::istringstream in(f.csv);
-    SamplesCsv csv = parse_samples_csv(in, "bench.csv");
+    SamplesCsv csv = parse_samples_csv(in, "bench.csv", workload_catalog());
     benchmark::DoNotOptimize(csv.rows);
   }
   state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(f.rows));
@@ -209,14 +211,14 @@ BENCHMARK(BM_CsvParse)->Arg(100)->Arg(10000)->Unit(benchmark::kMillisecond);
 void BM_CsvImport(benchmark::State& state) {
   const CsvFixture& f = csv_fixture(static_cast<int>(state.range(0)));
   std::istringstream in(f.csv);
-  const SamplesCsv csv = parse_samples_csv(in, "bench.csv");
+  const SamplesCsv csv = parse_samples_csv(in, "bench.csv", workload_catalog());
   const std::string path = scratch().file("import.db");
   for (auto _ : state) {
     state.PauseTiming();
     remove_db(path);
     auto store = std::make_unique<ResultsStore>(path);
     state.ResumeTiming();
-    auto r = import_samples_csv(*store, csv);
+    auto r = import_samples_csv(*store, csv, workload_catalog(), probe_machine_facts());
     benchmark::DoNotOptimize(r.samples);
     state.PauseTiming();
     store.reset();

@@ -29,9 +29,9 @@
 #include <thread>
 #include <vector>
 
-#include "harness/exit_codes.h"
-#include "harness/params.h"
-#include "harness/statistics.h"
+#include "results/model/exit_codes.h"
+#include "results/model/params.h"
+#include "results/stats/statistics.h"
 #include "workloads/pft.h"
 
 namespace {

@@ -17,10 +17,10 @@
 #include <cstdio>
 #include <string>
 
-#include "harness/exit_codes.h"
-#include "harness/params.h"
-#include "harness/signals.h"
-#include "harness/zram.h"
+#include "results/model/exit_codes.h"
+#include "results/model/params.h"
+#include "workloads/sys/signals.h"
+#include "workloads/sys/zram.h"
 #include "workloads/tmpfs_refault.h"
 
 namespace {
@@ -79,7 +79,7 @@ int main(int argc, char** argv) {
   install_interrupt_handlers();
   refault::RigOptions o;
   try {
-    const MachineFacts machine = MachineFacts::probe();
+    const MachineFacts machine = probe_machine_facts();
     ParamDescriptor size_desc{"size", ParamType::size, "bytes", "", "", {}, 1048576.0, {}};
     o.size = static_cast<std::uint64_t>(parse_param(size_desc, size_text, machine).number);
     o.block_size = static_cast<std::size_t>(parse_param(size_desc, block, machine).number);

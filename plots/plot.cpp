@@ -1,6 +1,6 @@
 // `nightjar plot` data: see plots/plot.h.
 #include "plots/plot.h"
-#include "harness/metric.h"
+#include "results/model/metric.h"
 
 #include <algorithm>
 #include <charconv>
@@ -14,8 +14,7 @@
 
 #include <fmt/format.h>
 
-#include "harness/exit_codes.h"
-#include "workloads/workload.h"
+#include "results/model/exit_codes.h"
 
 namespace nightjar {
 namespace {
@@ -294,11 +293,11 @@ std::string describe_params(const std::vector<UsedCell>& cells) {
 }
 
 // The declared type and unit of parameter `name` of `workload`, when registered.
-std::optional<ParamDescriptor> param_descriptor(const std::string& workload,
+std::optional<ParamDescriptor> param_descriptor(const WorkloadCatalog* declared,
+                                                const std::string& workload,
                                                 const std::string& name) {
-  if (const Workload* w = find_workload(workload))
-    for (const auto& d : w->params())
-      if (d.name == name) return d;
+  if (const WorkloadDeclaration* w = declared ? declared->find(workload) : nullptr)
+    if (const ParamDescriptor* d = w->param(name)) return *d;
   return std::nullopt;
 }
 
@@ -357,7 +356,7 @@ void build_scaling(const ResultsStore& store, const PlotRequest& r, const std::v
   std::optional<ParamDescriptor> desc;
   bool declared = true, numeric = true;
   for (const auto& w : workloads) {
-    auto pd = param_descriptor(w, r.x);
+    auto pd = param_descriptor(r.query.declared, w, r.x);
     if (!pd) {
       declared = false;
       continue;
@@ -642,7 +641,8 @@ PlotData build_plot_data(const ResultsStore& store, const PlotRequest& r) {
   // The metric: present in the plotted cells, with its descriptor.
   std::set<std::string> workloads;
   for (const auto& c : cells) workloads.insert(c.key->workload);
-  const MetricCatalog catalog = load_metric_catalog(store, workloads);
+  const MetricCatalog catalog = load_metric_catalog(
+      store, workloads, r.query.declared ? *r.query.declared : WorkloadCatalog::empty());
   std::vector<std::string> present;  // catalog order, then the rest by name
   std::set<std::string> names;
   for (const auto& c : cells)

@@ -24,10 +24,10 @@
 #include <utility>
 #include <vector>
 
-#include "harness/metric.h"
-#include "harness/statistics.h"
-#include "results/selector.h"
-#include "results/store.h"
+#include "results/compare/selector.h"
+#include "results/model/metric.h"
+#include "results/stats/statistics.h"
+#include "results/store/store.h"
 
 namespace nightjar {
 

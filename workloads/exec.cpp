@@ -25,8 +25,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "harness/exit_codes.h"
-#include "harness/signals.h"
+#include "results/model/exit_codes.h"
+#include "workloads/sys/signals.h"
 
 extern char** environ;
 
@@ -404,14 +404,6 @@ std::vector<MetricDescriptor> builtin_metrics() {
   };
 }
 
-bool valid_metric_name(const std::string& s) {
-  if (s.empty()) return false;
-  return std::all_of(s.begin(), s.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-' ||
-           c == '/';
-  });
-}
-
 // A number at the start of `text` (after blanks), followed by nothing, blanks,
 // or a unit/word. nullopt when there is no number or it is not finite.
 std::optional<double> leading_number(std::string_view text, bool whole) {
@@ -483,75 +475,8 @@ const nlohmann::json* json_lookup(const nlohmann::json& obj, const std::string& 
 
 }  // namespace
 
-std::vector<MetricDescriptor> parse_metric_declarations(const std::string& text) {
-  std::vector<MetricDescriptor> out;
-  std::set<std::string> names;
-  std::string spaced = text;
-  std::replace(spaced.begin(), spaced.end(), ';', ' ');
-  std::stringstream in(spaced);
-  std::string decl;
-  const std::string example =
-      "write NAME[:UNIT[:higher|lower[:hmean|amean|gmean]]], such as "
-      "`metrics: \"throughput:ops/s:higher latency:ms:lower\"`";
-  while (in >> decl) {
-    std::vector<std::string> parts;
-    std::size_t start = 0;
-    while (true) {
-      std::size_t colon = decl.find(':', start);
-      parts.push_back(
-          decl.substr(start, colon == std::string::npos ? std::string::npos : colon - start));
-      if (colon == std::string::npos) break;
-      start = colon + 1;
-    }
-    if (parts.size() > 4)
-      throw ParamError{"metrics", fmt::format("'{}' has too many ':' fields; {}", decl, example)};
-    MetricDescriptor d;
-    d.name = parts[0];
-    if (!valid_metric_name(d.name))
-      throw ParamError{"metrics", fmt::format("'{}': a metric name is letters, digits, '_', '.', "
-                                              "'-' or '/'; {}",
-                                              decl, example)};
-    if (!names.insert(d.name).second)
-      throw ParamError{"metrics", fmt::format("'{}' is declared twice; keep one", d.name)};
-    if (d.name == kWallTime || d.name == kCpuTime) {
-      // Measured by exec itself: seconds, lower is better, Amean.
-      for (const auto& b : builtin_metrics())
-        if (b.name == d.name) {
-          if ((parts.size() > 1 && !parts[1].empty() && parts[1] != "s") ||
-              (parts.size() > 2 && !parts[2].empty() && parts[2] != "lower") ||
-              (parts.size() > 3 && !parts[3].empty() && parts[3] != "amean"))
-            throw ParamError{"metrics",
-                             fmt::format("'{}' is measured by exec itself in seconds, lower "
-                                         "is better, Amean; write just `{}`",
-                                         decl, d.name)};
-          out.push_back(b);
-        }
-      continue;
-    }
-    d.unit = parts.size() > 1 ? parts[1] : "";
-    d.direction = Direction::higher_is_better;
-    if (parts.size() > 2 && !parts[2].empty()) {
-      if (parts[2] == "higher")
-        d.direction = Direction::higher_is_better;
-      else if (parts[2] == "lower")
-        d.direction = Direction::lower_is_better;
-      else
-        throw ParamError{"metrics", fmt::format("'{}': direction '{}' is not higher or lower; {}",
-                                                decl, parts[2], example)};
-    }
-    d.mean = d.direction == Direction::higher_is_better ? MeanKind::harmonic : MeanKind::arithmetic;
-    if (parts.size() > 3 && !parts[3].empty()) {
-      try {
-        d.mean = mean_kind_from_string(parts[3]);
-      } catch (const std::exception&) {
-        throw ParamError{"metrics", fmt::format("'{}': mean '{}' is not hmean, amean or gmean; {}",
-                                                decl, parts[3], example)};
-      }
-    }
-    d.doc = "declared by the job";
-    out.push_back(std::move(d));
-  }
-  return out;
+std::vector<MetricDescriptor> parse_exec_metrics(const std::string& text) {
+  return parse_metric_declarations(text, builtin_metrics());
 }
 
 std::map<std::string, double> extract_metrics(const std::string& output,
@@ -696,7 +621,7 @@ ExecConfig config_of(const Cell& cell) {
   c.stream = cell.text("stream");
   c.rule = parse_rule(cell.text("parse"));
   c.regex = cell.text("regex");
-  c.metrics = parse_metric_declarations(cell.text("metrics"));
+  c.metrics = parse_exec_metrics(cell.text("metrics"));
   if (c.metrics.empty()) c.metrics.push_back(builtin_metrics().front());  // time the command
   return c;
 }
@@ -824,7 +749,7 @@ class ExecWorkload : public Workload {
   std::vector<MetricDescriptor> cell_metrics(const Cell& cell) const override {
     std::vector<MetricDescriptor> declared;
     try {
-      declared = parse_metric_declarations(cell.text("metrics"));
+      declared = parse_exec_metrics(cell.text("metrics"));
     } catch (const ParamError&) {
     }
     if (declared.empty()) declared.push_back(builtin_metrics().front());

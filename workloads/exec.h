@@ -23,8 +23,8 @@
 #include <string>
 #include <vector>
 
-#include "harness/metric.h"
-#include "harness/params.h"
+#include "results/model/metric.h"
+#include "results/model/params.h"
 #include "workloads/workload.h"
 
 namespace nightjar {
@@ -115,7 +115,7 @@ enum class ParseRule {
 /// Names: letters, digits, '_', '.', '-', '/'; unique. `wall_time` and
 /// `cpu_time` are measured by exec itself (seconds, lower is better, Amean)
 /// instead of parsed. Throws ParamError (field "metrics").
-std::vector<MetricDescriptor> parse_metric_declarations(const std::string& text);
+std::vector<MetricDescriptor> parse_exec_metrics(const std::string& text);
 
 /// Extracts every metric of `declared` but wall_time/cpu_time from `output`
 /// by `rule` (`regex` is the

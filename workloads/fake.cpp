@@ -12,7 +12,7 @@
 #include <sstream>
 #include <thread>
 
-#include "harness/exit_codes.h"
+#include "results/model/exit_codes.h"
 #include "workloads/builtin.h"
 
 namespace nightjar {
@@ -32,7 +32,9 @@ std::vector<double> parse_script(const std::string& text) {
       used = 0;
     }
     if (used != item.size())
-      throw ParamError{"script", "'" + item + "' is not a number; write comma-separated numbers such as 100,101.5,99"};
+      throw ParamError{
+          "script",
+          "'" + item + "' is not a number; write comma-separated numbers such as 100,101.5,99"};
     values.push_back(v);
   }
   return values;
@@ -103,12 +105,47 @@ class FakeWorkload : public Workload {
   std::vector<ParamDescriptor> params() const override {
     return {
         {"value", ParamType::number, "ops/s", "100", "mean throughput of the samples", {}, 0.0, {}},
-        {"cv", ParamType::number, "%", "0", "coefficient of variation of the lognormal noise", {}, 0.0, 1000.0},
-        {"seed", ParamType::count, "", "1", "seed of the noise; same seed, same samples", {}, 0.0, {}},
-        {"script", ParamType::text, "ops/s", "", "comma-separated throughput values used in order instead of noise", {}, {}, {}},
-        {"fail_at", ParamType::count, "iteration", "0", "measured iteration that fails (0: none)", {}, 0.0, {}},
+        {"cv",
+         ParamType::number,
+         "%",
+         "0",
+         "coefficient of variation of the lognormal noise",
+         {},
+         0.0,
+         1000.0},
+        {"seed",
+         ParamType::count,
+         "",
+         "1",
+         "seed of the noise; same seed, same samples",
+         {},
+         0.0,
+         {}},
+        {"script",
+         ParamType::text,
+         "ops/s",
+         "",
+         "comma-separated throughput values used in order instead of noise",
+         {},
+         {},
+         {}},
+        {"fail_at",
+         ParamType::count,
+         "iteration",
+         "0",
+         "measured iteration that fails (0: none)",
+         {},
+         0.0,
+         {}},
         {"sleep", ParamType::duration, "s", "0s", "time each iteration takes", {}, 0.0, 3600.0},
-        {"skip", ParamType::text, "", "", "if set, the cell is skipped with this reason", {}, {}, {}},
+        {"skip",
+         ParamType::text,
+         "",
+         "",
+         "if set, the cell is skipped with this reason",
+         {},
+         {},
+         {}},
     };
   }
   std::vector<MetricDescriptor> metrics() const override {
@@ -132,6 +169,8 @@ class FakeWorkload : public Workload {
 
 }  // namespace
 
-std::unique_ptr<Workload> make_fake_workload() { return std::make_unique<FakeWorkload>(); }
+std::unique_ptr<Workload> make_fake_workload() {
+  return std::make_unique<FakeWorkload>();
+}
 
 }  // namespace nightjar

@@ -15,8 +15,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "harness/exit_codes.h"
-#include "results/gbench_import.h"
+#include "results/io/gbench.h"
+#include "results/model/exit_codes.h"
 #include "workloads/exec.h"
 
 namespace nightjar {

@@ -17,7 +17,7 @@
 // touch loop, CLOCK_THREAD_CPUTIME_ID, CLOCK_MONOTONIC; getrusage(RUSAGE_THREAD)
 // is read just outside it for minflt and system time.
 #include "workloads/pft.h"
-#include "harness/params.h"
+#include "results/model/params.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -45,7 +45,7 @@
 #include <thread>
 #include <vector>
 
-#include "harness/exit_codes.h"
+#include "results/model/exit_codes.h"
 
 namespace nightjar {
 namespace {

@@ -5,8 +5,8 @@
 #include "workloads/exec.h"
 #include "workloads/gbench.h"
 #include "workloads/pft.h"
-#include "workloads/tmpfs_refault.h"
 #include "workloads/tcp_sendfile.h"
+#include "workloads/tmpfs_refault.h"
 #include "workloads/workload.h"
 
 namespace nightjar {
@@ -31,6 +31,16 @@ const Workload* find_workload(std::string_view name) {
   const auto& r = workload_registry();
   auto it = std::find_if(r.begin(), r.end(), [&](const auto& w) { return w->name() == name; });
   return it == r.end() ? nullptr : it->get();
+}
+
+const WorkloadCatalog& workload_catalog() {
+  static const WorkloadCatalog catalog = [] {
+    WorkloadCatalog c;
+    for (const auto& w : workload_registry())
+      c.add(WorkloadDeclaration{std::string(w->name()), w->params(), w->metrics()});
+    return c;
+  }();
+  return catalog;
 }
 
 }  // namespace nightjar

@@ -10,7 +10,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "harness/exit_codes.h"
+#include "results/model/exit_codes.h"
 #include "workloads/builtin.h"
 
 namespace nightjar {
@@ -29,7 +29,8 @@ class SkeletonSession : public CellSession {
     // stores the run as failed with that reason.
     char tmpl[] = "/tmp/nightjar-skeleton-XXXXXX";
     fd_ = mkstemp(tmpl);
-    if (fd_ < 0) throw EnvironmentError("skeleton: cannot create a file in /tmp; check /tmp is writable");
+    if (fd_ < 0)
+      throw EnvironmentError("skeleton: cannot create a file in /tmp; check /tmp is writable");
     unlink(tmpl);  // unlinked at once: nothing to remove even after SIGKILL
   }
 
@@ -51,7 +52,8 @@ class SkeletonSession : public CellSession {
       sum = sum + i;
       if ((i & 0xfffff) == 0 && ctx_.interrupted()) throw Interrupted();
     }
-    double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     IterationResult r;
     if (elapsed <= 0) {
       // A failed sample: stored with its reason, the run goes on.
@@ -79,14 +81,22 @@ class SkeletonWorkload : public Workload {
   // Typed parameters with units, defaults and bounds. The job loader parses
   // and range-checks them before anything runs, so measure() can trust them.
   std::vector<ParamDescriptor> params() const override {
-    return {{"loops", ParamType::count, "loops", "1000000", "integers summed per iteration", {}, 1.0, 1e12}};
+    return {{"loops",
+             ParamType::count,
+             "loops",
+             "1000000",
+             "integers summed per iteration",
+             {},
+             1.0,
+             1e12}};
   }
 
   // One descriptor per metric: unit, direction (decides %change's sign) and
   // the summary mean (Hmean for rates over fixed work, Amean for times).
   std::vector<MetricDescriptor> metrics() const override {
     return {
-        {"loops_per_sec", "loops/s", Direction::higher_is_better, MeanKind::harmonic, "loops / elapsed"},
+        {"loops_per_sec", "loops/s", Direction::higher_is_better, MeanKind::harmonic,
+         "loops / elapsed"},
         {"elapsed", "s", Direction::lower_is_better, MeanKind::arithmetic, "time of the loop"},
     };
   }
@@ -112,6 +122,8 @@ class SkeletonWorkload : public Workload {
 
 }  // namespace
 
-std::unique_ptr<Workload> make_skeleton_workload() { return std::make_unique<SkeletonWorkload>(); }
+std::unique_ptr<Workload> make_skeleton_workload() {
+  return std::make_unique<SkeletonWorkload>();
+}
 
 }  // namespace nightjar

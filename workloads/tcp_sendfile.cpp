@@ -65,8 +65,8 @@
 
 #include <fmt/format.h>
 
-#include "harness/cgroup.h"
-#include "harness/exit_codes.h"
+#include "results/model/exit_codes.h"
+#include "workloads/sys/cgroup.h"
 
 namespace nightjar {
 namespace tcp {

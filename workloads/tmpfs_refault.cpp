@@ -14,7 +14,7 @@
 //    the memory.reclaim loop, or the MADV_PAGEOUT calls (the pass that maps
 //    the pages for MADV_PAGEOUT comes before it).
 #include "workloads/tmpfs_refault.h"
-#include "harness/params.h"
+#include "results/model/params.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -38,11 +38,11 @@
 #include <system_error>
 #include <vector>
 
-#include "harness/cgroup.h"
-#include "harness/exit_codes.h"
-#include "harness/monitors.h"
-#include "harness/tmpfs.h"
-#include "harness/zram.h"
+#include "results/model/exit_codes.h"
+#include "workloads/sys/cgroup.h"
+#include "workloads/sys/monitors.h"
+#include "workloads/sys/tmpfs.h"
+#include "workloads/sys/zram.h"
 
 namespace nightjar {
 namespace refault {
@@ -1116,8 +1116,8 @@ class TmpfsRefaultWorkload : public Workload {
             "size",
             "size " + size_text(cell, size) + " with pattern " + cell.text("pattern") +
                 " needs about " + human_bytes(need.total) + " of memory (the " +
-                human_bytes(need.file) + " file in tmpfs plus about " +
-                human_bytes(need.zram) + " for its copy in zram, " + ratio +
+                human_bytes(need.file) + " file in tmpfs plus about " + human_bytes(need.zram) +
+                " for its copy in zram, " + ratio +
                 " of it), more than 90% of this machine's MemTotal " +
                 human_bytes(machine.mem_total_bytes) + " (" +
                 human_bytes(static_cast<std::uint64_t>(usable)) + "); " +

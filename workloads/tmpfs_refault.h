@@ -27,7 +27,7 @@
 #include <string>
 #include <string_view>
 
-#include "harness/identity.h"
+#include "workloads/sys/probe.h"
 #include "workloads/workload.h"
 
 namespace nightjar {

@@ -21,27 +21,14 @@
 #include <string_view>
 #include <vector>
 
-#include "harness/metric.h"
-#include "harness/params.h"
+#include "results/model/declarations.h"
+#include "results/model/iteration.h"
+#include "results/model/metric.h"
+#include "results/model/params.h"
 
 namespace nightjar {
 
 class CgroupTree;
-
-/// What one measured iteration produced.
-struct IterationResult {
-  /// metric name -> value in the metric's declared unit. Every declared
-  /// metric should be present; a missing one is simply not stored.
-  std::map<std::string, double> metrics;
-  /// Workload-level counters stored beside the monitor deltas (for example
-  /// pft's measured minor faults): name -> value.
-  std::map<std::string, double> counters;
-  /// Warnings attached to this sample ("minflt differs from pages by 23%: THP?").
-  std::vector<std::string> flags;
-  /// Set when the iteration failed: the sample is stored as failed with this
-  /// reason and no metric values.
-  std::optional<std::string> failure;
-};
 
 /// What the runner gives a workload while a cell runs.
 struct RunContext {
@@ -52,7 +39,8 @@ struct RunContext {
   /// Prints a warning on stderr and records it with the run.
   std::function<void(const std::string&)> warn = [](const std::string&) {};
   /// Records a fact with the run (e.g. "cgroup.client0" -> path).
-  std::function<void(const std::string&, const std::string&)> record = [](const std::string&, const std::string&) {};
+  std::function<void(const std::string&, const std::string&)> record = [](const std::string&,
+                                                                          const std::string&) {};
   /// The cgroup tree the job's `cgroup:` section asked for, created by the
   /// runner for this run (one leaf per client, or one shared leaf), or
   /// nullptr when the job has none. Workloads that start client processes
@@ -116,5 +104,8 @@ class Workload {
 const std::vector<std::unique_ptr<Workload>>& workload_registry();
 /// The workload named `name`, or nullptr.
 const Workload* find_workload(std::string_view name);
+/// The declarations (parameters, metrics) of every registered workload, as
+/// the results layer takes them (results/model/declarations.h).
+const WorkloadCatalog& workload_catalog();
 
 }  // namespace nightjar

@@ -15,8 +15,8 @@
 
 #include <fmt/format.h>
 
-#include "plots/render_gnuplot.h"
-#include "results/store.h"
+#include "plots/gnuplot.h"
+#include "results/store/store.h"
 #include "test_support.h"
 
 using namespace nightjar::test;

@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "harness/cgroup.h"
-#include "harness/identity.h"
+#include "workloads/sys/cgroup.h"
+#include "workloads/sys/probe.h"
 
 namespace nightjar::test {
 

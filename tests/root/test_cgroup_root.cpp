@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "harness/cgroup.h"
-#include "harness/exit_codes.h"
+#include "results/model/exit_codes.h"
 #include "root_support.h"
+#include "workloads/sys/cgroup.h"
 
 using namespace nightjar;
 

@@ -16,10 +16,10 @@
 #include <string>
 #include <thread>
 
-#include "harness/exit_codes.h"
-#include "harness/identity.h"
-#include "harness/variants.h"
+#include "harness/job/variants.h"
+#include "results/model/exit_codes.h"
 #include "test_support.h"
+#include "workloads/sys/probe.h"
 
 using namespace nightjar;
 using namespace nightjar::test;

@@ -13,9 +13,9 @@
 #include <set>
 #include <thread>
 
-#include "harness/identity.h"
 #include "root_support.h"
 #include "test_support.h"
+#include "workloads/sys/probe.h"
 
 using namespace nightjar;
 using namespace nightjar::test;

@@ -29,11 +29,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "harness/cgroup.h"
-#include "harness/tmpfs.h"
-#include "harness/zram.h"
 #include "root_support.h"
 #include "test_support.h"
+#include "workloads/sys/cgroup.h"
+#include "workloads/sys/tmpfs.h"
+#include "workloads/sys/zram.h"
 #include "workloads/tmpfs_refault.h"
 
 namespace nightjar {

@@ -1,7 +1,8 @@
 // Unit under test: the cgroup manager (harness/cgroup.h) — parse_cgroup_spec,
 // translate_knob, memcg_unavailable_reason and CgroupTree against simulated
 // cgroup v1 and v2 trees in a temporary directory (fs_prefix).
-#include "harness/cgroup.h"
+#include "harness/job/yaml_parse.h"
+#include "workloads/sys/cgroup.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -14,7 +15,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "harness/exit_codes.h"
+#include "results/model/exit_codes.h"
 #include "test_support.h"
 
 using namespace nightjar;

@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "harness/exit_codes.h"
-#include "results/comparison.h"
-#include "results/render_compare.h"
-#include "results/selector.h"
+#include "results/compare/comparison.h"
+#include "results/compare/selector.h"
+#include "results/model/exit_codes.h"
+#include "results/render/compare.h"
 
 namespace nightjar {
 namespace {

@@ -14,10 +14,12 @@
 #include <tuple>
 #include <vector>
 
-#include "harness/exit_codes.h"
-#include "results/csv_io.h"
-#include "results/store.h"
+#include "results/io/csv.h"
+#include "results/model/exit_codes.h"
+#include "results/store/store.h"
 #include "test_support.h"
+#include "workloads/sys/probe.h"
+#include "workloads/workload.h"
 
 namespace nightjar {
 namespace {
@@ -75,7 +77,7 @@ std::string export_all(const ResultsStore& store) {
 
 SamplesCsv parse(const std::string& text, const std::string& source = "in.csv") {
   std::istringstream in(text);
-  return parse_samples_csv(in, source);
+  return parse_samples_csv(in, source, workload_catalog());
 }
 
 std::string count(const ResultsStore& store, const std::string& sql) {
@@ -148,7 +150,7 @@ TEST_F(CsvIo, RoundTripIsByteIdentical) {
   EXPECT_EQ(csv.rows, 7u);
   ASSERT_EQ(csv.runs.size(), 2u);
   auto copy = fresh("b.db");
-  CsvImportResult r = import_samples_csv(*copy, csv);
+  CsvImportResult r = import_samples_csv(*copy, csv, workload_catalog(), probe_machine_facts());
   EXPECT_EQ(r.run_ids, (std::vector<std::int64_t>{1, 2}));  // ids kept in a new database
   EXPECT_EQ(r.samples, 7u);
   EXPECT_TRUE(r.notes.empty());
@@ -293,7 +295,8 @@ TEST_F(CsvIo, ImportStoresNothingWhenADescriptorDisagreesWithTheDatabase) {
                              "5,fx,fake,2,vanilla,v1,k,box,1,latency,ms,lower,amean,1\n"
                              "6,fx,fake,2,vanilla,v1,k,box,1,throughput,MB/s,higher,hmean,1\n",
                          "conflict.csv");
-  std::string message = usage_error([&] { import_samples_csv(*store_, csv); });
+  std::string message = usage_error(
+      [&] { import_samples_csv(*store_, csv, workload_catalog(), probe_machine_facts()); });
   EXPECT_NE(message.find("conflict.csv:3: metric 'throughput' of workload 'fake' is recorded in"),
             std::string::npos)
       << message;
@@ -308,7 +311,8 @@ TEST_F(CsvIo, ImportingTwiceAddsNothingAndUsedIdsAreRenumbered) {
   add_run(*store_, "patched", "v2", {{"clients", "1"}}, {{1, "throughput", 2}});
   SamplesCsv csv = parse(export_all(*store_));
 
-  CsvImportResult again = import_samples_csv(*store_, csv);
+  CsvImportResult again =
+      import_samples_csv(*store_, csv, workload_catalog(), probe_machine_facts());
   EXPECT_TRUE(again.run_ids.empty());
   EXPECT_EQ(again.already_stored, 2u);
   ASSERT_EQ(again.notes.size(), 1u);
@@ -321,7 +325,7 @@ TEST_F(CsvIo, ImportingTwiceAddsNothingAndUsedIdsAreRenumbered) {
   auto other = fresh("c.db");
   register_fake(*other);
   add_run(*other, "mine", "", {{"clients", "8"}}, {{1, "throughput", 9}});
-  CsvImportResult r = import_samples_csv(*other, csv);
+  CsvImportResult r = import_samples_csv(*other, csv, workload_catalog(), probe_machine_facts());
   EXPECT_EQ(r.run_ids, (std::vector<std::int64_t>{2, 3}));
   ASSERT_EQ(r.notes.size(), 1u);
   EXPECT_NE(r.notes[0].find("stored under new ids: 1 -> 2, 2 -> 3"), std::string::npos);

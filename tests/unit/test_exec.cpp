@@ -13,7 +13,7 @@
 #include <fstream>
 #include <thread>
 
-#include "harness/exit_codes.h"
+#include "results/model/exit_codes.h"
 #include "test_support.h"
 
 namespace nightjar {
@@ -66,7 +66,7 @@ TEST(ExecCommandLine, BadInputNamesTheField) {
 // ---- metric declarations -----------------------------------------------------
 
 TEST(ExecMetrics, WallAndCpuTimeAreMeasuredNotParsed) {
-  auto m = parse_metric_declarations("cpu_time x wall_time:s:lower:amean");
+  auto m = parse_exec_metrics("cpu_time x wall_time:s:lower:amean");
   ASSERT_EQ(m.size(), 3u);
   EXPECT_EQ(m[0].name, "cpu_time");
   EXPECT_EQ(m[0].unit, "s");
@@ -82,7 +82,7 @@ TEST(ExecMetrics, WallAndCpuTimeAreMeasuredNotParsed) {
 }
 
 TEST(ExecMetrics, DeclarationsWithDefaults) {
-  auto m = parse_metric_declarations("throughput:ops/s latency:ms:lower;ratio::higher:gmean plain");
+  auto m = parse_exec_metrics("throughput:ops/s latency:ms:lower;ratio::higher:gmean plain");
   ASSERT_EQ(m.size(), 4u);
   EXPECT_EQ(m[0].name, "throughput");
   EXPECT_EQ(m[0].unit, "ops/s");
@@ -93,20 +93,20 @@ TEST(ExecMetrics, DeclarationsWithDefaults) {
   EXPECT_EQ(m[2].unit, "");
   EXPECT_EQ(m[2].mean, MeanKind::geometric);
   EXPECT_EQ(m[3].name, "plain");
-  EXPECT_TRUE(parse_metric_declarations("").empty());
+  EXPECT_TRUE(parse_exec_metrics("").empty());
 }
 
 TEST(ExecMetrics, BadDeclarationsAreParamErrors) {
   for (const char* bad : {"x:u:sideways", "x:u:higher:median", "a b a", "wall_time:ms",
                           "cpu_time:s:higher", "wall_time wall_time", "na$me", "a:b:c:d:e"}) {
-    EXPECT_THROW(parse_metric_declarations(bad), ParamError) << bad;
+    EXPECT_THROW(parse_exec_metrics(bad), ParamError) << bad;
   }
 }
 
 // ---- extraction ---------------------------------------------------------------
 
 std::vector<MetricDescriptor> decl(const std::string& s) {
-  return parse_metric_declarations(s);
+  return parse_exec_metrics(s);
 }
 
 TEST(ExecExtract, KeyValueLastLineWinsAndUnitsAreIgnored) {

@@ -16,9 +16,9 @@
 #include <string>
 #include <vector>
 
-#include "harness/exit_codes.h"
-#include "results/gbench_import.h"
-#include "results/store.h"
+#include "results/io/gbench.h"
+#include "results/model/exit_codes.h"
+#include "results/store/store.h"
 #include "test_support.h"
 #include "workloads/exec.h"
 #include "workloads/workload.h"
@@ -241,7 +241,7 @@ class GbenchStore : public ::testing::Test {
 TEST_F(GbenchStore, ImportStoresOneRunOfItsRepetitions) {
   GbenchReport report = parse_gbench_json(kReport, {}, "r.json");
   GbenchImportResult r =
-      import_gbench(*store_, report, {"r.json", "my_bench", "base", "b1", "6.1.0-x"});
+      import_gbench(*store_, report, {"r.json", "my_bench", "base", "b1", "6.1.0-x", {}, {}});
   EXPECT_EQ(r.run_id, 1);
   EXPECT_EQ(r.metrics, 7u);
   EXPECT_EQ(r.samples, 14u);
@@ -267,12 +267,12 @@ TEST_F(GbenchStore, ImportStoresOneRunOfItsRepetitions) {
 
 TEST_F(GbenchStore, ADifferentTimeUnitForAStoredMetricStoresNothing) {
   GbenchReport report = parse_gbench_json(kReport, {}, "r.json");
-  import_gbench(*store_, report, {"r.json", "my_bench", "base", "", ""});
+  import_gbench(*store_, report, {"r.json", "my_bench", "base", "", "", {}, {}});
   GbenchOptions ns;
   ns.time_unit = "ns";
   GbenchReport in_ns = parse_gbench_json(kReport, ns, "r2.json");
   std::string message = usage_error([&] {
-    import_gbench(*store_, in_ns, {"r2.json", "my_bench", "new", "", ""});
+    import_gbench(*store_, in_ns, {"r2.json", "my_bench", "new", "", "", {}, {}});
   });
   EXPECT_NE(message.find("r2.json: metric BM_b.real_time is already recorded for workload gbench "
                          "in 'us' (lower is better) but this report has 'ns'"),
@@ -307,7 +307,8 @@ TEST_F(GbenchStore, FixtureBinaryReportImportsEveryRepetitionAndCounter) {
   EXPECT_EQ(report.metrics.size(), 11u);
   EXPECT_EQ(report.repetitions.size(), 3u);
   EXPECT_EQ(report.aggregate_entries, 12u);  // mean, median, stddev, cv of each
-  GbenchImportResult r = import_gbench(*store_, report, {"fixture.json", "fixture", "a", "", ""});
+  GbenchImportResult r =
+      import_gbench(*store_, report, {"fixture.json", "fixture", "a", "", "", {}, {}});
   EXPECT_EQ(r.metrics, 11u);
   EXPECT_EQ(r.samples, 33u);
   EXPECT_EQ(one("SELECT count(DISTINCT metric) || ' ' || count(*) FROM sample"), "11 33");

@@ -2,7 +2,7 @@
 // CgroupLayout::detect, SystemContext facts and warnings, against fake /proc
 // and /sys trees built in a temporary directory, plus a smoke test on the real
 // machine.
-#include "harness/identity.h"
+#include "workloads/sys/probe.h"
 
 #include <gtest/gtest.h>
 #include <sys/utsname.h>
@@ -279,7 +279,7 @@ TEST_F(FakeRoot, KernelConfigFromProcConfigGz) {
   // A different /boot config must be ignored: /proc/config.gz comes first.
   write("/boot/config-" + uname_release(), "CONFIG_OTHER=y\n");
 
-  auto k = KernelIdentity::probe(root_);
+  auto k = probe_kernel_identity(root_);
   EXPECT_EQ(k.release, uname_release());
   EXPECT_FALSE(k.version.empty());
   EXPECT_EQ(k.cmdline, "BOOT_IMAGE=/vmlinuz root=/dev/vda ro quiet");
@@ -290,13 +290,13 @@ TEST_F(FakeRoot, KernelConfigFromProcConfigGz) {
 
 TEST_F(FakeRoot, KernelConfigFallsBackToBootThenNone) {
   write("/boot/config-" + uname_release(), "CONFIG_OTHER=y\n");
-  auto k = KernelIdentity::probe(root_);
+  auto k = probe_kernel_identity(root_);
   EXPECT_EQ(k.config_source, "/boot/config-" + uname_release());
   EXPECT_EQ(k.config_hash, fnv1a64_hex("CONFIG_OTHER=y\n"));
   EXPECT_EQ(k.cmdline, "");
 
   fs::remove(root_ + "/boot/config-" + uname_release());
-  auto none = KernelIdentity::probe(root_);
+  auto none = probe_kernel_identity(root_);
   EXPECT_EQ(none.config_source, "");
   EXPECT_EQ(none.config_hash, "");
 }
@@ -308,7 +308,7 @@ TEST_F(FakeRoot, TestboxFromFakeFiles) {
         "2.10GHz\n");
   write("/sys/devices/system/cpu/online", "0-3,8,10-11\n");
   write("/proc/meminfo", "MemTotal:       24684084 kB\nMemFree:        1000 kB\n");
-  auto t = Testbox::probe(root_);
+  auto t = probe_testbox(root_);
   EXPECT_FALSE(t.hostname.empty());
   EXPECT_EQ(t.cpu_model, "Intel(R) Xeon(R) Gold 6252 CPU @ 2.10GHz");
   EXPECT_EQ(t.cpus, 7u);
@@ -319,7 +319,7 @@ TEST_F(FakeRoot, TestboxArm64CpuModel) {
   write("/proc/cpuinfo",
         "processor\t: 0\nBogoMIPS\t: 50.00\nCPU implementer\t: 0x41\nCPU part\t: 0xd0c\n");
   write("/sys/devices/system/cpu/online", "0\n");
-  auto t = Testbox::probe(root_);
+  auto t = probe_testbox(root_);
   EXPECT_EQ(t.cpu_model, "arm64 implementer 0x41 part 0xd0c");
   EXPECT_EQ(t.cpus, 1u);
   EXPECT_EQ(t.memory_bytes, 0u);
@@ -328,10 +328,10 @@ TEST_F(FakeRoot, TestboxArm64CpuModel) {
 // ------------------------------------------------------------ real machine
 
 TEST(RealMachine, ProbeSmoke) {
-  auto k = KernelIdentity::probe();
+  auto k = probe_kernel_identity();
   EXPECT_FALSE(k.release.empty());
   EXPECT_FALSE(k.version.empty());
-  auto t = Testbox::probe();
+  auto t = probe_testbox();
   EXPECT_FALSE(t.hostname.empty());
   EXPECT_GE(t.cpus, 1u);
   EXPECT_GT(t.memory_bytes, 0u);

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "harness/exit_codes.h"
-#include "harness/job.h"
+#include "harness/job/job.h"
+#include "results/model/exit_codes.h"
 
 namespace nightjar {
 namespace {
@@ -152,7 +152,7 @@ TEST_F(JobTest, LoadsEveryKey) {
       "    - threads\n"                 // 11
       "    - processes\n"               // 12
       "cgroup:\n"                       // 13
-      "  levels: 3\n",                  // 14
+      "  depth: 3\n",                   // 14
       "pft-quick.yaml");
   JobFile job = load_job(path);
   EXPECT_EQ(job.path, path);
@@ -178,8 +178,7 @@ TEST_F(JobTest, LoadsEveryKey) {
   EXPECT_EQ(job.params["mode"][1].text, "processes");
   EXPECT_EQ(job.params["mode"][1].line, 12);
   EXPECT_EQ(job.param_lines["mode"], 10);
-  ASSERT_TRUE(job.cgroup.IsMap());
-  EXPECT_EQ(job.cgroup["levels"].as<int>(), 3);
+  EXPECT_EQ(job.cgroup.depth, 3);
   EXPECT_EQ(job.cgroup_line, 13);
 }
 
@@ -191,7 +190,7 @@ TEST_F(JobTest, DefaultsWhenAbsent) {
   EXPECT_EQ(job.variant, "");
   EXPECT_EQ(job.description, "");
   EXPECT_TRUE(job.params.empty());
-  EXPECT_TRUE(job.cgroup.IsNull());
+  EXPECT_FALSE(job.cgroup.enabled());
   EXPECT_EQ(job.cgroup_line, 0);
 }
 

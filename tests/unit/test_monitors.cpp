@@ -2,7 +2,7 @@
 // /proc/vmstat, /proc/stat and /proc/<pid>/stat trees, and monitor_deltas()
 // against hand-computed deltas, utilisation and foreign CPU seconds; plus a
 // smoke test on the real /proc with a CPU-burning child process.
-#include "harness/monitors.h"
+#include "workloads/sys/monitors.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>

@@ -2,7 +2,7 @@
 // the exact block of shared/reference/workloads.md §1 (trailing blanks
 // included), the IPv4 and TCP_STREAM headers, header-only blocks for failed
 // iterations, and rendering from fixed stored records.
-#include "results/netperf_format.h"
+#include "results/render/netperf.h"
 
 #include <gtest/gtest.h>
 

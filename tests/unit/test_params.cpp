@@ -6,7 +6,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "harness/params.h"
+#include "results/model/params.h"
+#include "workloads/sys/probe.h"
 
 namespace nightjar {
 namespace {
@@ -402,7 +403,7 @@ TEST(Cell, MissingParameterNamesIt) {
 }
 
 TEST(MachineFacts, ProbeReadsThisMachine) {
-  MachineFacts m = MachineFacts::probe();
+  MachineFacts m = probe_machine_facts();
   EXPECT_GT(m.mem_total_bytes, 0u);
   EXPECT_EQ(m.mem_total_bytes % 1024, 0u);
   EXPECT_GE(m.cpus, 1u);

@@ -17,7 +17,7 @@
 
 #include <gtest/gtest.h>
 
-#include "harness/exit_codes.h"
+#include "results/model/exit_codes.h"
 
 namespace nightjar {
 namespace {

@@ -7,6 +7,7 @@
 // commands, and the renderer's safety: a failing, silent, lying or hanging
 // gnuplot leaves the output as it was, no temporary file and no process.
 #include "plots/plot.h"
+#include "workloads/workload.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -19,9 +20,9 @@
 
 #include <fmt/format.h>
 
-#include "harness/exit_codes.h"
-#include "harness/trend.h"
-#include "plots/render_gnuplot.h"
+#include "plots/gnuplot.h"
+#include "results/compare/trend.h"
+#include "results/model/exit_codes.h"
 #include "test_support.h"
 
 namespace nightjar {
@@ -176,6 +177,7 @@ class PlotStore : public ::testing::Test {
 
   PlotRequest scaling_request() {
     PlotRequest r;
+    r.query.declared = &workload_catalog();
     r.selectors = {"vanilla", "patched"};
     r.x = "clients";
     r.metric = "faults_per_sec";
@@ -376,6 +378,7 @@ class PlotHistory : public PlotStore {
   }
   PlotRequest history_request(const std::string& x = "build") {
     PlotRequest r;
+    r.query.declared = &workload_catalog();
     r.x = x;
     r.metric = "faults_per_sec";
     r.mark_changes = true;

@@ -8,8 +8,8 @@
 #include <fstream>
 #include <string>
 
-#include "harness/exit_codes.h"
-#include "harness/qemu.h"
+#include "harness/vm/qemu.h"
+#include "results/model/exit_codes.h"
 #include "test_support.h"
 
 namespace nightjar {

@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "harness/exit_codes.h"
-#include "results/comparison.h"
-#include "results/report.h"
+#include "results/compare/comparison.h"
+#include "results/model/exit_codes.h"
+#include "results/render/report.h"
 #include "test_support.h"
 
 namespace nightjar {

@@ -6,7 +6,7 @@
 // Every expected value says where it comes from. "mpmath" means the value was
 // re-derived from the closed-form definition at 30 digits with Python's mpmath
 // (betainc / ncdf / erfinv), not with this code.
-#include "harness/statistics.h"
+#include "results/stats/statistics.h"
 
 #include <gtest/gtest.h>
 
@@ -1064,8 +1064,8 @@ TEST(StatsChangePoints, CleanStepIsFoundExactlyWithItsFigures) {
   EXPECT_EQ(cps[0].segment_begin, 0u);
   EXPECT_EQ(cps[0].segment_end, 40u);
   EXPECT_NEAR(cps[0].mean_before, *mean_of(std::span(s).subspan(0, 20), MeanKind::harmonic), 1e-9);
-  EXPECT_NEAR(cps[0].pct_change, percent_change(cps[0].mean_before, cps[0].mean_after,
-                                                Direction::higher_is_better),
+  EXPECT_NEAR(cps[0].pct_change,
+              percent_change(cps[0].mean_before, cps[0].mean_after, Direction::higher_is_better),
               1e-12);
   EXPECT_LT(cps[0].pct_change, -9.0);  // a 10% drop of a rate is a regression
   EXPECT_LT(cps[0].p, 1e-10);
@@ -1089,8 +1089,8 @@ TEST(StatsChangePoints, TwoStepsAndConstantSeries) {
   EXPECT_EQ(cps[1].index, 30u);
   EXPECT_EQ(cps[0].segment_end, 30u);
   EXPECT_EQ(cps[1].segment_begin, 15u);
-  EXPECT_TRUE(detect_change_points(V(40, 5.0)).empty());          // constant: p = 1
-  EXPECT_TRUE(detect_change_points(V{1, 2, 3}).empty());          // too short
+  EXPECT_TRUE(detect_change_points(V(40, 5.0)).empty());           // constant: p = 1
+  EXPECT_TRUE(detect_change_points(V{1, 2, 3}).empty());           // too short
   EXPECT_TRUE(detect_change_points(V{1, 2, kNaN, 4, 5}).empty());  // not finite
   // A noiseless step between two constants: p = 0, found.
   V c(10, 5.0);
@@ -1125,7 +1125,8 @@ TEST(StatsChangePoints, LongSeriesUsesWindows) {
   std::mt19937_64 rng(9);
   std::normal_distribution<double> z(0, 1);
   V s;
-  for (int i = 0; i < 300; ++i) s.push_back((i < 100 ? 100 : i < 220 ? 92 : 97) * (1 + 0.01 * z(rng)));
+  for (int i = 0; i < 300; ++i)
+    s.push_back((i < 100 ? 100 : i < 220 ? 92 : 97) * (1 + 0.01 * z(rng)));
   auto cps = detect_change_points(s);
   ASSERT_EQ(cps.size(), 2u);
   EXPECT_NEAR(static_cast<double>(cps[0].index), 100, 1);

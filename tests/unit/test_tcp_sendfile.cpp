@@ -19,7 +19,7 @@
 
 #include <gtest/gtest.h>
 
-#include "harness/exit_codes.h"
+#include "results/model/exit_codes.h"
 #include "test_support.h"
 
 namespace nightjar {

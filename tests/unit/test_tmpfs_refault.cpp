@@ -17,9 +17,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "harness/exit_codes.h"
-#include "harness/zram.h"
+#include "results/model/exit_codes.h"
 #include "test_support.h"
+#include "workloads/sys/zram.h"
 
 namespace nightjar {
 namespace {

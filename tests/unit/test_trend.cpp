@@ -2,14 +2,15 @@
 // the results store (points = builds, ordered by build date or --order,
 // pooled runs, unlabelled runs, cell filters, failed runs ignored), the
 // change points found in it, the three renderers and the errors.
-#include "harness/trend.h"
+#include "results/compare/trend.h"
+#include "results/render/trend.h"
 
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 #include <random>
 
-#include "harness/exit_codes.h"
+#include "results/model/exit_codes.h"
 #include "test_support.h"
 
 namespace nightjar {

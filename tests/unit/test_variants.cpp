@@ -10,10 +10,11 @@
 #include <string>
 #include <vector>
 
-#include "harness/exit_codes.h"
-#include "harness/job.h"
-#include "harness/runner.h"
-#include "harness/variants.h"
+#include "harness/job/job.h"
+#include "harness/job/variants.h"
+#include "harness/job/yaml_parse.h"
+#include "harness/run/runner.h"
+#include "results/model/exit_codes.h"
 #include "test_support.h"
 
 namespace nightjar {
@@ -26,7 +27,7 @@ const char* kThp = "/sys/kernel/mm/transparent_hugepage/enabled";
 // A job's variants: section parsed from `yaml` (the value of the key).
 std::vector<VariantSpec> parse(const std::string& yaml, const std::string& path = "JOB") {
   YAML::Node root = YAML::Load("variants:\n" + yaml);
-  return parse_variants(root["variants"], path, 1);
+  return parse_variants(root["variants"], path, 1, YAML::Node());
 }
 
 std::string parse_error(const std::string& yaml) {
@@ -58,8 +59,9 @@ TEST(ParseVariants, TheIssuesExample) {
   EXPECT_EQ(v[1].knobs[0].value, "madvise");
   EXPECT_EQ(v[2].name, "memcg-prot");
   EXPECT_TRUE(v[2].knobs.empty());
-  ASSERT_TRUE(v[2].cgroup.IsMap());
-  EXPECT_EQ(v[2].cgroup["top"]["memory.min"].Scalar(), "64M");
+  ASSERT_TRUE(v[2].cgroup.enabled());
+  ASSERT_EQ(v[2].cgroup.top.size(), 2u);
+  EXPECT_EQ(v[2].cgroup.top[0], std::make_pair(std::string("memory.min"), std::string("64M")));
   EXPECT_EQ(v[2].cgroup_line, 4);
 }
 

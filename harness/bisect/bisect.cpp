@@ -1,0 +1,1376 @@
+// `nightjar bisect`: see harness/bisect.h and docs/bisect.md.
+#include "harness/bisect/bisect.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "harness/run/runner.h"
+#include "results/compare/comparison.h"
+#include "results/render/compare.h"
+#include "results/render/table.h"
+#include "workloads/exec.h"
+#include "workloads/sys/signals.h"
+
+namespace nightjar {
+
+const char* to_string(CommitDecision d) {
+  switch (d) {
+    case CommitDecision::good:
+      return "good";
+    case CommitDecision::bad:
+      return "bad";
+    case CommitDecision::unknown:
+      return "unknown";
+  }
+  return "unknown";
+}
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::string join(const std::vector<std::string>& items, const char* sep = " ") {
+  std::string out;
+  for (const auto& s : items) out += (out.empty() ? "" : sep) + s;
+  return out;
+}
+
+std::string short_sha(const std::string& sha) {
+  return sha.substr(0, 12);
+}
+
+std::string trim(std::string s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
+  std::size_t i = 0;
+  while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
+  return s.substr(i);
+}
+
+std::string pct_text(double v) {
+  return std::isfinite(v) ? fmt::format("{:+.2f}%", v) : "undefined";
+}
+std::string p_text(std::optional<double> p) {
+  if (!p) return "-";
+  return *p < 1e-4 ? fmt::format("{:.1e}", *p) : fmt::format("{:.4f}", *p);
+}
+
+// ---------------------------------------------------------------------------
+// git
+// ---------------------------------------------------------------------------
+
+class Git {
+ public:
+  explicit Git(std::string dir) : dir_(std::move(dir)) {}
+
+  /// Runs `git -C DIR args`; throws EnvironmentError with git's message when
+  /// it fails, unless `allow_fail`.
+  CommandResult run(const std::vector<std::string>& args, bool allow_fail = false) const {
+    CommandSpec s;
+    s.argv = {"git", "-C", dir_};
+    s.argv.insert(s.argv.end(), args.begin(), args.end());
+    s.env["LC_ALL"] = "C";  // git's messages are parsed
+    s.env["GIT_TERMINAL_PROMPT"] = "0";
+    s.env["GIT_EDITOR"] = "true";
+    s.timeout_sec = 600;
+    // git runs to completion even when nightjar is interrupted: a half-written
+    // bisect state would be worse than a second's delay.
+    s.interrupted = [] { return false; };
+    CommandResult r = run_command(s);
+    if (!r.started)
+      throw EnvironmentError("git: " + r.error + "; install git (apt-get install git)");
+    if (!r.ok() && !allow_fail)
+      throw EnvironmentError(fmt::format("`git {}` in {} {}: {}", join(args), dir_, r.describe(),
+                                         output_tail(r.err.empty() ? r.out : r.err, 4)));
+    return r;
+  }
+  std::string line(const std::vector<std::string>& args) const { return trim(run(args).out); }
+  const std::string& dir() const { return dir_; }
+
+ private:
+  std::string dir_;
+};
+
+std::string resolve_commit(const Git& git, const std::string& rev, const char* flag) {
+  if (rev.empty())
+    throw UsageError(fmt::format("bisect: {} is required; write {} REV", flag, flag));
+  CommandResult r = git.run({"rev-parse", "--verify", "--quiet", rev + "^{commit}"}, true);
+  if (!r.ok())
+    throw UsageError(
+        fmt::format("{} {}: not a commit in {}; write a commit id, tag or branch "
+                    "(`git -C {} log --oneline` lists them)",
+                    flag, rev, git.dir(), git.dir()));
+  return trim(r.out);
+}
+
+std::string subject_of(const Git& git, const std::string& sha) {
+  CommandResult r = git.run({"log", "-1", "--format=%s", sha}, true);
+  return r.ok() ? trim(r.out) : "";
+}
+
+bool bisect_in_progress(const Git& git) {
+  std::string p = git.line({"rev-parse", "--git-path", "BISECT_START"});
+  if (!fs::path(p).is_absolute()) p = git.dir() + "/" + p;
+  return fs::exists(p);
+}
+
+/// What `git bisect good|bad|skip` said.
+struct BisectState {
+  std::string first_bad;                ///< set when git named the first bad commit
+  bool only_skipped = false;            ///< only skipped commits are left
+  std::vector<std::string> candidates;  ///< then: the commits it could be
+};
+
+BisectState parse_bisect_output(const CommandResult& r) {
+  BisectState s;
+  std::stringstream in(r.out + "\n" + r.err);
+  std::string line;
+  bool listing = false;
+  while (std::getline(in, line)) {
+    line = trim(line);
+    if (auto pos = line.find(" is the first bad commit");
+        pos != std::string::npos && s.first_bad.empty())
+      s.first_bad = line.substr(0, pos);
+    if (line.find("only 'skip'ped commits left to test") != std::string::npos)
+      s.only_skipped = true;
+    if (line.find("could be any of:") != std::string::npos) {
+      listing = true;
+      continue;
+    }
+    if (listing) {
+      if (line.empty() || line.find("cannot bisect more") != std::string::npos) {
+        listing = false;
+        continue;
+      }
+      s.candidates.push_back(line.substr(0, line.find(' ')));
+    }
+  }
+  return s;
+}
+
+// `git bisect good|bad|skip SHA`: what git concluded. git exits 2 when only
+// skipped commits are left; any other failure is an environment error.
+BisectState mark(const Git& git, const std::string& decision, const std::string& sha) {
+  CommandResult r = git.run({"bisect", decision, sha}, true);
+  BisectState state = parse_bisect_output(r);
+  if (!r.ok() && !state.only_skipped)
+    throw EnvironmentError(fmt::format("`git bisect {} {}` in {} {}: {}", decision, sha, git.dir(),
+                                       r.describe(),
+                                       output_tail(r.err.empty() ? r.out : r.err, 4)));
+  return state;
+}
+
+// Ends the git bisection on every path (found, error, interruption), which
+// also checks out what was checked out before it began.
+class BisectGuard {
+ public:
+  explicit BisectGuard(const Git& git) : git_(git) {}
+  ~BisectGuard() {
+    if (!started_) return;
+    try {
+      CommandResult r = git_.run({"bisect", "reset"}, true);
+      if (!r.ok())
+        std::cerr << "nightjar: warning: `git bisect reset` in " << git_.dir()
+                  << " failed: " << output_tail(r.err, 3) << "; run it yourself\n";
+    } catch (const std::exception& e) {
+      std::cerr << "nightjar: warning: " << e.what() << "\n";
+    }
+  }
+  void started() { started_ = true; }
+
+ private:
+  const Git& git_;
+  bool started_ = false;
+};
+
+// ---------------------------------------------------------------------------
+// Session storage (tables bisect_session, bisect_step, bisect_run)
+// ---------------------------------------------------------------------------
+
+struct SessionRow {
+  std::int64_t id = 0;
+  std::string kind, repo, good_rev, bad_rev, good, bad, job_path, job, metric, status, result,
+      first_bad, started_at, ended_at;
+  json options;
+};
+
+struct StepRow {
+  int step = 0;
+  std::string commit, subject, role, build_status, build_output, decision, verdict, reason,
+      started_at, ended_at;
+  std::optional<double> build_seconds, pct_change, p, q, ratio_lo, ratio_hi;
+  std::optional<std::int64_t> n_base, n_now;
+  std::vector<std::int64_t> runs;
+};
+
+std::optional<double> opt_double(const SQLite::Column& c) {
+  if (c.isNull()) return std::nullopt;
+  return c.getDouble();
+}
+std::optional<std::int64_t> opt_int(const SQLite::Column& c) {
+  if (c.isNull()) return std::nullopt;
+  return c.getInt64();
+}
+void bind_opt(SQLite::Statement& q, int i, std::optional<double> v) {
+  if (v && std::isfinite(*v))
+    q.bind(i, *v);
+  else
+    q.bind(i);
+}
+
+std::int64_t create_session(ResultsStore& store, const SessionRow& s) {
+  SQLite::Statement q(
+      store.db(),
+      "INSERT INTO bisect_session(kind, repo, good_rev, bad_rev, good, bad, job_path, "
+      "job, metric, options, status, started_at) VALUES(?,?,?,?,?,?,?,?,?,?,'running',?)");
+  q.bind(1, s.kind);
+  q.bind(2, s.repo);
+  q.bind(3, s.good_rev);
+  q.bind(4, s.bad_rev);
+  q.bind(5, s.good);
+  q.bind(6, s.bad);
+  q.bind(7, s.job_path);
+  q.bind(8, s.job);
+  q.bind(9, s.metric);
+  q.bind(10, s.options.dump());
+  q.bind(11, utc_now_iso8601());
+  q.exec();
+  return store.db().getLastInsertRowid();
+}
+
+const char* kSessionColumns =
+    "id, kind, repo, good_rev, bad_rev, good, bad, job_path, job, metric, options, status, result, "
+    "first_bad, started_at, COALESCE(ended_at, '')";
+
+SessionRow read_session(SQLite::Statement& q) {
+  SessionRow s;
+  s.id = q.getColumn(0).getInt64();
+  s.kind = q.getColumn(1).getString();
+  s.repo = q.getColumn(2).getString();
+  s.good_rev = q.getColumn(3).getString();
+  s.bad_rev = q.getColumn(4).getString();
+  s.good = q.getColumn(5).getString();
+  s.bad = q.getColumn(6).getString();
+  s.job_path = q.getColumn(7).getString();
+  s.job = q.getColumn(8).getString();
+  s.metric = q.getColumn(9).getString();
+  s.options = json::parse(q.getColumn(10).getString(), nullptr, false);
+  s.status = q.getColumn(11).getString();
+  s.result = q.getColumn(12).getString();
+  s.first_bad = q.getColumn(13).getString();
+  s.started_at = q.getColumn(14).getString();
+  s.ended_at = q.getColumn(15).getString();
+  return s;
+}
+
+std::optional<SessionRow> load_session(const ResultsStore& store, std::int64_t id) {
+  SQLite::Statement q(const_cast<SQLite::Database&>(store.db()),
+                      std::string("SELECT ") + kSessionColumns + " FROM bisect_session WHERE id=?");
+  q.bind(1, id);
+  if (!q.executeStep()) return std::nullopt;
+  return read_session(q);
+}
+
+std::optional<SessionRow> newest_session(const ResultsStore& store, const std::string& where) {
+  SQLite::Statement q(const_cast<SQLite::Database&>(store.db()),
+                      std::string("SELECT ") + kSessionColumns + " FROM bisect_session " + where +
+                          " ORDER BY id DESC LIMIT 1");
+  if (!q.executeStep()) return std::nullopt;
+  return read_session(q);
+}
+
+std::vector<StepRow> load_steps(const ResultsStore& store, std::int64_t session) {
+  auto& db = const_cast<SQLite::Database&>(store.db());
+  SQLite::Statement q(
+      db,
+      "SELECT step, commit_id, subject, role, build_status, build_output, decision, "
+      "verdict, reason, started_at, COALESCE(ended_at, ''), build_seconds, pct_change, "
+      "p, q, ratio_lo, ratio_hi, n_base, n_now FROM bisect_step WHERE session_id=? "
+      "ORDER BY step");
+  q.bind(1, session);
+  std::vector<StepRow> steps;
+  while (q.executeStep()) {
+    StepRow s;
+    s.step = q.getColumn(0).getInt();
+    s.commit = q.getColumn(1).getString();
+    s.subject = q.getColumn(2).getString();
+    s.role = q.getColumn(3).getString();
+    s.build_status = q.getColumn(4).getString();
+    s.build_output = q.getColumn(5).getString();
+    s.decision = q.getColumn(6).getString();
+    s.verdict = q.getColumn(7).getString();
+    s.reason = q.getColumn(8).getString();
+    s.started_at = q.getColumn(9).getString();
+    s.ended_at = q.getColumn(10).getString();
+    s.build_seconds = opt_double(q.getColumn(11));
+    s.pct_change = opt_double(q.getColumn(12));
+    s.p = opt_double(q.getColumn(13));
+    s.q = opt_double(q.getColumn(14));
+    s.ratio_lo = opt_double(q.getColumn(15));
+    s.ratio_hi = opt_double(q.getColumn(16));
+    s.n_base = opt_int(q.getColumn(17));
+    s.n_now = opt_int(q.getColumn(18));
+    steps.push_back(std::move(s));
+  }
+  SQLite::Statement r(db, "SELECT step, run_id FROM bisect_run WHERE session_id=? ORDER BY run_id");
+  r.bind(1, session);
+  while (r.executeStep()) {
+    int step = r.getColumn(0).getInt();
+    for (auto& s : steps)
+      if (s.step == step) s.runs.push_back(r.getColumn(1).getInt64());
+  }
+  return steps;
+}
+
+int add_step(ResultsStore& store, std::int64_t session, const std::string& commit,
+             const std::string& subject, const std::string& role) {
+  SQLite::Transaction tx(store.db(), SQLite::TransactionBehavior::IMMEDIATE);
+  int step =
+      store.db()
+          .execAndGet("SELECT COALESCE(MAX(step), 0) + 1 FROM bisect_step WHERE session_id=" +
+                      std::to_string(session))
+          .getInt();
+  SQLite::Statement q(
+      store.db(),
+      "INSERT INTO bisect_step(session_id, step, commit_id, subject, role, build_status, "
+      "decision, started_at) VALUES(?,?,?,?,?,'pending','pending',?)");
+  q.bind(1, session);
+  q.bind(2, step);
+  q.bind(3, commit);
+  q.bind(4, subject);
+  q.bind(5, role);
+  q.bind(6, utc_now_iso8601());
+  q.exec();
+  tx.commit();
+  return step;
+}
+
+void set_build(ResultsStore& store, std::int64_t session, int step, const std::string& status,
+               std::optional<double> seconds, const std::string& output) {
+  SQLite::Statement q(store.db(),
+                      "UPDATE bisect_step SET build_status=?, build_seconds=?, build_output=? "
+                      "WHERE session_id=? AND step=?");
+  q.bind(1, status);
+  bind_opt(q, 2, seconds);
+  q.bind(3, output);
+  q.bind(4, session);
+  q.bind(5, step);
+  q.exec();
+}
+
+void link_runs(ResultsStore& store, std::int64_t session, int step,
+               const std::vector<std::int64_t>& runs) {
+  SQLite::Statement q(store.db(),
+                      "INSERT OR IGNORE INTO bisect_run(session_id, step, run_id) VALUES(?,?,?)");
+  for (auto id : runs) {
+    q.bind(1, session);
+    q.bind(2, step);
+    q.bind(3, id);
+    q.exec();
+    q.reset();
+  }
+}
+
+void set_decision(ResultsStore& store, std::int64_t session, int step, const std::string& decision,
+                  const DecisionResult* d, const std::string& reason) {
+  SQLite::Statement q(
+      store.db(),
+      "UPDATE bisect_step SET decision=?, verdict=?, reason=?, pct_change=?, p=?, q=?, "
+      "ratio_lo=?, ratio_hi=?, n_base=?, n_now=?, ended_at=? WHERE session_id=? AND step=?");
+  q.bind(1, decision);
+  q.bind(2, d ? std::string(stats::to_string(d->row.verdict)) : std::string());
+  q.bind(3, reason);
+  bind_opt(q, 4, d ? std::optional<double>(d->row.pct_change) : std::nullopt);
+  bind_opt(q, 5, d ? d->row.p : std::nullopt);
+  bind_opt(q, 6, d ? d->row.q : std::nullopt);
+  bind_opt(q, 7, d ? d->row.ratio_lo : std::nullopt);
+  bind_opt(q, 8, d ? d->row.ratio_hi : std::nullopt);
+  if (d) {
+    q.bind(9, static_cast<std::int64_t>(d->n_base));
+    q.bind(10, static_cast<std::int64_t>(d->n_now));
+  } else {
+    q.bind(9);
+    q.bind(10);
+  }
+  q.bind(11, utc_now_iso8601());
+  q.bind(12, session);
+  q.bind(13, step);
+  q.exec();
+}
+
+void finish_session(ResultsStore& store, std::int64_t session, const std::string& status,
+                    const std::string& result, const std::string& first_bad = "") {
+  SQLite::Statement q(
+      store.db(),
+      "UPDATE bisect_session SET status=?, result=?, first_bad=?, ended_at=? WHERE id=?");
+  q.bind(1, status);
+  q.bind(2, result);
+  q.bind(3, first_bad);
+  q.bind(4, status == "running" ? std::string() : utc_now_iso8601());
+  q.bind(5, session);
+  q.exec();
+}
+
+// ---------------------------------------------------------------------------
+// Options <-> JSON (so that a session can be resumed)
+// ---------------------------------------------------------------------------
+
+json options_to_json(const BisectJobOptions& o) {
+  json sets = json::array();
+  for (const auto& s : o.overrides) sets.push_back({{"key", s.key}, {"values", s.values}});
+  json j = {{"metric", o.metric},
+            {"sets", sets},
+            {"variant", o.variant},
+            {"max_iterations", o.max_iterations},
+            {"alpha", o.alpha},
+            {"build_command", o.build_command},
+            {"build_timeout", o.build_timeout}};
+  j["iterations"] = o.iterations ? json(*o.iterations) : json(nullptr);
+  j["warmup"] = o.warmup ? json(*o.warmup) : json(nullptr);
+  j["min_effect_pct"] = o.min_effect_pct ? json(*o.min_effect_pct) : json(nullptr);
+  return j;
+}
+
+BisectJobOptions options_from_json(const json& j, const std::string& job_path) {
+  BisectJobOptions o;
+  o.job_path = job_path;
+  if (!j.is_object()) return o;
+  o.metric = j.value("metric", "");
+  for (const auto& s : j.value("sets", json::array()))
+    o.overrides.push_back({s.value("key", ""), s.value("values", std::vector<std::string>{})});
+  o.variant = j.value("variant", "");
+  o.max_iterations = j.value("max_iterations", 30);
+  o.alpha = j.value("alpha", 0.05);
+  o.build_command = j.value("build_command", "");
+  o.build_timeout = j.value("build_timeout", 0.0);
+  if (j.contains("iterations") && j["iterations"].is_number())
+    o.iterations = j["iterations"].get<int>();
+  if (j.contains("warmup") && j["warmup"].is_number()) o.warmup = j["warmup"].get<int>();
+  if (j.contains("min_effect_pct") && j["min_effect_pct"].is_number())
+    o.min_effect_pct = j["min_effect_pct"].get<double>();
+  return o;
+}
+
+// ---------------------------------------------------------------------------
+// Preparing: everything checked before the database is opened
+// ---------------------------------------------------------------------------
+
+struct Prepared {
+  std::string top;       ///< repository top directory (the working directory from now on)
+  std::string job_name;  ///< job file stem
+  std::string workload;
+  MetricDescriptor metric;
+  int iterations = 0;     ///< first batch per commit
+  std::size_t cells = 1;  ///< cells of the job: runs per batch
+  MachineFacts machine;
+};
+
+RunOptions run_options(const BisectJobOptions& o, const std::string& build,
+                       std::optional<int> iterations) {
+  RunOptions r;
+  r.job_paths = {o.job_path};
+  r.variant = o.variant;
+  r.build = build;
+  r.iterations = iterations ? iterations : o.iterations;
+  r.warmup = o.warmup;
+  r.overrides = o.overrides;
+  return r;
+}
+
+Prepared prepare(const std::string& repo, BisectJobOptions& job) {
+  Prepared p;
+  if (job.job_path.empty())
+    throw UsageError("bisect: --job is required; write --job jobs/NAME.yaml");
+  if (job.max_iterations < 1) throw UsageError("--max-iterations: must be at least 1");
+  if (!(job.alpha > 0 && job.alpha < 1))
+    throw UsageError("--alpha: must be in (0, 1), such as 0.05");
+  if (job.min_effect_pct && !(*job.min_effect_pct >= 0))
+    throw UsageError("--min-effect: must be 0 or more (percent)");
+  std::error_code ec;
+  job.job_path = fs::absolute(job.job_path, ec).lexically_normal().string();
+  p.machine = probe_machine_facts();
+  auto plan = plan_runs(run_options(job, "", std::nullopt), p.machine);  // UsageError on bad input
+  const PlannedJob& pj = plan.front();
+  if (pj.variants.size() > 1) {
+    std::vector<std::string> names;
+    for (const auto& v : pj.variants) names.push_back(v.name);
+    throw UsageError(
+        fmt::format("{}: the job has variants {}; bisect measures one: write --variant NAME",
+                    job.job_path, join(names, ", ")));
+  }
+  p.job_name = pj.job.name;
+  p.workload = std::string(pj.workload->name());
+  p.iterations = pj.iterations;
+  p.cells = std::max<std::size_t>(pj.cells.size(), 1);
+  if (p.iterations > job.max_iterations)
+    throw UsageError(
+        fmt::format("--max-iterations {} is below the {} iterations of the first batch; "
+                    "raise it or lower --iterations",
+                    job.max_iterations, p.iterations));
+  std::vector<MetricDescriptor> metrics = pj.workload->cell_metrics(pj.cells.front());
+  if (job.metric.empty()) {
+    if (metrics.empty())
+      throw UsageError(job.job_path + ": the workload declares no metric to bisect on");
+    p.metric = metrics.front();
+    job.metric = p.metric.name;
+  } else {
+    std::vector<std::string> names;
+    bool found = false;
+    for (const auto& m : metrics) {
+      names.push_back(m.name);
+      if (m.name == job.metric) {
+        p.metric = m;
+        found = true;
+      }
+    }
+    if (!found)
+      throw UsageError(fmt::format("--metric {}: {} ({}) has no such metric; its metrics are {}",
+                                   job.metric, job.job_path, p.workload, join(names, ", ")));
+  }
+  // The repository.
+  std::string dir = fs::absolute(repo.empty() ? "." : repo, ec).lexically_normal().string();
+  if (!fs::is_directory(dir))
+    throw UsageError(
+        fmt::format("--repo {}: not a directory; write --repo PATH of a git work tree", repo));
+  Git probe(dir);
+  CommandResult top = probe.run({"rev-parse", "--show-toplevel"}, true);
+  if (!top.ok() || trim(top.out).empty())
+    throw UsageError(
+        fmt::format("--repo {}: not a git work tree ({}); write --repo PATH of a clone", repo,
+                    output_tail(top.err, 2)));
+  p.top = trim(top.out);
+  return p;
+}
+
+void enter(const Prepared& p) {
+  if (::chdir(p.top.c_str()) != 0)
+    throw EnvironmentError(fmt::format("cannot change to {}: {}", p.top, std::strerror(errno)));
+}
+
+// The database path, absolute (resolved before the repository is entered).
+std::string db_path(const std::string& db) {
+  std::error_code ec;
+  return fs::absolute(ResultsStore::resolve_path(db), ec).lexically_normal().string();
+}
+
+ResultsStore open_db(const std::string& path) {
+  std::cerr << "nightjar: database " << path << "\n";
+  return ResultsStore(path);
+}
+
+// ---------------------------------------------------------------------------
+// Measuring one commit
+// ---------------------------------------------------------------------------
+
+struct Session {
+  Session(ResultsStore& st, std::ostream& o, BisectJobOptions j, Prepared p)
+      : store(st), out(o), job(std::move(j)), prep(std::move(p)) {}
+  ResultsStore& store;
+  std::ostream& out;
+  BisectJobOptions job;
+  Prepared prep;
+  std::int64_t id = 0;
+  std::string built;  ///< the commit whose build is in the work tree ("" = unknown)
+};
+
+struct BuildResult {
+  bool ok = true;
+  double seconds = 0;
+  std::string tail;
+};
+
+BuildResult build(Session& s, int step, const std::string& sha) {
+  BuildResult b;
+  if (s.job.build_command.empty()) {
+    set_build(s.store, s.id, step, "none", std::nullopt, "");
+    s.built = sha;
+    return b;
+  }
+  CommandSpec spec;
+  spec.argv = {"/bin/sh", "-c", s.job.build_command};
+  spec.cwd = s.prep.top;
+  spec.merge_stderr = true;
+  spec.timeout_sec = s.job.build_timeout;
+  spec.env["NIGHTJAR_COMMIT"] = sha;
+  s.built.clear();
+  CommandResult r = run_command(spec);
+  if (r.interrupted || interrupted()) throw Interrupted();
+  b.ok = r.ok();
+  if (b.ok) s.built = sha;
+  b.seconds = r.wall_sec;
+  b.tail = b.ok ? "" : r.describe(s.job.build_timeout) + ": " + output_tail(r.out, 12, 1500);
+  set_build(s.store, s.id, step, b.ok ? "ok" : "failed", b.seconds, b.ok ? "" : b.tail);
+  return b;
+}
+
+// Runs the job once (every cell) with the build label `sha`; links the runs.
+std::vector<std::int64_t> measure(Session& s, int step, const std::string& sha, int iterations) {
+  RunOptions o = run_options(s.job, sha, iterations);
+  o.context["bisect.session"] = std::to_string(s.id);
+  o.context["bisect.step"] = std::to_string(step);
+  auto plan = plan_runs(o, s.prep.machine);
+  RunOutcome r = execute_runs(plan, o, s.store);
+  link_runs(s.store, s.id, step, r.run_ids);
+  if (r.interrupted) throw Interrupted();
+  return r.run_ids;
+}
+
+// Runs of `ids` that hold samples of the metric (complete or aborted).
+std::vector<std::int64_t> usable(const ResultsStore& store, const std::vector<std::int64_t>& ids,
+                                 const std::string& metric) {
+  std::vector<std::int64_t> out;
+  for (auto id : ids) {
+    RunFilter f;
+    f.run_id = id;
+    auto rows = store.runs(f);
+    if (rows.empty() || (rows[0].status != "complete" && rows[0].status != "aborted")) continue;
+    for (const auto& s : store.samples(id))
+      if (s.metric == metric) {
+        out.push_back(id);
+        break;
+      }
+  }
+  return out;
+}
+
+std::string why_no_samples(const ResultsStore& store, const std::vector<std::int64_t>& ids) {
+  std::vector<std::string> why;
+  for (auto id : ids) {
+    RunFilter f;
+    f.run_id = id;
+    for (const auto& r : store.runs(f))
+      why.push_back(
+          fmt::format("run {} {}{}", r.id, r.status, r.reason.empty() ? "" : ": " + r.reason));
+  }
+  return why.empty() ? "no run was stored" : join(why, "; ");
+}
+
+stats::SignificanceOptions significance(const BisectJobOptions& o, double min_effect) {
+  stats::SignificanceOptions s;
+  s.alpha = o.alpha;
+  s.min_effect_pct = min_effect;
+  return s;
+}
+
+/// Measures `sha` for `step` until the decision is not unknown or the cap is
+/// reached. `runs` holds the step's runs so far (resume) and grows.
+DecisionResult decide_with_more(Session& s, int step, const std::string& sha,
+                                std::vector<std::int64_t>& runs,
+                                const std::vector<std::int64_t>& base, double min_effect,
+                                const std::string& base_name) {
+  while (true) {
+    std::vector<std::int64_t> ok = usable(s.store, runs, s.job.metric);
+    if (ok.empty()) {
+      DecisionResult none;
+      none.summary = "no samples: " + why_no_samples(s.store, runs);
+      return none;
+    }
+    DecisionResult d = decide_commit(s.store, base, ok, s.job.metric,
+                                     significance(s.job, min_effect), base_name, short_sha(sha));
+    if (d.decision != CommitDecision::unknown || !d.more_helps ||
+        d.min_now >= static_cast<std::size_t>(s.job.max_iterations))
+      return d;
+    int have = static_cast<int>(d.min_now);
+    int batch = std::min(s.job.max_iterations - have, std::max(have, s.prep.iterations));
+    s.out << fmt::format("  {}: {}; adding {} iteration(s) ({} of at most {})\n", short_sha(sha),
+                         d.summary, batch, have + batch, s.job.max_iterations)
+          << std::flush;
+    auto more = measure(s, step, sha, batch);
+    runs.insert(runs.end(), more.begin(), more.end());
+  }
+}
+
+// The runs of a step that hold samples, split into the endpoint's first
+// batch (one run per cell) and the rest: the good endpoint's A and its
+// itself-run A'.
+std::pair<std::vector<std::int64_t>, std::vector<std::int64_t>> first_and_rest(
+    const std::vector<std::int64_t>& runs, std::size_t cells) {
+  std::size_t k = std::min(cells, runs.size());
+  return {{runs.begin(), runs.begin() + static_cast<std::ptrdiff_t>(k)},
+          {runs.begin() + static_cast<std::ptrdiff_t>(k), runs.end()}};
+}
+
+// ---------------------------------------------------------------------------
+// Printing
+// ---------------------------------------------------------------------------
+
+const MetricDescriptor& metric_of(const Session& s) {
+  return s.prep.metric;
+}
+
+std::string effect_with_ci(const DecisionResult& d, const MetricDescriptor& m, double alpha) {
+  std::string out = fmt::format("{} of {}", pct_text(d.row.pct_change), m.name);
+  if (d.row.ratio_lo && d.row.ratio_hi) {
+    double lo = (*d.row.ratio_lo - 1) * 100, hi = (*d.row.ratio_hi - 1) * 100;
+    if (m.direction == Direction::lower_is_better) {
+      double l = -hi, h = -lo;
+      lo = l;
+      hi = h;
+    }
+    out += fmt::format(" ({:g}% CI {:+.2f}% .. {:+.2f}% of the geometric mean", 100 * (1 - alpha),
+                       lo, hi);
+    out += fmt::format("; p={}, q={})", p_text(d.row.p), p_text(d.row.q));
+  }
+  return out;
+}
+
+void print_comparison(Session& s, const std::vector<std::int64_t>& base,
+                      const std::vector<std::int64_t>& now, const std::string& base_name,
+                      const std::string& now_name, double min_effect) {
+  Comparison c;
+  DecisionResult d = decide_commit(s.store, base, now, s.job.metric,
+                                   significance(s.job, min_effect), base_name, now_name, &c);
+  // Enough decimals for small figures (seconds of a short program).
+  RenderOptions ro;
+  double scale = 0;
+  for (const auto& row : c.rows)
+    if (row.kind == ComparisonRow::Kind::metric && !row.sides.empty() && row.sides[0].mean)
+      scale = std::max(scale, std::abs(*row.sides[0].mean));
+  if (scale < 100) {
+    ro.precision = scale < 1 ? 6 : 4;
+    ro.width = 14;
+  }
+  s.out << "\n" << render_mmtests(c, ro) << "\n";
+  s.out << "effect: " << effect_with_ci(d, metric_of(s), s.job.alpha) << "\n";
+}
+
+// ---------------------------------------------------------------------------
+// The bisection
+// ---------------------------------------------------------------------------
+
+/// Result of the endpoint phase.
+struct Endpoints {
+  std::vector<std::int64_t> base;  ///< good runs (A and A')
+  std::vector<std::int64_t> bad;   ///< bad runs
+  double change = 0;               ///< %change bad vs good
+  double min_effect = 1;           ///< used for every commit between
+};
+
+// Builds and measures one endpoint step until it has `runs_wanted` runs with
+// samples. Returns false (after recording why) when it does not build.
+bool measure_endpoint(Session& s, Git& git, StepRow& step, const std::string& sha, int batches) {
+  std::vector<std::int64_t> ok = usable(s.store, step.runs, s.job.metric);
+  const std::size_t runs_wanted = static_cast<std::size_t>(batches) * s.prep.cells;
+  if (ok.size() >= runs_wanted) return true;
+  git.run({"checkout", "--quiet", "--detach", sha});
+  BuildResult b = build(s, step.step, sha);
+  if (!b.ok) {
+    set_decision(s.store, s.id, step.step, "skip", nullptr, "build failed: " + b.tail);
+    s.out << fmt::format("{} endpoint {} does not build: {}\n", step.role, short_sha(sha), b.tail);
+    return false;
+  }
+  while (ok.size() < runs_wanted) {
+    auto runs = measure(s, step.step, sha, s.prep.iterations);
+    step.runs.insert(step.runs.end(), runs.begin(), runs.end());
+    auto now_ok = usable(s.store, runs, s.job.metric);
+    if (now_ok.empty()) {
+      std::string why = "the job gave no samples: " + why_no_samples(s.store, runs);
+      set_decision(s.store, s.id, step.step, "skip", nullptr, why);
+      s.out << fmt::format("{} endpoint {}: {}\n", step.role, short_sha(sha), why);
+      return false;
+    }
+    ok.insert(ok.end(), now_ok.begin(), now_ok.end());
+  }
+  return true;
+}
+
+StepRow& find_or_add(Session& s, std::vector<StepRow>& steps, const std::string& role,
+                     const std::string& sha, const Git& git) {
+  for (auto& st : steps)
+    if (st.role == role && st.commit == sha) return st;
+  StepRow row;
+  row.step = add_step(s.store, s.id, sha, subject_of(git, sha), role);
+  row.commit = sha;
+  row.role = role;
+  row.decision = "pending";
+  steps.push_back(row);
+  return steps.back();
+}
+
+ExitCode stop(Session& s, const std::string& status, const std::string& why, ExitCode code) {
+  finish_session(s.store, s.id, status, why);
+  s.out << "bisect " << status << ": " << why << "\n";
+  return code;
+}
+
+std::optional<Endpoints> check_endpoints(Session& s, Git& git, std::vector<StepRow>& steps,
+                                         const std::string& good, const std::string& bad,
+                                         ExitCode& code) {
+  const int good_step = find_or_add(s, steps, "good", good, git).step;
+  const int bad_step = find_or_add(s, steps, "bad", bad, git).step;
+  auto by_step = [&](int n) -> StepRow& {
+    return *std::find_if(steps.begin(), steps.end(), [&](const StepRow& r) { return r.step == n; });
+  };
+  auto stopped = [&](const std::string& status, const std::string& why, ExitCode c) {
+    code = stop(s, status, why, c);
+    return std::nullopt;
+  };
+  // The good endpoint twice (A, then its itself-run A'), then the bad one.
+  if (!measure_endpoint(s, git, by_step(good_step), good, 2))
+    return stopped(
+        "failed",
+        "the good endpoint " + short_sha(good) + " cannot be measured; see `nightjar bisect log`",
+        ExitCode::environment);
+  if (!measure_endpoint(s, git, by_step(bad_step), bad, 1))
+    return stopped(
+        "failed",
+        "the bad endpoint " + short_sha(bad) + " cannot be measured; see `nightjar bisect log`",
+        ExitCode::environment);
+  StepRow& g = by_step(good_step);
+  StepRow& b = by_step(bad_step);
+
+  Endpoints e;
+  e.base = usable(s.store, g.runs, s.job.metric);
+  double first_min_effect = s.job.min_effect_pct.value_or(1.0);
+  // Bad against good: must be a regression. More iterations of bad when unsure.
+  std::vector<std::int64_t> bad_runs = b.runs;
+  DecisionResult db;
+  {
+    std::vector<std::int64_t> ok = usable(s.store, bad_runs, s.job.metric);
+    db = decide_commit(s.store, e.base, ok, s.job.metric, significance(s.job, first_min_effect),
+                       "good", "bad");
+    if (db.decision == CommitDecision::unknown && db.more_helps &&
+        db.min_now < static_cast<std::size_t>(s.job.max_iterations)) {
+      if (s.built != bad) {
+        git.run({"checkout", "--quiet", "--detach", bad});
+        BuildResult br = build(s, b.step, bad);
+        if (!br.ok)
+          return stopped("failed",
+                         "the bad endpoint " + short_sha(bad) + " no longer builds: " + br.tail,
+                         ExitCode::environment);
+      }
+      db = decide_with_more(s, b.step, bad, bad_runs, e.base, first_min_effect, "good");
+    }
+  }
+  e.bad = usable(s.store, bad_runs, s.job.metric);
+  const MetricDescriptor& m = metric_of(s);
+  s.out << fmt::format("bad  {} vs good {}: {}\n", short_sha(bad), short_sha(good), db.summary);
+  if (db.decision != CommitDecision::bad) {
+    set_decision(s.store, s.id, b.step, "skip", &db,
+                 "not a regression against good: " + db.summary);
+    set_decision(s.store, s.id, g.step, "good", nullptr, "");
+    std::string why = fmt::format(
+        "the bad endpoint {} does not show a regression of {} against the good endpoint {} ({}); "
+        "nothing to bisect: check the endpoints, the metric (--metric), or give more iterations",
+        short_sha(bad), m.name, short_sha(good),
+        db.row.reason.empty() ? db.summary : db.row.reason);
+    return stopped("inconclusive", why, ExitCode::inconclusive);
+  }
+  e.change = db.row.pct_change;
+  e.min_effect = s.job.min_effect_pct.value_or(std::max(1.0, std::abs(e.change) / 2));
+  // Good against itself: must not look regressed at the bisect's minimum effect.
+  auto [a, a2] = first_and_rest(e.base, s.prep.cells);
+  DecisionResult dg = decide_commit(s.store, a, a2, s.job.metric, significance(s.job, e.min_effect),
+                                    "good", "good (again)");
+  s.out << fmt::format("good {} vs itself: {}\n", short_sha(good), dg.summary);
+  set_decision(s.store, s.id, b.step, "bad", &db, "regression against good: " + db.summary);
+  if (dg.decision == CommitDecision::bad) {
+    set_decision(s.store, s.id, g.step, "skip", &dg,
+                 "unstable: its second run regressed: " + dg.summary);
+    std::string why = fmt::format(
+        "the good endpoint {} is unstable: its second run differs from its first ({}), as much as "
+        "half the change being bisected ({}); reduce noise (see `nightjar env`) or raise "
+        "--iterations",
+        short_sha(good), dg.summary, pct_text(e.change));
+    return stopped("inconclusive", why, ExitCode::inconclusive);
+  }
+  set_decision(s.store, s.id, g.step, "good", &dg, "itself-run: " + dg.summary);
+  s.out << fmt::format(
+               "commits between are judged against good ({} samples) with a minimum effect of "
+               "{:.2f}%\n",
+               e.base.empty() ? 0 : db.n_base, e.min_effect)
+        << std::flush;
+  return e;
+}
+
+ExitCode drive(Session& s, const SessionRow& row) {
+  Git git(s.prep.top);
+  const std::string good = row.good, bad = row.bad;
+  const int range = std::stoi(git.line({"rev-list", "--count", good + ".." + bad}));
+  s.out << fmt::format(
+               "bisect session {}: good {} ({}), bad {} ({}), {} commit(s) after good; "
+               "metric {} ({}, {} is better); job {}\n",
+               s.id, short_sha(good), subject_of(git, good), short_sha(bad), subject_of(git, bad),
+               range, s.job.metric, s.prep.metric.unit,
+               s.prep.metric.direction == Direction::higher_is_better ? "higher" : "lower",
+               s.prep.job_name)
+        << std::flush;
+
+  std::vector<StepRow> steps = load_steps(s.store, s.id);
+  BisectGuard guard(git);
+  git.run({"bisect", "start"});
+  guard.started();
+
+  ExitCode code = ExitCode::ok;
+  auto endpoints = check_endpoints(s, git, steps, good, bad, code);
+  if (!endpoints) return code;
+
+  // Hand the endpoints to git, then replay the decisions already made.
+  git.run({"bisect", "bad", bad});
+  BisectState state = mark(git, "good", good);
+  int decided = 0, skipped = 0, tested = 0;
+  for (const auto& st : steps) {
+    if (st.role != "test" || st.decision == "pending") continue;
+    state = mark(git, st.decision, st.commit);
+    ++tested;
+    (st.decision == "skip" ? skipped : decided)++;
+  }
+  if (tested) s.out << fmt::format("resumed: {} step(s) replayed from the database\n", tested);
+
+  const int max_steps = range + 5;
+  for (int guard_steps = 0; state.first_bad.empty() && !state.only_skipped; ++guard_steps) {
+    if (guard_steps > max_steps)
+      throw EnvironmentError("git bisect did not converge; see `git bisect log`");
+    throw_if_interrupted();
+    const std::string sha = git.line({"rev-parse", "HEAD"});
+    // A step left pending by an interrupted run goes on with its samples.
+    StepRow* st = nullptr;
+    for (auto& r : steps)
+      if (r.role == "test" && r.commit == sha && r.decision == "pending") st = &r;
+    if (!st) {
+      StepRow r;
+      r.step = add_step(s.store, s.id, sha, subject_of(git, sha), "test");
+      r.commit = sha;
+      r.role = "test";
+      steps.push_back(r);
+      st = &steps.back();
+    }
+    const int step_no = st->step;
+    StepRow& step = *st;
+    ++tested;
+    std::string subject = subject_of(git, sha);
+    std::string decision, reason;
+    DecisionResult d;
+    BuildResult b = build(s, step_no, sha);
+    if (!b.ok) {
+      decision = "skip";
+      reason = "build failed: " + b.tail;
+      s.out << fmt::format("step {}: {} {}: build failed -> skip\n", tested, short_sha(sha),
+                           subject);
+    } else {
+      std::vector<std::int64_t> runs = step.runs;
+      if (usable(s.store, runs, s.job.metric).empty()) {
+        auto r = measure(s, step_no, sha, s.prep.iterations);
+        runs.insert(runs.end(), r.begin(), r.end());
+      }
+      d = decide_with_more(s, step_no, sha, runs, endpoints->base, endpoints->min_effect, "good");
+      if (d.min_now == 0) {
+        decision = "skip";
+        reason = d.summary;
+      } else {
+        decision = d.decision == CommitDecision::good  ? "good"
+                   : d.decision == CommitDecision::bad ? "bad"
+                                                       : "skip";
+        reason = d.summary;
+        if (d.decision == CommitDecision::unknown)
+          reason = "still unsure after " + std::to_string(d.min_now) + " samples: " + d.row.reason;
+      }
+      s.out << fmt::format(
+                   "step {}: {} {}: {}{} -> {}\n", tested, short_sha(sha), subject,
+                   b.seconds > 0 ? fmt::format("built in {:.1f} s; ", b.seconds) : "",
+                   d.min_now ? fmt::format("{} samples: {}", d.min_now, d.summary) : d.summary,
+                   decision)
+            << std::flush;
+    }
+    set_decision(s.store, s.id, step_no, decision, d.min_now ? &d : nullptr, reason);
+    step.decision = decision;
+    (decision == "skip" ? skipped : decided)++;
+    state = mark(git, decision, sha);
+  }
+
+  if (state.only_skipped) {
+    std::vector<std::string> shorts;
+    for (const auto& c : state.candidates) shorts.push_back(short_sha(c));
+    std::string why = fmt::format(
+        "only skipped commits are left: the first bad commit is one of {}", join(shorts, ", "));
+    finish_session(s.store, s.id, "inconclusive", why);
+    s.out << "bisect inconclusive: " << why << "\n";
+    return ExitCode::inconclusive;
+  }
+
+  const std::string first = state.first_bad;
+  std::string subject = subject_of(git, first);
+  std::vector<std::int64_t> first_runs;
+  steps = load_steps(s.store, s.id);
+  for (const auto& st : steps)
+    if (st.commit == first && (st.role == "test" || st.role == "bad"))
+      for (auto r : usable(s.store, st.runs, s.job.metric)) first_runs.push_back(r);
+  if (first == bad) first_runs = endpoints->bad;
+  std::string result = fmt::format("first bad commit {} {} ({} tested, {} skipped)", first, subject,
+                                   decided + skipped, skipped);
+  finish_session(s.store, s.id, "found", result, first);
+  s.out << fmt::format(
+      "\nfirst bad commit: {} {}\n  after {} step(s) between the endpoints ({} skipped)\n", first,
+      subject, decided + skipped, skipped);
+  if (!first_runs.empty())
+    print_comparison(s, endpoints->base, first_runs, "good-" + short_sha(good),
+                     "bad-" + short_sha(first), endpoints->min_effect);
+  return ExitCode::ok;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// The decision
+// ---------------------------------------------------------------------------
+
+DecisionResult decide_commit(const ResultsStore& store, const std::vector<std::int64_t>& base_runs,
+                             const std::vector<std::int64_t>& now_runs, const std::string& metric,
+                             const stats::SignificanceOptions& options,
+                             const std::string& base_name, const std::string& now_name,
+                             Comparison* comparison) {
+  // Each side holds only the metric's samples, so the family of the
+  // comparison (and Benjamini-Hochberg) is the metric's rows, one per cell.
+  auto load = [&](const std::vector<std::int64_t>& runs, const std::string& name) {
+    LoadedSide side;
+    side.selector.text = name;
+    for (auto id : runs) {
+      RunFilter f;
+      f.run_id = id;
+      auto rows = store.runs(f);
+      if (rows.empty()) continue;
+      const RunRow& r = rows.front();
+      side.run_ids.push_back(id);
+      side.variants.insert(r.variant);
+      side.builds.insert(r.build);
+      side.kernels.insert(r.kernel_release);
+      side.testboxes.insert(r.hostname);
+      CellSamples& cs = side.cells[CellKey{r.workload, r.job, r.cell}];
+      if (cs.first_run == 0) {
+        cs.first_run = id;
+        for (const auto& [k, v] : store.run_params(id))
+          if (!v.empty()) cs.params.emplace_back(k, v);
+      }
+      cs.run_ids.push_back(id);
+      if (r.status == "aborted") ++cs.aborted_runs;
+      auto& values = cs.metrics[metric];
+      for (const auto& s : store.samples(id))
+        if (s.metric == metric) values.push_back(s.value);
+    }
+    return side;
+  };
+  std::vector<LoadedSide> sides = {load(base_runs, base_name), load(now_runs, now_name)};
+  MetricCatalog catalog;
+  for (const auto& side : sides)
+    for (const auto& [key, _] : side.cells)
+      if (!catalog.count(key.workload)) {
+        for (const auto& m : store.metrics(key.workload))
+          if (m.name == metric) catalog[key.workload].push_back(m);
+      }
+  Comparison c = build_comparison(sides, catalog, options);
+
+  DecisionResult d;
+  const ComparisonRow* decisive = nullptr;
+  bool any_bad = false, any_unknown = false, any_undefined = false;
+  d.min_now = SIZE_MAX;
+  for (const auto& row : c.rows) {
+    if (row.kind != ComparisonRow::Kind::metric || row.name != metric || row.sides.size() < 2)
+      continue;
+    d.min_now = std::min(d.min_now, row.sides[1].summary.n);
+    const auto& sig = row.significance[1];
+    if (!sig) continue;
+    if (sig->verdict == stats::Verdict::regression) {
+      if (!any_bad || sig->pct_change < decisive->significance[1]->pct_change) decisive = &row;
+      any_bad = true;
+    } else if (sig->verdict == stats::Verdict::inconclusive ||
+               sig->verdict == stats::Verdict::undefined) {
+      if (!any_bad && !any_unknown) decisive = &row;
+      any_unknown = true;
+      if (sig->verdict == stats::Verdict::undefined) any_undefined = true;
+    } else if (!decisive) {
+      decisive = &row;
+    }
+  }
+  if (d.min_now == SIZE_MAX) d.min_now = 0;
+  if (!decisive) {
+    d.summary = "no comparable samples of " + metric;
+    if (comparison) *comparison = std::move(c);
+    return d;
+  }
+  d.row = *decisive->significance[1];
+  d.cell = decisive->cell;
+  d.n_base = decisive->sides[0].summary.n;
+  d.n_now = decisive->sides[1].summary.n;
+  d.decision = any_bad       ? CommitDecision::bad
+               : any_unknown ? CommitDecision::unknown
+                             : CommitDecision::good;
+  d.more_helps = !any_bad && any_unknown && !any_undefined;
+  std::string q = d.row.q ? ", q=" + p_text(d.row.q) : "";
+  d.summary = fmt::format("{} {} ({} vs {} samples{})", pct_text(d.row.pct_change),
+                          stats::to_string(d.row.verdict), d.n_now, d.n_base, q);
+  if (comparison) *comparison = std::move(c);
+  return d;
+}
+
+// ---------------------------------------------------------------------------
+// Commands
+// ---------------------------------------------------------------------------
+
+ExitCode bisect_run(const std::string& db, const BisectRunOptions& options, std::ostream& out) {
+  install_interrupt_handlers();
+  BisectJobOptions job = options.job;
+  Prepared prep = prepare(options.repo, job);
+  Git git(prep.top);
+  std::string good = resolve_commit(git, options.good, "--good");
+  std::string bad = resolve_commit(git, options.bad, "--bad");
+  if (good == bad) throw UsageError("--good and --bad name the same commit " + short_sha(good));
+  if (!git.run({"merge-base", "--is-ancestor", good, bad}, true).ok())
+    throw UsageError(
+        fmt::format("--good {} is not an ancestor of --bad {}; bisect needs good before bad "
+                    "in history (swap them?)",
+                    options.good, options.bad));
+  if (bisect_in_progress(git))
+    throw UsageError(
+        fmt::format("a git bisect is already in progress in {}; end it with `git -C {} bisect "
+                    "reset`, or continue a nightjar session with `nightjar bisect resume`",
+                    prep.top, prep.top));
+  if (!trim(git.run({"status", "--porcelain", "--untracked-files=no"}).out).empty())
+    throw UsageError(
+        fmt::format("{} has uncommitted changes to tracked files; commit or stash them "
+                    "first (bisect checks out other commits)",
+                    prep.top));
+  const std::string dbp = db_path(db);
+  enter(prep);
+  ResultsStore store = open_db(dbp);
+  SessionRow row;
+  row.kind = "run";
+  row.repo = prep.top;
+  row.good_rev = options.good;
+  row.bad_rev = options.bad;
+  row.good = good;
+  row.bad = bad;
+  row.job_path = job.job_path;
+  row.job = prep.job_name;
+  row.metric = job.metric;
+  row.options = options_to_json(job);
+  Session s(store, out, job, prep);
+  s.id = create_session(store, row);
+  row.id = s.id;
+  try {
+    return drive(s, row);
+  } catch (const Interrupted&) {
+    finish_session(store, s.id, "interrupted",
+                   "interrupted by a signal; `nightjar bisect resume --session " +
+                       std::to_string(s.id) + "` goes on");
+    out << fmt::format("bisect interrupted; resume with: nightjar bisect resume --session {}\n",
+                       s.id);
+    throw;
+  } catch (const std::exception& e) {
+    finish_session(store, s.id, "failed", e.what());
+    throw;
+  }
+}
+
+ExitCode bisect_resume(const std::string& db, std::optional<std::int64_t> session,
+                       std::ostream& out) {
+  install_interrupt_handlers();
+  const std::string path = db_path(db);
+  if (!fs::exists(path))
+    throw UsageError("bisect resume: no database at " + path + "; pass --db PATH");
+  ResultsStore store = open_db(path);
+  std::optional<SessionRow> row =
+      session ? load_session(store, *session)
+              : newest_session(store, "WHERE kind='run' AND status IN ('running', 'interrupted')");
+  if (!row)
+    throw UsageError(session
+                         ? fmt::format("bisect resume: no session {} in {}", *session, store.path())
+                         : "bisect resume: no unfinished `bisect run` session in " + store.path() +
+                               " (`nightjar bisect log` lists sessions)");
+  if (row->kind != "run")
+    throw UsageError(
+        fmt::format("bisect resume: session {} holds `bisect step` decisions; resume those "
+                    "with `git bisect run` itself",
+                    row->id));
+  if (row->status == "found")
+    throw UsageError(
+        fmt::format("bisect resume: session {} is finished: {}", row->id, row->result));
+  BisectJobOptions job = options_from_json(row->options, row->job_path);
+  Prepared prep = prepare(row->repo, job);
+  Git git(prep.top);
+  if (bisect_in_progress(git)) {
+    out << "resetting the git bisect left in " << prep.top << "\n";
+    git.run({"bisect", "reset"});
+  }
+  if (!trim(git.run({"status", "--porcelain", "--untracked-files=no"}).out).empty())
+    throw UsageError(prep.top +
+                     " has uncommitted changes to tracked files; commit or stash them first");
+  enter(prep);
+  finish_session(store, row->id, "running", "");
+  Session s(store, out, job, prep);
+  s.id = row->id;
+  try {
+    return drive(s, *row);
+  } catch (const Interrupted&) {
+    finish_session(store, s.id, "interrupted",
+                   "interrupted by a signal; `nightjar bisect resume --session " +
+                       std::to_string(s.id) + "` goes on");
+    out << fmt::format("bisect interrupted; resume with: nightjar bisect resume --session {}\n",
+                       s.id);
+    throw;
+  } catch (const std::exception& e) {
+    finish_session(store, s.id, "failed", e.what());
+    throw;
+  }
+}
+
+ExitCode bisect_step(const std::string& db, const BisectStepOptions& options, std::ostream& out) {
+  install_interrupt_handlers();
+  if (options.base.empty())
+    throw UsageError(
+        "bisect step: --base is required: the build label of stored runs of the good commit "
+        "(`nightjar run JOB --build LABEL` at the good commit first)");
+  BisectJobOptions job = options.job;
+  Prepared prep = prepare(options.repo, job);
+  Git git(prep.top);
+  const std::string sha = git.line({"rev-parse", "HEAD"});
+  const std::string path = db_path(db);
+  if (!fs::exists(path))
+    throw UsageError("bisect step: no database at " + path + " holds the runs of --base " +
+                     options.base + "; pass --db PATH");
+  enter(prep);
+  ResultsStore store = open_db(path);
+
+  auto stored = [&](const std::string& build, const char* flag) {
+    RunFilter f;
+    f.job = prep.job_name;
+    f.build = build;
+    f.variant = job.variant;
+    std::vector<std::int64_t> ids;
+    for (const auto& r : store.runs(f)) ids.push_back(r.id);
+    auto ok = usable(store, ids, job.metric);
+    if (ok.empty())
+      throw UsageError(fmt::format(
+          "{} {}: no stored run of job {}{} with samples of {}; run `nightjar run {} "
+          "--build {}` at that commit first",
+          flag, build, prep.job_name, job.variant.empty() ? "" : " variant " + job.variant,
+          job.metric, job.job_path, build));
+    return ok;
+  };
+  std::vector<std::int64_t> base = stored(options.base, "--base");
+  double min_effect = job.min_effect_pct.value_or(1.0);
+  if (!job.min_effect_pct && !options.bad_base.empty()) {
+    std::vector<std::int64_t> bad = stored(options.bad_base, "--bad-base");
+    DecisionResult e = decide_commit(store, base, bad, job.metric, significance(job, 1.0),
+                                     options.base, options.bad_base);
+    if (e.decision != CommitDecision::bad)
+      throw UsageError(
+          fmt::format("--bad-base {} does not regress against --base {} ({}); nothing to bisect",
+                      options.bad_base, options.base, e.summary));
+    min_effect = std::max(1.0, std::abs(e.row.pct_change) / 2);
+  }
+
+  // The session: one per (repository, base, job, metric), steps appended.
+  std::optional<SessionRow> row;
+  {
+    SQLite::Statement q(store.db(),
+                        std::string("SELECT ") + kSessionColumns +
+                            " FROM bisect_session WHERE kind='step' AND repo=? AND good_rev=? "
+                            "AND job=? AND metric=? AND status='running' ORDER BY id DESC LIMIT 1");
+    q.bind(1, prep.top);
+    q.bind(2, options.base);
+    q.bind(3, prep.job_name);
+    q.bind(4, job.metric);
+    if (q.executeStep()) row = read_session(q);
+  }
+  Session s(store, out, job, prep);
+  if (row) {
+    s.id = row->id;
+  } else {
+    SessionRow r;
+    r.kind = "step";
+    r.repo = prep.top;
+    r.good_rev = options.base;
+    r.bad_rev = options.bad_base;
+    r.job_path = job.job_path;
+    r.job = prep.job_name;
+    r.metric = job.metric;
+    r.options = options_to_json(job);
+    s.id = create_session(store, r);
+  }
+  const int step = add_step(store, s.id, sha, subject_of(git, sha), "test");
+  auto finish = [&](const std::string& decision, const DecisionResult* d, const std::string& reason,
+                    ExitCode code) {
+    set_decision(store, s.id, step, decision, d, reason);
+    out << fmt::format("{} {}: {} -> {} (exit {})\n", short_sha(sha), subject_of(git, sha), reason,
+                       decision, to_int(code));
+    return code;
+  };
+  try {
+    BuildResult b = build(s, step, sha);
+    if (!b.ok) return finish("skip", nullptr, "build failed: " + b.tail, ExitCode::bisect_skip);
+    std::vector<std::int64_t> runs = measure(s, step, sha, prep.iterations);
+    DecisionResult d = decide_with_more(s, step, sha, runs, base, min_effect, options.base);
+    if (d.min_now == 0) return finish("skip", nullptr, d.summary, ExitCode::bisect_skip);
+    switch (d.decision) {
+      case CommitDecision::good:
+        return finish("good", &d, d.summary, ExitCode::ok);
+      case CommitDecision::bad:
+        return finish("bad", &d, d.summary, ExitCode::regression);
+      case CommitDecision::unknown:
+        return finish(
+            "skip", &d,
+            "still unsure after " + std::to_string(d.min_now) + " samples: " + d.row.reason,
+            ExitCode::bisect_skip);
+    }
+  } catch (const Interrupted&) {
+    set_decision(store, s.id, step, "pending", nullptr, "interrupted");
+    throw;
+  }
+  return ExitCode::bisect_skip;
+}
+
+std::string render_bisect_log(const ResultsStore& store, std::optional<std::int64_t> session) {
+  std::optional<SessionRow> row =
+      session ? load_session(store, *session) : newest_session(store, "");
+  if (!row)
+    throw UsageError(session
+                         ? fmt::format("bisect log: no session {} in {}", *session, store.path())
+                         : "bisect log: no bisect session in " + store.path());
+  using A = TextTable::Align;
+  std::string out = fmt::format("bisect session {} ({}): {}\n", row->id, row->kind, row->status);
+  out += fmt::format("  repository  {}\n", row->repo);
+  out += fmt::format("  good        {}{}\n", row->good_rev,
+                     row->good.empty() ? "" : " = " + row->good);
+  if (!row->bad_rev.empty())
+    out +=
+        fmt::format("  bad         {}{}\n", row->bad_rev, row->bad.empty() ? "" : " = " + row->bad);
+  out += fmt::format("  job         {} ({}), metric {}\n", row->job, row->job_path, row->metric);
+  if (row->options.is_object() && !row->options.value("build_command", "").empty())
+    out += fmt::format("  build       {}\n", row->options.value("build_command", ""));
+  out += fmt::format("  started     {}{}\n", row->started_at,
+                     row->ended_at.empty() ? "" : ", ended " + row->ended_at);
+  if (!row->result.empty()) out += fmt::format("  result      {}\n", row->result);
+  TextTable t({"step", "commit", "role", "build", "runs", "n", "%change", "q", "verdict",
+               "decision", "subject / reason"},
+              {A::right, A::left, A::left, A::left, A::right, A::right, A::right, A::right, A::left,
+               A::left, A::left});
+  for (const auto& s : load_steps(store, row->id)) {
+    std::string build = s.build_status;
+    if (s.build_seconds) build += fmt::format(" {:.1f}s", *s.build_seconds);
+    std::string n =
+        s.n_now ? std::to_string(*s.n_now) + (s.n_base ? "/" + std::to_string(*s.n_base) : "")
+                : "-";
+    std::string text = s.subject;
+    if (!s.reason.empty()) text += (text.empty() ? "" : ": ") + s.reason;
+    if (text.size() > 160) text = text.substr(0, 157) + "...";
+    t.add_row({std::to_string(s.step), short_sha(s.commit), s.role, build,
+               std::to_string(s.runs.size()), n, s.pct_change ? pct_text(*s.pct_change) : "-",
+               p_text(s.q), s.verdict, s.decision, text});
+  }
+  out += "\n" + t.render();
+  return out;
+}
+
+}  // namespace nightjar

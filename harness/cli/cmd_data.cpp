@@ -1,0 +1,252 @@
+// `nightjar export` and `nightjar import`: samples out as tidy CSV; tidy CSV
+// or Google Benchmark JSON in (docs/data.md). The formats are in
+// results/csv_io.h and results/gbench_import.h; this file is the command line.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "harness/cli/commands.h"
+#include "results/compare/selector.h"
+#include "results/io/csv.h"
+#include "results/io/gbench.h"
+#include "workloads/sys/probe.h"
+#include "workloads/workload.h"
+
+namespace nightjar {
+namespace {
+
+// ---- export ---------------------------------------------------------------
+
+struct ExportArgs {
+  std::string db, format = "csv", output = "-", job, workload;
+  std::vector<std::string> selectors;
+};
+
+ExitCode run_export(const ExportArgs& a) {
+  for (const auto& s : a.selectors) (void)parse_selector(s);  // bad selectors before the database
+  ResultsStore store = open_existing_store(a.db);
+  std::vector<std::int64_t> ids = select_export_runs(store, a.selectors, a.job, a.workload);
+  CsvExportStats stats;
+  if (a.output == "-") {
+    stats = write_samples_csv(store, ids, std::cout);
+    std::cout.flush();
+    if (!std::cout) throw EnvironmentError("export: cannot write to stdout");
+  } else {
+    // Written beside the target and renamed: a failed export leaves no half file.
+    const std::string tmp = fmt::format("{}.tmp{}", a.output, ::getpid());
+    {
+      std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+      if (!out)
+        throw EnvironmentError(
+            fmt::format("-o {}: cannot create {}: {}; write to a writable "
+                        "directory or use -o - for stdout",
+                        a.output, tmp, std::strerror(errno)));
+      try {
+        stats = write_samples_csv(store, ids, out);
+      } catch (...) {
+        out.close();
+        std::remove(tmp.c_str());
+        throw;
+      }
+      out.close();
+      if (!out) {
+        std::remove(tmp.c_str());
+        throw EnvironmentError(
+            fmt::format("-o {}: writing failed (disk full?); nothing written", a.output));
+      }
+    }
+    if (std::rename(tmp.c_str(), a.output.c_str()) != 0) {
+      int err = errno;
+      std::remove(tmp.c_str());
+      throw EnvironmentError(
+          fmt::format("-o {}: cannot rename {} to it: {}", a.output, tmp, std::strerror(err)));
+    }
+  }
+  std::cerr << fmt::format("nightjar: exported {} samples of {} run(s){}\n", stats.samples,
+                           stats.runs, a.output == "-" ? "" : " to " + a.output);
+  if (stats.runs < ids.size())
+    std::cerr << fmt::format(
+        "nightjar: {} matching run(s) have no samples (skipped, failed or still running) and "
+        "write no row\n",
+        ids.size() - stats.runs);
+  return ExitCode::ok;
+}
+
+// ---- import ---------------------------------------------------------------
+
+struct ImportArgs {
+  std::string db, format = "csv", file, variant, build, job, kernel, time_unit;
+  std::vector<std::string> counters;
+};
+
+std::string read_input(const std::string& file) {
+  std::stringstream s;
+  if (file == "-") {
+    s << std::cin.rdbuf();
+    return s.str();
+  }
+  std::ifstream in(file, std::ios::binary);
+  if (!in)
+    throw UsageError(fmt::format("{}: cannot read it: {}; give the path of the file to import",
+                                 file, std::strerror(errno)));
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string describe_ids(const std::vector<std::int64_t>& ids) {
+  if (ids.empty()) return "";
+  std::int64_t lo = *std::min_element(ids.begin(), ids.end());
+  std::int64_t hi = *std::max_element(ids.begin(), ids.end());
+  if (static_cast<std::size_t>(hi - lo + 1) == ids.size())
+    return lo == hi ? fmt::format(" (id {})", lo) : fmt::format(" (ids {}-{})", lo, hi);
+  return fmt::format(" (ids {}...{})", lo, hi);
+}
+
+ExitCode import_csv(const ImportArgs& a) {
+  std::vector<std::string> gbench_only;
+  if (!a.variant.empty()) gbench_only.push_back("--variant");
+  if (!a.build.empty()) gbench_only.push_back("--build");
+  if (!a.job.empty()) gbench_only.push_back("--job");
+  if (!a.kernel.empty()) gbench_only.push_back("--kernel");
+  if (!a.time_unit.empty()) gbench_only.push_back("--time-unit");
+  if (!a.counters.empty()) gbench_only.push_back("--counter");
+  if (!gbench_only.empty()) {
+    std::string flags;
+    for (const auto& f : gbench_only) flags += (flags.empty() ? "" : ", ") + f;
+    throw UsageError(fmt::format(
+        "{} only apply to --format gbench; a tidy CSV file names every run's job, variant, "
+        "build and kernel in its rows",
+        flags));
+  }
+  const std::string text = read_input(a.file);
+  const std::string source = a.file == "-" ? "(stdin)" : a.file;
+  if (auto first = text.find_first_not_of(" \t\r\n\xEF\xBB\xBF");
+      first != std::string::npos && text[first] == '{')
+    throw UsageError(fmt::format(
+        "{}: this is JSON, not tidy CSV; import Google Benchmark output with --format gbench "
+        "--variant NAME",
+        source));
+  std::istringstream in(text);
+  SamplesCsv csv =
+      parse_samples_csv(in, source, workload_catalog());  // every row checked before the database
+  ResultsStore store = open_store(a.db);
+  CsvImportResult r = import_samples_csv(store, csv, workload_catalog(), probe_machine_facts());
+  for (const auto& note : r.notes) std::cerr << "nightjar: " << note << "\n";
+  std::cout << fmt::format("imported {} run(s){}, {} samples from {}\n", r.run_ids.size(),
+                           describe_ids(r.run_ids), r.samples, source);
+  return ExitCode::ok;
+}
+
+ExitCode import_gbench_file(const ImportArgs& a) {
+  if (a.variant.empty())
+    throw UsageError(
+        "--format gbench needs --variant NAME: the label of this report's runs, as `nightjar "
+        "run --variant` gives one (e.g. --variant patched)");
+  GbenchOptions options;
+  options.time_unit = a.time_unit;
+  std::string declarations;
+  for (const auto& c : a.counters) declarations += c + " ";
+  try {
+    options.counters = parse_counter_declarations(declarations, "--counter");
+  } catch (const ParamError& e) {
+    throw UsageError(e.field + ": " + e.message);
+  }
+  const std::string source = a.file == "-" ? "(stdin)" : a.file;
+  GbenchReport report = parse_gbench_json(read_input(a.file), options, source);
+  GbenchImportOptions o;
+  o.source = source;
+  o.job = a.job.empty() ? default_gbench_job(report, a.file) : a.job;
+  o.variant = a.variant;
+  o.build = a.build;
+  o.kernel = a.kernel;
+  o.here = probe_testbox();
+  o.here_kernel = probe_kernel_identity();
+  ResultsStore store = open_store(a.db);
+  GbenchImportResult r = import_gbench(store, report, o);
+  for (const auto& note : r.notes) std::cerr << "nightjar: " << note << "\n";
+  if (report.aggregate_entries)
+    std::cerr << fmt::format(
+        "nightjar: {} aggregate entries (mean, median, stddev, cv) not imported: nightjar "
+        "computes its own statistics from the repetitions\n",
+        report.aggregate_entries);
+  std::cout << fmt::format(
+      "imported run {} (job {}, workload gbench, variant {}): {} benchmarks, {} metrics, {} "
+      "repetitions, {} samples from {}\n",
+      r.run_id, o.job, o.variant, report.benchmarks, r.metrics, r.iterations, r.samples, source);
+  return ExitCode::ok;
+}
+
+}  // namespace
+
+Subcommand add_export_command(CLI::App& app) {
+  auto a = std::make_shared<ExportArgs>();
+  Subcommand s;
+  s.cmd = app.add_subcommand("export",
+                             "Write stored samples as tidy CSV, one row per sample (docs/data.md)");
+  s.cmd
+      ->add_option("selectors", a->selectors,
+                   "runs to export: selectors as in compare (a variant name, or key=value[,...] "
+                   "with keys build, kernel, variant, run, testbox, job, workload); several are "
+                   "joined (OR); none: every run")
+      ->allow_extra_args(true);
+  s.cmd->add_option("--format", a->format, "output format")
+      ->check(CLI::IsMember({"csv"}))
+      ->capture_default_str();
+  s.cmd->add_option("-o,--output", a->output, "FILE to write, or - for stdout")
+      ->capture_default_str();
+  s.cmd->add_option("--job", a->job, "only runs of this job");
+  s.cmd->add_option("--workload", a->workload, "only runs of this workload");
+  s.cmd->add_option("--db", a->db, "results database path");
+  s.run = [a] { return run_export(*a); };
+  return s;
+}
+
+Subcommand add_import_command(CLI::App& app) {
+  auto a = std::make_shared<ImportArgs>();
+  Subcommand s;
+  s.cmd = app.add_subcommand(
+      "import",
+      "Store samples from a tidy CSV file (nightjar export) or a Google Benchmark JSON report "
+      "(--format gbench), in one transaction (docs/data.md)");
+  s.cmd->add_option("file", a->file, "FILE.csv or FILE.json to import, or - for stdin")->required();
+  s.cmd
+      ->add_option("--format", a->format,
+                   "csv: tidy sample CSV as `nightjar export` writes it; gbench: Google "
+                   "Benchmark JSON (--benchmark_out=FILE)")
+      ->check(CLI::IsMember({"csv", "gbench"}))
+      ->capture_default_str();
+  s.cmd->add_option("--variant", a->variant,
+                    "gbench: variant label of the imported run (required)");
+  s.cmd->add_option("--build", a->build, "gbench: build label of the imported run");
+  s.cmd->add_option("--job", a->job,
+                    "gbench: job name (default: the benchmark executable's file name, else the "
+                    "file's stem)");
+  s.cmd->add_option("--kernel", a->kernel,
+                    "gbench: kernel release the benchmarks ran under (default: the running "
+                    "kernel when the report was written on this machine)");
+  s.cmd
+      ->add_option("--time-unit", a->time_unit,
+                   "gbench: store real_time/cpu_time in this unit (default: each benchmark's "
+                   "own time_unit)")
+      ->check(CLI::IsMember({"ns", "us", "ms", "s"}));
+  s.cmd
+      ->add_option("--counter", a->counters,
+                   "gbench: NAME[:UNIT[:higher|lower[:hmean|amean|gmean]]]: unit and direction "
+                   "of a user counter (repeatable); default: *_per_second are rates (higher, "
+                   "Hmean), others higher with Amean")
+      ->allow_extra_args(false);
+  s.cmd->add_option("--db", a->db, "results database path (created when missing)");
+  s.run = [a] { return a->format == "gbench" ? import_gbench_file(*a) : import_csv(*a); };
+  return s;
+}
+
+}  // namespace nightjar

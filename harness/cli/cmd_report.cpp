@@ -1,0 +1,193 @@
+// `nightjar report BASE NEW [NEW...]`: changelog, markdown and mmtests tables
+// of a comparison (results/report.h, docs/report.md).
+//
+// --group takes a cell parameter (one table per value, within one
+// comparison) or a run attribute: kernel, build, variant or testbox. For an
+// attribute the comparison is built once per value that every side holds,
+// each side narrowed to that value (`vanilla` becomes
+// `variant=vanilla,kernel=K`), so that e.g. PREEMPT_RT and !PREEMPT_RT
+// kernels each get their own table with their own significance family.
+#include <fmt/format.h>
+
+#include <iostream>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "harness/cli/commands.h"
+#include "results/compare/comparison.h"
+#include "results/compare/selector.h"
+#include "results/render/compare.h"
+#include "results/render/report.h"
+#include "workloads/workload.h"
+
+namespace nightjar {
+namespace {
+
+struct ReportArgs {
+  std::vector<std::string> sides;  // [0] = BASE
+  std::string db, job, workload, format = "changelog", test = "welch", stat = "mean";
+  std::string metric, by, group;
+  std::vector<std::string> ignore_params, labels;
+  double alpha = 0.05, min_effect = 1.0;
+  int precision = 1;
+};
+
+const std::set<std::string> kRunAttributes = {"kernel", "build", "variant", "testbox"};
+
+// The values of run attribute `attr` that every side holds, in sorted order.
+std::vector<std::string> common_values(const ResultsStore& store,
+                                       const std::vector<Selector>& selectors,
+                                       const SideQuery& query, const std::string& attr) {
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < selectors.size(); ++i) {
+    LoadedSide s = load_side(store, selectors[i], query, i == 0 ? "BASE" : "NEW");
+    const std::set<std::string>& have = attr == "kernel"    ? s.kernels
+                                        : attr == "build"   ? s.builds
+                                        : attr == "variant" ? s.variants
+                                                            : s.testboxes;
+    if (i == 0) {
+      out.assign(have.begin(), have.end());
+    } else {
+      std::erase_if(out, [&](const std::string& v) { return !have.count(v); });
+    }
+  }
+  return out;
+}
+
+std::string narrowed(const Selector& s, const std::string& attr, const std::string& value) {
+  const std::string& set = attr == "kernel"    ? s.kernel
+                           : attr == "build"   ? s.build
+                           : attr == "variant" ? s.variant
+                                               : s.testbox;
+  // A bare word is a variant name (results/selector.h).
+  const bool bare = s.text.find('=') == std::string::npos;
+  if (!set.empty() && !(bare && attr == "variant"))
+    throw UsageError("--group " + attr + ": the selector '" + s.text + "' already fixes " + attr +
+                     "; group by another attribute or drop " + attr + "= from the selector");
+  if (bare && attr == "variant")
+    throw UsageError("--group variant: the selector '" + s.text +
+                     "' is a variant name; group by kernel, build or testbox instead");
+  return (bare ? "variant=" + s.text : s.text) + "," + attr + "=" + value;
+}
+
+ExitCode cmd_report(const ReportArgs& a) {
+  if (a.sides.size() < 2)
+    throw UsageError(
+        "report: give a BASE and at least one NEW selector, e.g. `nightjar report vanilla "
+        "patched --by clients`");
+  const stats::SignificanceOptions options = significance_options(a.test, a.alpha, a.min_effect);
+  std::vector<Selector> selectors;
+  for (const auto& s : a.sides) selectors.push_back(parse_selector(s));
+  ReportOptions o;
+  o.format = a.format;
+  o.metric = a.metric;
+  o.by = a.by;
+  o.group = kRunAttributes.count(a.group) ? "" : a.group;
+  o.stat = report_stat_from_string(a.stat);
+  o.labels = a.labels;
+  o.precision = a.precision;
+  if (a.labels.size() > a.sides.size())
+    throw UsageError(fmt::format("--label given {} times for {} sides; give one label per side",
+                                 a.labels.size(), a.sides.size()));
+
+  ResultsStore store = open_existing_store(a.db);
+  const SideQuery query{a.job, a.workload, a.ignore_params, &workload_catalog()};
+  std::vector<std::unique_ptr<Comparison>> comparisons;
+  std::vector<ReportGroup> groups;
+  if (kRunAttributes.count(a.group)) {
+    const auto values = common_values(store, selectors, query, a.group);
+    if (values.empty())
+      throw UsageError("--group " + a.group + ": no " + a.group + " holds runs of every side; " +
+                       describe_stored_runs(store));
+    for (const auto& v : values) {
+      std::vector<std::string> narrowed_sides;
+      for (const auto& s : selectors) narrowed_sides.push_back(narrowed(s, a.group, v));
+      auto c =
+          std::make_unique<Comparison>(compare_selectors(store, narrowed_sides, query, options));
+      for (std::size_t i = 0; i < c->sides.size(); ++i) c->sides[i].name = a.sides[i];
+      groups.push_back({v + " " + a.group, c.get()});
+      comparisons.push_back(std::move(c));
+    }
+  } else {
+    comparisons.push_back(
+        std::make_unique<Comparison>(compare_selectors(store, a.sides, query, options)));
+    groups.push_back({"", comparisons.back().get()});
+  }
+
+  if (a.format == "mmtests") {
+    // mmtests' own layout, per group; --by does not apply (every operation is
+    // a row already).
+    RenderOptions r{12, a.precision < 2 ? 2 : a.precision, false};
+    bool first = true;
+    for (const auto& g : groups) {
+      if (!first) std::cout << "\n";
+      first = false;
+      if (!g.title.empty()) std::cout << g.title << ":\n\n";
+      std::cout << render_mmtests(*g.comparison, r);
+    }
+  } else {
+    std::cout << render_report(groups, o);
+  }
+  std::cout.flush();
+  return ExitCode::ok;
+}
+
+}  // namespace
+
+Subcommand add_report_command(CLI::App& app) {
+  auto a = std::make_shared<ReportArgs>();
+  Subcommand s;
+  s.cmd = app.add_subcommand(
+      "report",
+      "Changelog tables of a comparison: BASE NEW [NEW...] selectors, one block per cell or a "
+      "matrix over --by, at most 72 columns");
+  CLI::App* cmd = s.cmd;
+  cmd->add_option("sides", a->sides,
+                  "selectors as for `compare` (a variant name, or key=value[,key=value] with "
+                  "keys build, kernel, variant, run, testbox, job, workload); the first is BASE")
+      ->required();
+  cmd->add_option("--format", a->format,
+                  "changelog (plain ASCII, <= 72 columns), markdown, or mmtests (compare's "
+                  "mmtests layout)")
+      ->check(CLI::IsMember({"changelog", "markdown", "mmtests"}))
+      ->capture_default_str();
+  cmd->add_option("--by", a->by,
+                  "cell parameter whose values are the table's rows (e.g. clients); without it, "
+                  "one two-build block per cell");
+  cmd->add_option("--group", a->group,
+                  "one table per value of this cell parameter, or of a run attribute: kernel, "
+                  "build, variant, testbox");
+  cmd->add_option("--metric", a->metric,
+                  "metric to show (default: each workload's first metric, e.g. throughput)");
+  cmd->add_option("--stat", a->stat,
+                  "statistic shown: mean (the metric's own: Hmean for rates, Amean for times), "
+                  "hmean, amean, median")
+      ->check(CLI::IsMember({"mean", "hmean", "amean", "median"}))
+      ->capture_default_str();
+  cmd->add_option("--label", a->labels,
+                  "label of a side in the table, in side order (repeatable; default: the "
+                  "selector), e.g. --label 'Without (6.0-rc1)' --label 'With patch'")
+      ->allow_extra_args(false);
+  cmd->add_option("--precision", a->precision, "decimals of values and %change")
+      ->check(CLI::Range(0, 12))
+      ->capture_default_str();
+  cmd->add_option("--db", a->db, "results database path");
+  cmd->add_option("--job", a->job, "only runs of this job (file stem), on every side");
+  cmd->add_option("--workload", a->workload, "only runs of this workload, on every side");
+  cmd->add_option("--test", a->test, "significance rule: welch, utest, mmtests, lkp (as compare)")
+      ->check(CLI::IsMember({"welch", "utest", "mmtests", "lkp"}))
+      ->capture_default_str();
+  cmd->add_option("--alpha", a->alpha, "false discovery rate / test level")->capture_default_str();
+  cmd->add_option("--min-effect", a->min_effect,
+                  "smallest |%change| that counts as a change, percent")
+      ->capture_default_str();
+  cmd->add_option("--ignore-param", a->ignore_params,
+                  "match cells ignoring this parameter (repeatable), as compare")
+      ->allow_extra_args(false);
+  s.run = [a] { return cmd_report(*a); };
+  return s;
+}
+
+}  // namespace nightjar

@@ -1,0 +1,506 @@
+// Job files: loading and shape checks (load_job), --set parsing (parse_set)
+// and matrix expansion (expand_matrix). See harness/job.h.
+#include "harness/job/job.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <limits>
+#include <optional>
+#include <string_view>
+#include <unordered_set>
+
+#include <fmt/format.h>
+
+#include "harness/job/yaml_parse.h"
+#include "results/model/exit_codes.h"
+
+namespace nightjar {
+
+namespace {
+
+constexpr const char* kKnownKeys =
+    "workload, description, params, iterations, warmup, variant, cgroup, variants";
+constexpr std::size_t kMaxCells = 1'000'000;
+
+// ---- message helpers ---------------------------------------------------------
+
+// "path:line: field: message" (or "path: field: message" when the line is
+// unknown). Every job-file error goes through here so the form is uniform.
+[[noreturn]] void fail(const std::string& path, int line, std::string_view field,
+                       const std::string& message) {
+  std::string where = path;
+  if (!path.empty() && line > 0) where += fmt::format(":{}", line);
+  if (where.empty()) throw UsageError(fmt::format("{}: {}", field, message));
+  throw UsageError(fmt::format("{}: {}: {}", where, field, message));
+}
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& s : items) {
+    if (!out.empty()) out += ", ";
+    out += s;
+  }
+  return out;
+}
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diag = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// The closest of `candidates` to a misspelt `word` (at most 2 edits), or "".
+std::string closest(std::string_view word, const std::vector<std::string>& candidates) {
+  std::string best;
+  std::size_t best_d = 3;
+  for (const auto& c : candidates) {
+    std::size_t d = edit_distance(word, c);
+    if (d < best_d && d < std::max<std::size_t>(c.size(), 1)) {
+      best_d = d;
+      best = c;
+    }
+  }
+  return best;
+}
+
+std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates) {
+  std::string c = closest(word, candidates);
+  return c.empty() ? std::string() : fmt::format(" (did you mean '{}'?)", c);
+}
+
+// ---- YAML helpers ------------------------------------------------------------
+
+// yaml-cpp turns the plain scalars `null`, `Null`, `NULL` and `~` into Null
+// nodes with no text, which would lose `workload: null`. The node's mark
+// points at the scalar in the source, so the literal is recovered from there;
+// a Null node whose mark does not point at such a literal is an absent value
+// (`key:` with nothing after it).
+std::optional<std::string> null_literal(const YAML::Node& node, const std::string& source) {
+  YAML::Mark m = node.Mark();
+  if (m.is_null() || m.pos < 0 || static_cast<std::size_t>(m.pos) >= source.size())
+    return std::nullopt;
+  std::string_view rest = std::string_view(source).substr(static_cast<std::size_t>(m.pos));
+  for (std::string_view lit : {"null", "Null", "NULL", "~"}) {
+    if (rest.substr(0, lit.size()) != lit) continue;
+    if (rest.size() == lit.size()) return std::string(lit);
+    char next = rest[lit.size()];
+    if (std::strchr(" \t\r\n#,]}", next) != nullptr) return std::string(lit);
+  }
+  return std::nullopt;
+}
+
+// The text of a scalar node; nullopt for an absent value. Throws for a list
+// or mapping where a scalar is required.
+std::optional<std::string> scalar_text(const YAML::Node& node, const std::string& source,
+                                       const std::string& path, int line, std::string_view field,
+                                       std::string_view expected) {
+  if (node.IsScalar()) return node.Scalar();
+  if (!node.IsDefined() || node.IsNull()) return null_literal(node, source);
+  fail(path, line, field,
+       fmt::format("expected {}, found {}; write {}", expected, kind_name(node), expected));
+}
+
+int parse_int_field(const YAML::Node& node, const std::string& source, const std::string& path,
+                    int line, std::string_view field, int min, int example) {
+  const std::string expected =
+      fmt::format("a whole number of at least {} such as {}", min, example);
+  std::optional<std::string> text = scalar_text(node, source, path, line, field, expected);
+  if (!text) fail(path, line, field, fmt::format("no value; write {}", expected));
+  std::string_view t = *text;
+  bool neg = !t.empty() && t.front() == '-';
+  std::string_view digits = neg ? t.substr(1) : t;
+  bool ok = !digits.empty() &&
+            std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; });
+  if (!ok)
+    fail(path, line, field, fmt::format("'{}' is not a whole number; write {}", t, expected));
+  long long v = 0;
+  for (char c : digits) {
+    v = v * 10 + (c - '0');
+    if (v > std::numeric_limits<int>::max())
+      fail(path, line, field, fmt::format("'{}' is too large; write {}", t, expected));
+  }
+  if (neg) v = -v;
+  if (v < min)
+    fail(path, line, field, fmt::format("{} is below the minimum {}; write {}", v, min, expected));
+  return static_cast<int>(v);
+}
+
+std::string read_job_text(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr)
+    throw UsageError(fmt::format("{}: cannot read job file: {}", path, std::strerror(errno)));
+  std::string text;
+  char buf[65536];
+  std::size_t n = 0;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
+  bool failed = std::ferror(f) != 0;
+  int err = errno;
+  std::fclose(f);
+  if (failed)
+    throw UsageError(fmt::format("{}: cannot read job file: {}", path, std::strerror(err)));
+  return text;
+}
+
+std::vector<std::string> workload_names() {
+  std::vector<std::string> names;
+  for (const auto& w : workload_registry()) names.emplace_back(w->name());
+  return names;
+}
+
+void load_params(JobFile& job, const YAML::Node& node, const std::string& source, int key_line) {
+  if (!node.IsDefined() || node.IsNull()) return;  // `params:` with nothing: no parameters
+  if (!node.IsMap())
+    fail(job.path, key_line, "params",
+         fmt::format("expected a mapping of parameter names to values, found {}; write "
+                     "`params:` followed by indented `NAME: VALUE` lines such as `clients: [1, 2]`",
+                     kind_name(node)));
+  for (const auto& entry : node) {
+    int kline = line_of(entry.first, key_line);
+    if (!entry.first.IsScalar())
+      fail(job.path, kline, "params",
+           fmt::format("a parameter name must be a plain name, found {}; write `NAME: VALUE`",
+                       kind_name(entry.first)));
+    const std::string name = entry.first.Scalar();
+    const std::string field = "params." + name;
+    if (job.params.count(name))
+      fail(job.path, kline, field,
+           fmt::format("given twice (first on line {}); keep one, with a list [a, b] for several "
+                       "values",
+                       job.param_lines[name]));
+    const YAML::Node& value = entry.second;
+    std::vector<JobValue> values;
+    const std::string expected =
+        fmt::format("a value such as `{}: 4` or a list such as `{}: [1, 2]`", name, name);
+    if (value.IsSequence()) {
+      if (value.size() == 0)
+        fail(job.path, kline, field,
+             fmt::format("empty list; write at least one value, {}", expected));
+      for (const auto& element : value) {
+        int eline = line_of(element, kline);
+        if (element.IsMap() || element.IsSequence())
+          fail(job.path, eline, field,
+               fmt::format("a list element is {}; lists hold plain values, write {}",
+                           kind_name(element), expected));
+        std::optional<std::string> text =
+            scalar_text(element, source, job.path, eline, field, expected);
+        if (!text)
+          fail(job.path, eline, field, fmt::format("empty list element; write {}", expected));
+        values.push_back(JobValue{*text, eline});
+      }
+    } else if (value.IsMap()) {
+      fail(job.path, kline, field,
+           fmt::format("a nested mapping is not a parameter value; write {}", expected));
+    } else {
+      std::optional<std::string> text =
+          scalar_text(value, source, job.path, kline, field, expected);
+      // An absent value's mark points past the key; report the key's line.
+      if (!text)
+        fail(job.path, kline, field,
+             fmt::format("no value; write {}, or remove the key", expected));
+      values.push_back(JobValue{*text, line_of(value, kline)});
+    }
+    job.params.emplace(name, std::move(values));
+    job.param_lines.emplace(name, kline);
+  }
+}
+
+}  // namespace
+
+JobFile load_job(const std::string& path) {
+  const std::string source = read_job_text(path);
+  YAML::Node root;
+  try {
+    root = YAML::Load(source);
+  } catch (const YAML::ParserException& e) {
+    int line = e.mark.is_null() || e.mark.line < 0 ? 0 : e.mark.line + 1;
+    std::string where = line > 0 ? fmt::format("{}:{}", path, line) : path;
+    throw UsageError(fmt::format("{}: syntax error: {}; fix the YAML", where, e.msg));
+  }
+
+  JobFile job;
+  job.path = path;
+  job.name = std::filesystem::path(path).stem().string();
+
+  if (!root.IsDefined() || root.IsNull())
+    fail(path, 0, "workload",
+         "the job file is empty; write at least `workload: NAME` (run `nightjar list` to see the "
+         "workloads)");
+  if (!root.IsMap())
+    fail(path, line_of(root, 1), "job",
+         fmt::format("expected a mapping of keys ({}), found {}; write `workload: NAME` and the "
+                     "other keys one per line",
+                     kKnownKeys, kind_name(root)));
+
+  std::map<std::string, int> seen;
+  bool have_workload = false;
+  YAML::Node cgroup_node, variants_node;  // parsed once both are known
+  for (const auto& entry : root) {
+    int kline = line_of(entry.first, 0);
+    if (!entry.first.IsScalar())
+      fail(path, kline, "job",
+           fmt::format("a key must be a plain name, found {}; known keys are {}",
+                       kind_name(entry.first), kKnownKeys));
+    const std::string key = entry.first.Scalar();
+    const YAML::Node& value = entry.second;
+    if (auto it = seen.find(key); it != seen.end())
+      fail(path, kline, key, fmt::format("given twice (first on line {}); keep one", it->second));
+    seen.emplace(key, kline);
+
+    if (key == "workload") {
+      std::optional<std::string> name =
+          scalar_text(value, source, path, kline, key, "a workload name such as `workload: pft`");
+      std::vector<std::string> names = workload_names();
+      if (!name || name->empty())
+        fail(path, kline, key,
+             fmt::format("no workload named; write `workload: NAME` with one of {} (run `nightjar "
+                         "list` to see them)",
+                         join(names)));
+      if (find_workload(*name) == nullptr)
+        fail(path, kline, key,
+             fmt::format("unknown workload '{}'{}; run `nightjar list` to see the workloads ({})",
+                         *name, did_you_mean(*name, names), join(names)));
+      job.workload = *name;
+      job.workload_line = kline;
+      have_workload = true;
+    } else if (key == "description") {
+      job.description =
+          scalar_text(value, source, path, kline, key, "one line of text").value_or("");
+    } else if (key == "variant") {
+      std::optional<std::string> v = scalar_text(value, source, path, kline, key,
+                                                 "a variant label such as `variant: vanilla`");
+      if (!v || v->empty())
+        fail(path, kline, key,
+             "no label; write a variant label such as `variant: vanilla`, or remove the key");
+      job.variant = *v;
+    } else if (key == "iterations") {
+      job.iterations = parse_int_field(value, source, path, kline, key, 1, 5);
+    } else if (key == "warmup") {
+      job.warmup = parse_int_field(value, source, path, kline, key, 0, 1);
+    } else if (key == "params") {
+      load_params(job, value, source, kline);
+    } else if (key == "cgroup") {
+      if (!value.IsMap())
+        fail(path, line_of(value, kline), key,
+             fmt::format("expected a mapping, found {}; write `cgroup:` followed by indented "
+                         "settings, or remove the key",
+                         kind_name(value)));
+      cgroup_node = value;
+      job.cgroup_line = kline;
+    } else if (key == "variants") {
+      variants_node = value;
+      job.variants_line = kline;
+    } else {
+      std::vector<std::string> known = {"workload", "description", "params", "iterations",
+                                        "warmup",   "variant",     "cgroup", "variants"};
+      fail(path, kline, key,
+           fmt::format("unknown key{}; known keys are {}", did_you_mean(key, known), kKnownKeys));
+    }
+  }
+  if (!have_workload)
+    fail(path, 0, "workload",
+         "missing; add `workload: NAME` (run `nightjar list` to see the workloads)");
+  job.cgroup = parse_cgroup_spec(cgroup_node, path);
+  if (job.variants_line > 0)
+    job.variants = parse_variants(variants_node, path, job.variants_line, cgroup_node);
+  if (!job.variants.empty() && !job.variant.empty()) {
+    // With `variants:`, `variant:` names the default selection: it must be one of them.
+    std::vector<std::string> names;
+    for (const auto& v : job.variants) names.push_back(v.name);
+    if (std::find(names.begin(), names.end(), job.variant) == names.end())
+      fail(path, seen["variant"], "variant",
+           fmt::format("'{}' is not one of the job's variants{}; write one of {} or remove "
+                       "`variant:` to run them all",
+                       job.variant, did_you_mean(job.variant, names), join(names)));
+  }
+  return job;
+}
+
+SetOverride parse_set(const std::string& arg) {
+  constexpr const char* kExample =
+      "write --set NAME=VALUE or NAME=V1,V2, such as --set clients=1,2";
+  auto trim = [](std::string_view s) {
+    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+    return s;
+  };
+  std::size_t eq = arg.find('=');
+  if (eq == std::string::npos)
+    throw UsageError(fmt::format("--set '{}': missing '='; {}", arg, kExample));
+  SetOverride out;
+  out.key = std::string(trim(std::string_view(arg).substr(0, eq)));
+  if (out.key.empty())
+    throw UsageError(fmt::format("--set '{}': missing the parameter name; {}", arg, kExample));
+  std::string_view list = trim(std::string_view(arg).substr(eq + 1));
+  if (list.size() >= 2 && list.front() == '[' && list.back() == ']')
+    list = trim(list.substr(1, list.size() - 2));
+  if (list.empty())
+    throw UsageError(
+        fmt::format("--set {}: empty value; write --set {}=VALUE or a list such as "
+                    "--set {}=V1,V2",
+                    out.key, out.key, out.key));
+  std::size_t start = 0;
+  while (true) {
+    std::size_t comma = list.find(',', start);
+    std::string_view item =
+        trim(list.substr(start, comma == std::string_view::npos ? list.npos : comma - start));
+    if (item.empty())
+      throw UsageError(
+          fmt::format("--set {}: empty value in '{}'; separate values with single "
+                      "commas, such as --set {}=1,2",
+                      out.key, list, out.key));
+    out.values.emplace_back(item);
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+namespace {
+
+// Where a value came from, for error messages.
+struct Origin {
+  enum class Kind { job, set, fallback } kind = Kind::job;
+  int line = 0;
+};
+
+struct AxisValue {
+  ParamValue value;
+  Origin origin;
+};
+
+// "path:line: params.NAME", "--set NAME" or "path: params.NAME": the prefix of
+// an error about one value.
+[[noreturn]] void fail_value(const JobFile& job, const std::string& name, const Origin& origin,
+                             const std::string& message) {
+  if (origin.kind == Origin::Kind::set)
+    throw UsageError(fmt::format("--set {}: {}", name, message));
+  fail(job.path, origin.kind == Origin::Kind::job ? origin.line : 0, "params." + name, message);
+}
+
+}  // namespace
+
+std::vector<Cell> expand_matrix(const JobFile& job, const Workload& workload,
+                                const std::vector<SetOverride>& overrides,
+                                const MachineFacts& machine) {
+  const std::vector<ParamDescriptor> descs = workload.params();
+  std::map<std::string, const ParamDescriptor*> by_name;
+  std::vector<std::string> names;
+  for (const auto& d : descs) {
+    by_name.emplace(d.name, &d);
+    names.push_back(d.name);
+  }
+  const std::string wname(workload.name());
+  auto unknown = [&](const std::string& name) {
+    if (names.empty())
+      return fmt::format("unknown parameter; {} has no parameters, remove it", wname);
+    return fmt::format(
+        "unknown parameter{}; {}'s parameters are {} (run `nightjar list` for "
+        "their meaning)",
+        did_you_mean(name, names), wname, join(names));
+  };
+
+  // name -> (text, origin) in the order given, before parsing.
+  struct RawValue {
+    std::string text;
+    Origin origin;
+  };
+  std::map<std::string, std::vector<RawValue>> raw;
+  for (const auto& [name, values] : job.params) {
+    int key_line = 0;
+    if (auto it = job.param_lines.find(name); it != job.param_lines.end())
+      key_line = it->second;
+    else if (!values.empty())
+      key_line = values.front().line;
+    if (!by_name.count(name)) fail(job.path, key_line, "params." + name, unknown(name));
+    if (values.empty())
+      fail(job.path, key_line, "params." + name, "no value; write a value or a list");
+    auto& axis = raw[name];
+    for (const auto& v : values)
+      axis.push_back(RawValue{v.text, Origin{Origin::Kind::job, v.line}});
+  }
+  for (const auto& o : overrides) {
+    if (!by_name.count(o.key)) throw UsageError(fmt::format("--set {}: {}", o.key, unknown(o.key)));
+    if (o.values.empty())
+      throw UsageError(fmt::format("--set {}: empty value; write --set {}=VALUE", o.key, o.key));
+    auto& axis = raw[o.key];
+    axis.clear();
+    for (const auto& v : o.values) axis.push_back(RawValue{v, Origin{Origin::Kind::set, 0}});
+  }
+  for (const auto& d : descs) {
+    if (raw.count(d.name)) continue;
+    // An empty default makes a parameter required, except a text one, whose
+    // default is then the empty text (params.h).
+    if (d.default_value.empty() && d.type != ParamType::text)
+      fail(job.path, 0, "params." + d.name,
+           fmt::format("required parameter has no value; add `{}: VALUE` under params ({}){}",
+                       d.name, d.doc.empty() ? to_string(d.type) : d.doc,
+                       " or pass --set " + d.name + "=VALUE"));
+    raw[d.name].push_back(RawValue{d.default_value, Origin{Origin::Kind::fallback, 0}});
+  }
+
+  // Parse every value once, so a bad value is reported once with its origin.
+  std::vector<std::string> axis_names;
+  std::vector<std::vector<AxisValue>> axes;
+  for (const auto& [name, values] : raw) {
+    const ParamDescriptor& desc = *by_name.at(name);
+    std::vector<AxisValue> parsed;
+    for (const auto& v : values) {
+      try {
+        parsed.push_back(AxisValue{parse_param(desc, v.text, machine), v.origin});
+      } catch (const ParamError& e) {
+        fail_value(job, name, v.origin, e.message);
+      }
+    }
+    axis_names.push_back(name);
+    axes.push_back(std::move(parsed));
+  }
+
+  std::size_t total = 1;
+  for (const auto& a : axes) {
+    if (__builtin_mul_overflow(total, a.size(), &total) || total > kMaxCells)
+      fail(job.path, 0, "params",
+           fmt::format("the matrix has more than {} cells; shorten some lists or split the job",
+                       kMaxCells));
+  }
+
+  // Odometer over the axes: the last (in sorted name order) varies fastest.
+  std::vector<Cell> cells;
+  std::unordered_set<std::string> ids;
+  std::vector<std::size_t> index(axes.size(), 0);
+  for (std::size_t n = 0; n < total; ++n) {
+    Cell cell;
+    cell.workload = wname;
+    for (std::size_t a = 0; a < axes.size(); ++a)
+      cell.params.emplace(axis_names[a], axes[a][index[a]].value);
+    try {
+      workload.validate(cell, machine);
+    } catch (const ParamError& e) {
+      auto pos = std::find(axis_names.begin(), axis_names.end(), e.field);
+      if (pos != axis_names.end()) {
+        std::size_t a = static_cast<std::size_t>(pos - axis_names.begin());
+        fail_value(job, e.field, axes[a][index[a]].origin, e.message);
+      }
+      fail(job.path, 0, e.field.empty() ? std::string("params") : "params." + e.field, e.message);
+    }
+    if (ids.insert(cell.id()).second) cells.push_back(std::move(cell));
+    for (std::size_t a = axes.size(); a-- > 0;) {
+      if (++index[a] < axes[a].size()) break;
+      index[a] = 0;
+    }
+  }
+  return cells;
+}
+
+}  // namespace nightjar

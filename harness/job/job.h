@@ -1,0 +1,106 @@
+// Job files and matrix expansion.
+//
+// A job file is YAML naming one workload and its parameters; a parameter whose
+// value is a list is an axis, and the matrix is the cartesian product of the
+// axes (DESIGN.md "Vocabulary"):
+//
+//   workload: pft
+//   description: page faults, threads vs processes
+//   iterations: 30
+//   warmup: 1
+//   variant: vanilla
+//   params:
+//     clients: [1, 2, 4]
+//     size: 20%mem
+//     mode: [threads, processes]
+//   cgroup: {depth: 3, top: {memory.min: 64M}}   # harness/job/yaml_parse.h
+//   variants:              # named knob sets (harness/variants.h)
+//     thp-never: {sysfs: {/sys/kernel/mm/transparent_hugepage/enabled: never}}
+//
+// load_job() checks the file's shape; expand_matrix() parses every value
+// against the workload's ParamDescriptors, fills defaults, applies --set
+// overrides and validates each cell. Every error is a UsageError (exit 2) of
+// the form `file:line: field: what is wrong; what to write instead`.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "harness/job/variants.h"
+#include "results/model/params.h"
+#include "workloads/workload.h"
+
+namespace nightjar {
+
+/// One parameter value as written in a job file, with where it was written.
+struct JobValue {
+  std::string text;  ///< the scalar exactly as YAML gives it ("10K", "threads")
+  int line = 0;      ///< 1-based line of the value in the job file; 0 = unknown
+};
+
+/// A job file after its shape has been checked (values are still text; see
+/// expand_matrix for their parsing).
+struct JobFile {
+  std::string path;         ///< the path as given on the command line
+  std::string name;         ///< file stem: "pft-quick" for jobs/pft-quick.yaml
+  std::string workload;     ///< registry name of the workload (known to exist)
+  int workload_line = 0;    ///< 1-based line of the `workload:` key
+  std::string description;  ///< free text; "" when absent
+  std::string variant;      ///< default variant label; "" when absent (runner uses "default")
+  int iterations = 5;       ///< measured iterations per cell; >= 1, default 5
+  int warmup = 1;           ///< untimed warm-up iterations per cell; >= 0, default 1
+  /// Parameter name -> values in the order written: a scalar gives one value
+  /// (a fixed parameter), a list gives N (an axis).
+  std::map<std::string, std::vector<JobValue>> params;
+  /// Parameter name -> 1-based line of its key under `params:`. Used for
+  /// errors about the parameter itself (an unknown name); may be empty for a
+  /// JobFile built in code, in which case the first value's line is used.
+  std::map<std::string, int> param_lines;
+  CgroupSpec cgroup;    ///< the `cgroup:` section, parsed; disabled when absent
+  int cgroup_line = 0;  ///< 1-based line of the `cgroup:` key; 0 when absent
+  /// The `variants:` section in the order written (harness/variants.h);
+  /// empty when absent. `variant:` then names the default selection.
+  std::vector<VariantSpec> variants;
+  int variants_line = 0;  ///< 1-based line of the `variants:` key; 0 when absent
+};
+
+/// Reads and checks the job file at `path`: YAML syntax, known top-level keys
+/// (workload, description, params, iterations, warmup, variant, cgroup,
+/// variants), value
+/// types, and that the workload is registered. Parameter names and values are
+/// checked later by expand_matrix, which knows the workload's declarations.
+/// Throws UsageError with `path:line: field: problem; fix`.
+JobFile load_job(const std::string& path);
+
+/// One `--set NAME=V1,V2` option: replaces the job's values of NAME (or adds
+/// NAME as an axis when the job does not set it).
+struct SetOverride {
+  std::string key;                  ///< parameter name
+  std::vector<std::string> values;  ///< one value = fixed, several = an axis
+};
+
+/// Parses the argument of one `--set` option: "clients=1,2" (also
+/// "clients=[1, 2]"); blanks around names and values are ignored. Throws
+/// UsageError naming --set when the name or a value is missing.
+SetOverride parse_set(const std::string& arg);
+
+/// Expands a job into its cells.
+///
+/// Axes are taken in sorted name order with the first axis varying slowest and
+/// each axis's values in the order written; parameters the job does not set
+/// get the workload's defaults; `overrides` (applied in order, a later one for
+/// the same name winning) replace or add axes. Every value is parsed with
+/// parse_param (so "10240" and "10K" give the same cell), every cell is checked
+/// with workload.validate(cell, machine), and duplicate cells are dropped,
+/// keeping the first.
+///
+/// Throws UsageError: "path:line: params.NAME: ..." for a value from the job
+/// (line of the value), "--set NAME: ..." for a value from --set,
+/// "path: params.NAME: ..." for a default or a missing required parameter; an
+/// unknown parameter lists the workload's parameters.
+std::vector<Cell> expand_matrix(const JobFile& job, const Workload& workload,
+                                const std::vector<SetOverride>& overrides,
+                                const MachineFacts& machine);
+
+}  // namespace nightjar

@@ -1,0 +1,484 @@
+#include "harness/run/runner.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "harness/run/progress.h"
+#include "results/model/exit_codes.h"
+#include "workloads/sys/monitors.h"
+#include "workloads/sys/probe.h"
+#include "workloads/sys/signals.h"
+
+namespace nightjar {
+
+namespace {
+
+std::vector<std::string> split_names(const std::string& list) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= list.size()) {
+    std::size_t comma = list.find(',', start);
+    std::string item =
+        list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    while (!item.empty() && (item.front() == ' ' || item.front() == '\t')) item.erase(0, 1);
+    while (!item.empty() && (item.back() == ' ' || item.back() == '\t')) item.pop_back();
+    if (item.empty())
+      throw UsageError("--variant '" + list +
+                       "': empty name; write --variant all, --variant NAME or --variant A,B");
+    out.push_back(item);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+std::vector<PlannedVariant> plan_variants(const JobFile& job, const RunOptions& options) {
+  std::vector<PlannedVariant> out;
+  const bool all = options.variant == "all";
+  std::vector<std::string> asked;
+  if (!options.variant.empty() && !all) asked = split_names(options.variant);
+  if (job.variants.empty()) {
+    // Label-only variants: --variant names, else the job's `variant:`, else "default".
+    if (asked.empty()) asked.push_back(!job.variant.empty() ? job.variant : "default");
+    for (const auto& name : asked) {
+      if (std::find_if(out.begin(), out.end(),
+                       [&](const PlannedVariant& p) { return p.name == name; }) != out.end())
+        continue;
+      out.push_back(PlannedVariant{name, {}, job.cgroup});
+    }
+    return out;
+  }
+  std::vector<const VariantSpec*> chosen;
+  if (asked.empty() && !all && !job.variant.empty()) asked.push_back(job.variant);
+  if (asked.empty()) {
+    for (const auto& v : job.variants) chosen.push_back(&v);
+  } else {
+    std::string names;
+    for (const auto& v : job.variants) names += (names.empty() ? "" : ", ") + v.name;
+    for (const auto& name : asked) {
+      auto it = std::find_if(job.variants.begin(), job.variants.end(),
+                             [&](const VariantSpec& v) { return v.name == name; });
+      if (it == job.variants.end())
+        throw UsageError(fmt::format(
+            "--variant {}: {} has no variant '{}'; its variants are {} (or write --variant all)",
+            options.variant, job.path, name, names));
+      if (std::find(chosen.begin(), chosen.end(), &*it) == chosen.end()) chosen.push_back(&*it);
+    }
+  }
+  for (const VariantSpec* v : chosen) {
+    check_knob_targets(*v, job.path);
+    out.push_back(PlannedVariant{v->name, v->knobs, v->cgroup});
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<PlannedJob> plan_runs(const RunOptions& options, const MachineFacts& machine) {
+  if (options.job_paths.empty())
+    throw UsageError("run: no job file given; write `nightjar run jobs/pft-quick.yaml`");
+  std::vector<PlannedJob> plan;
+  for (const auto& path : options.job_paths) {
+    PlannedJob p;
+    p.job = load_job(path);
+    p.workload = find_workload(p.job.workload);
+    if (!p.workload)  // load_job checks this too; keep the runner safe on its own
+      throw UsageError(path + ": workload: unknown workload '" + p.job.workload + "'");
+    p.cells = expand_matrix(p.job, *p.workload, options.overrides, machine);
+    p.iterations = options.iterations.value_or(p.job.iterations);
+    p.warmup = options.warmup.value_or(p.job.warmup);
+    if (p.iterations < 1) throw UsageError("--iterations: must be at least 1");
+    if (p.warmup < 0) throw UsageError("--warmup: must be 0 or more");
+    p.variants = plan_variants(p.job, options);
+    p.variant = p.variants.front().name;
+    p.cgroup = p.variants.front().cgroup;
+    plan.push_back(std::move(p));
+  }
+  return plan;
+}
+
+namespace {
+
+std::string describe_cell(const PlannedJob& job, const std::string& variant, const Cell& cell) {
+  return fmt::format("{} [{}] {}", job.job.name, variant, cell.id());
+}
+
+// The knobs of one variant, applied: what is recorded with its runs.
+struct AppliedKnobs {
+  std::map<std::string, std::string> in_force;  ///< "knob.<path>" -> value read back
+  std::vector<std::string> warnings;            ///< read-back mismatches
+};
+
+// One run of one cell for one variant: stored, warmed up, measured and ended
+// in phases, so that the runs of several variants can alternate per
+// iteration (--interleave). Each phase stores what it did at once.
+class CellRun {
+ public:
+  CellRun(const PlannedJob& job, const PlannedVariant& variant, const Cell& cell,
+          ResultsStore& store, Progress& progress)
+      : job_(job), variant_(variant), cell_(cell), store_(store), progress_(progress) {}
+  CellRun(const CellRun&) = delete;
+  CellRun& operator=(const CellRun&) = delete;
+
+  std::int64_t id() const { return run_id_; }
+  RunStatus status() const { return status_; }
+  bool running() const { return status_ == RunStatus::running && run_id_ != 0; }
+
+  // Stores the run as skipped with `reason`.
+  void skip(const NewRun& base, const std::string& reason) {
+    NewRun run = base;
+    run.cell = cell_;
+    run_id_ = store_.record_skipped(run, reason);
+    status_ = RunStatus::skipped;
+    progress_.message(fmt::format("skipped {} [{}]: {}", cell_.id(), variant_.name, reason));
+  }
+
+  // Checks requirements, stores the run, creates its cgroups and starts the
+  // workload session. Afterwards status() is running, skipped or failed.
+  void begin(const NewRun& base, const std::vector<std::string>& env_warnings,
+             const AppliedKnobs& knobs) {
+    if (auto reason = job_.workload->unmet_requirement(cell_)) return skip(base, *reason);
+    if (variant_.cgroup.enabled()) {
+      std::string memcg_reason = memcg_unavailable_reason(CgroupLayout::detect());
+      if (!memcg_reason.empty())
+        return skip(base, "the job asks for cgroup placement but " + memcg_reason);
+    }
+    NewRun run = base;
+    run.cell = cell_;
+    for (const auto& [k, v] : knobs.in_force) run.context[k] = v;
+    run_id_ = store_.begin_run(run);
+    status_ = RunStatus::running;
+    for (const auto& w : env_warnings) store_.add_warning(run_id_, w);
+    for (const auto& w : knobs.warnings) {
+      progress_.message("warning: " + w);
+      store_.add_warning(run_id_, w);
+    }
+
+    ctx_.machine = probe_machine_facts();
+    ctx_.interrupted = [] { return interrupted(); };
+    std::int64_t id = run_id_;
+    ResultsStore& store = store_;
+    Progress& progress = progress_;
+    ctx_.warn = [&store, &progress, id](const std::string& text) {
+      progress.message("warning: " + text);
+      store.add_warning(id, text);
+    };
+    ctx_.record = [&store, id](const std::string& k, const std::string& v) {
+      store.add_context(id, k, v);
+    };
+    guarded([&] {
+      if (variant_.cgroup.enabled()) {
+        auto it = cell_.params.find("clients");
+        int clients = it == cell_.params.end() ? 1 : static_cast<int>(it->second.number);
+        cgroups_ = std::make_unique<CgroupTree>(CgroupLayout::detect(),
+                                                fmt::format("run{}-{}", run_id_, getpid()),
+                                                variant_.cgroup, clients);
+        ctx_.cgroups = cgroups_.get();
+        store_.add_context(run_id_, "cgroup.tree", cgroups_->relative(cgroups_->owned_root()));
+        store_.add_context(run_id_, "cgroup.tree_version", std::to_string(cgroups_->version()));
+        for (const auto& [knob, value] : variant_.cgroup.top)
+          store_.add_context(run_id_, "cgroup.top." + knob, value);
+      }
+      session_ = job_.workload->start(cell_, ctx_);
+    });
+  }
+
+  // One untimed warm-up iteration (w of job.warmup).
+  void warmup(int w) {
+    if (!running()) return;
+    guarded([&] {
+      auto t0 = std::chrono::steady_clock::now();
+      session_->warmup();
+      throw_if_interrupted();
+      progress_.iteration(
+          true, w, job_.warmup,
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    });
+  }
+
+  // Measured iteration i of job.iterations, committed at once.
+  void measure(int i) {
+    if (!running()) return;
+    guarded([&] {
+      MonitorSnapshot before = take_snapshot();
+      auto t0 = std::chrono::steady_clock::now();
+      IterationResult result = session_->measure();
+      double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      MonitorSnapshot after = take_snapshot();
+      // A signal that arrived during the iteration: the iteration may have
+      // been cut short, so it is not a sample.
+      throw_if_interrupted();
+      store_.add_iteration(run_id_, i, result, monitor_deltas(before, after), seconds);
+      for (const auto& f : result.flags) progress_.message(fmt::format("iteration {}: {}", i, f));
+      if (result.failure) {
+        ++failed_;
+        progress_.message(fmt::format("iteration {} failed: {}", i, *result.failure));
+      } else {
+        ++ok_;
+      }
+      progress_.iteration(false, i, job_.iterations, seconds);
+    });
+  }
+
+  // The run cannot go on (a knob could not be switched back in): failed.
+  void fail(const std::string& reason) {
+    if (!running()) return;
+    teardown();
+    store_.finish_run(run_id_, RunStatus::failed, reason);
+    status_ = RunStatus::failed;
+    progress_.message(fmt::format("failed {} [{}]: {}", cell_.id(), variant_.name, reason));
+  }
+
+  // Tears the session down and stores the final status. Throws Interrupted
+  // (after storing the run as aborted) when a signal arrived meanwhile.
+  RunStatus finish() {
+    if (!running()) return status_;
+    teardown();
+    // Signal during teardown (session destructor): still keep the samples.
+    if (interrupted()) {
+      store_.finish_run(run_id_, RunStatus::aborted, "interrupted during teardown");
+      status_ = RunStatus::aborted;
+      throw Interrupted();
+    }
+    if (ok_ == 0) {
+      store_.finish_run(run_id_, RunStatus::failed,
+                        fmt::format("all {} iterations failed", failed_));
+      status_ = RunStatus::failed;
+    } else {
+      store_.finish_run(
+          run_id_, RunStatus::complete,
+          failed_ ? fmt::format("{} of {} iterations failed", failed_, failed_ + ok_) : "");
+      status_ = RunStatus::complete;
+    }
+    return status_;
+  }
+
+  // SIGINT/SIGTERM: store the run as aborted with its completed samples.
+  void abort() noexcept {
+    if (!running()) return;
+    teardown();
+    try {
+      store_.finish_run(run_id_, RunStatus::aborted,
+                        fmt::format("interrupted by signal {} after {} iteration(s)",
+                                    interrupt_signal(), ok_ + failed_));
+    } catch (...) {
+      // The next invocation marks a run left "running" as aborted.
+    }
+    status_ = RunStatus::aborted;
+  }
+
+ private:
+  // Runs `step`; an error ends the run as failed (stored), Interrupted ends
+  // it as aborted (stored) and propagates.
+  template <typename F>
+  void guarded(F&& step) {
+    try {
+      step();
+    } catch (const Interrupted&) {
+      abort();
+      throw;
+    } catch (const std::exception& e) {
+      fail(e.what());
+    }
+  }
+
+  void teardown() noexcept {
+    // The workload's processes leave the leaves before the tree is removed.
+    session_.reset();
+    cgroups_.reset();
+  }
+
+  const PlannedJob& job_;
+  const PlannedVariant& variant_;
+  const Cell& cell_;
+  ResultsStore& store_;
+  Progress& progress_;
+  std::int64_t run_id_ = 0;
+  RunStatus status_ = RunStatus::running;
+  int ok_ = 0, failed_ = 0;
+  RunContext ctx_;
+  // Declared before the session so that it is destroyed after it.
+  std::unique_ptr<CgroupTree> cgroups_;
+  std::unique_ptr<CellSession> session_;
+};
+
+// Writes a variant's knobs into `knobs`. Returns the reason when one cannot
+// be written (nothing is then left changed).
+std::optional<std::string> apply_knobs(const PlannedVariant& variant, KnobSet& knobs,
+                                       AppliedKnobs& applied) {
+  if (auto reason = knobs.apply(variant.knobs))
+    return fmt::format("variant {}: a knob cannot be written: {}", variant.name, *reason);
+  applied.in_force = knobs.in_force();
+  applied.warnings = knobs.mismatches();
+  return std::nullopt;
+}
+
+// The run description of a variant: the system facts as they are with its
+// knobs in force (THP etc. change with them) and the --context pairs.
+NewRun variant_base(const NewRun& base, const RunOptions& options, const PlannedVariant& variant) {
+  NewRun run = base;
+  run.variant = variant.name;
+  if (!variant.knobs.empty()) {
+    run.context = SystemContext::probe().facts;
+    for (const auto& [k, v] : options.context) run.context[k] = v;
+  }
+  return run;
+}
+
+void count(RunOutcome& outcome, const CellRun& run) {
+  if (run.id()) outcome.run_ids.push_back(run.id());
+  switch (run.status()) {
+    case RunStatus::complete:
+      ++outcome.complete;
+      break;
+    case RunStatus::failed:
+      ++outcome.failed;
+      break;
+    case RunStatus::skipped:
+      ++outcome.skipped;
+      break;
+    case RunStatus::aborted:
+      ++outcome.aborted;
+      break;
+    case RunStatus::running:
+      break;
+  }
+}
+
+// Variants one after the other: knobs written once per variant.
+void run_sequential(const PlannedJob& job, const NewRun& job_base, const RunOptions& options,
+                    ResultsStore& store, Progress& progress,
+                    const std::vector<std::string>& env_warnings, int& index, RunOutcome& outcome) {
+  for (const auto& variant : job.variants) {
+    KnobSet knobs;  // restored when this scope ends: normally, on error or on SIGINT
+    AppliedKnobs applied;
+    std::optional<std::string> knob_reason = apply_knobs(variant, knobs, applied);
+    NewRun base = variant_base(job_base, options, variant);
+    for (const auto& cell : job.cells) {
+      progress.cell(++index, describe_cell(job, variant.name, cell));
+      CellRun run(job, variant, cell, store, progress);
+      try {
+        if (knob_reason) {
+          run.skip(base, *knob_reason);
+        } else {
+          run.begin(base, env_warnings, applied);
+          for (int w = 1; w <= job.warmup; ++w) run.warmup(w);
+          for (int i = 1; i <= job.iterations; ++i) run.measure(i);
+          run.finish();
+        }
+      } catch (const Interrupted&) {
+        run.abort();
+        count(outcome, run);
+        throw;
+      }
+      count(outcome, run);
+    }
+    for (const auto& problem : knobs.restore()) progress.message("warning: " + problem);
+  }
+}
+
+// --interleave: per cell, the variants' runs alternate per iteration
+// (A1 B1 A2 B2 ...) to cancel drift; each slot writes its variant's knobs
+// before and restores them after.
+void run_interleaved(const PlannedJob& job, const NewRun& job_base, const RunOptions& options,
+                     ResultsStore& store, Progress& progress,
+                     const std::vector<std::string>& env_warnings, int& index,
+                     RunOutcome& outcome) {
+  for (const auto& cell : job.cells) {
+    std::vector<std::unique_ptr<CellRun>> runs;
+    try {
+      for (const auto& variant : job.variants) {
+        progress.cell(++index, describe_cell(job, variant.name, cell));
+        runs.push_back(std::make_unique<CellRun>(job, variant, cell, store, progress));
+        KnobSet knobs;
+        AppliedKnobs applied;
+        std::optional<std::string> reason = apply_knobs(variant, knobs, applied);
+        NewRun base = variant_base(job_base, options, variant);
+        if (reason)
+          runs.back()->skip(base, *reason);
+        else
+          runs.back()->begin(base, env_warnings, applied);
+      }
+      // One slot: variant v's knobs in force around one step of its run.
+      auto slot = [&](std::size_t v, auto&& step) {
+        CellRun& run = *runs[v];
+        if (!run.running()) return;
+        KnobSet knobs;
+        AppliedKnobs applied;
+        if (auto reason = apply_knobs(job.variants[v], knobs, applied)) return run.fail(*reason);
+        step(run);
+      };
+      for (int w = 1; w <= job.warmup; ++w)
+        for (std::size_t v = 0; v < runs.size(); ++v) slot(v, [w](CellRun& r) { r.warmup(w); });
+      for (int i = 1; i <= job.iterations; ++i)
+        for (std::size_t v = 0; v < runs.size(); ++v) slot(v, [i](CellRun& r) { r.measure(i); });
+      for (auto& run : runs) run->finish();
+    } catch (const Interrupted&) {
+      for (auto& run : runs) {
+        run->abort();
+        count(outcome, *run);
+      }
+      throw;
+    }
+    for (auto& run : runs) count(outcome, *run);
+  }
+}
+
+}  // namespace
+
+RunOutcome execute_runs(const std::vector<PlannedJob>& plan, const RunOptions& options,
+                        ResultsStore& store) {
+  install_interrupt_handlers();
+  NewRun base;
+  base.kernel = probe_kernel_identity();
+  base.testbox = probe_testbox();
+  SystemContext system = SystemContext::probe();
+  base.context = system.facts;
+  for (const auto& [k, v] : options.context) base.context[k] = v;
+  base.build = options.build;
+
+  int total_cells = 0;
+  long total_iterations = 0;
+  for (const auto& job : plan) {
+    long runs = static_cast<long>(job.cells.size()) * static_cast<long>(job.variants.size());
+    total_cells += static_cast<int>(runs);
+    total_iterations += runs * (job.iterations + job.warmup);
+  }
+  Progress progress(total_cells, total_iterations);
+  std::vector<std::string> env_warnings = system.warnings(base.testbox.cpus);
+  for (const auto& w : env_warnings) progress.message("warning: " + w);
+
+  RunOutcome outcome;
+  int index = 0;
+  try {
+    for (const auto& job : plan) {
+      store.register_metrics(job.workload->name().data(), job.workload->metrics());
+      for (const auto& cell : job.cells)  // job-declared metrics (exec)
+        store.register_metrics(job.workload->name().data(), job.workload->cell_metrics(cell));
+      base.job = job.job.name;
+      base.job_path = job.job.path;
+      base.iterations = job.iterations;
+      base.warmup = job.warmup;
+      if (options.interleave && job.variants.size() > 1)
+        run_interleaved(job, base, options, store, progress, env_warnings, index, outcome);
+      else
+        run_sequential(job, base, options, store, progress, env_warnings, index, outcome);
+    }
+  } catch (const Interrupted&) {
+    // Every KnobSet and CgroupTree has been unwound by now: knobs restored.
+    outcome.interrupted = true;
+    std::int64_t last = outcome.run_ids.empty() ? 0 : outcome.run_ids.back();
+    progress.message(
+        fmt::format("interrupted: run {} stored as aborted with its completed samples", last));
+  }
+  progress.finish();
+  return outcome;
+}
+
+}  // namespace nightjar

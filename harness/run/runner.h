@@ -1,0 +1,78 @@
+// The runner: job files -> matrix cells -> runs of warm-up and measured
+// iterations, each iteration committed to the results store with its monitor
+// deltas the moment it is measured.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/job/job.h"
+#include "harness/job/variants.h"
+#include "results/store/store.h"
+#include "workloads/sys/cgroup.h"
+
+namespace nightjar {
+
+/// Options of `nightjar run` after validation.
+struct RunOptions {
+  std::vector<std::string> job_paths;
+  /// --variant: "" (the job's `variant:`, else all its `variants:`, else
+  /// "default"), "all", or NAME[,NAME...]. For a job with `variants:` the
+  /// names select among them; for a job without, each name is a label-only
+  /// variant.
+  std::string variant;
+  bool interleave = false;             ///< --interleave: variants alternate per iteration (A B A B)
+  std::string build;                   ///< --build label
+  std::optional<int> iterations;       ///< overrides the job's `iterations`
+  std::optional<int> warmup;           ///< overrides the job's `warmup`
+  std::vector<SetOverride> overrides;  ///< --set key=value[,value...]
+  std::map<std::string, std::string> context;  ///< --context k=v
+};
+
+/// One variant of a planned job: its label, knobs and cgroup setup.
+struct PlannedVariant {
+  std::string name;         ///< stored as run.variant
+  std::vector<Knob> knobs;  ///< written before its cells run, restored after
+  CgroupSpec cgroup;        ///< the job's `cgroup:` with the variant's `cgroup:` merged over it
+};
+
+/// One job with its expanded cells, validated before anything is stored.
+struct PlannedJob {
+  JobFile job;
+  const Workload* workload = nullptr;
+  std::vector<Cell> cells;
+  int iterations = 0;
+  int warmup = 0;
+  std::string variant;  ///< the first selected variant's name
+  CgroupSpec cgroup;    ///< the first selected variant's cgroup setup (disabled when absent)
+  std::vector<PlannedVariant> variants;  ///< the selected variants, at least one, in job order
+};
+
+/// Loads every job file and expands its matrix. Throws UsageError (exit 2)
+/// naming file, line and field on any bad input; touches no database.
+std::vector<PlannedJob> plan_runs(const RunOptions& options, const MachineFacts& machine);
+
+/// What a `nightjar run` did.
+struct RunOutcome {
+  std::vector<std::int64_t> run_ids;  ///< every run stored, in order
+  int complete = 0, failed = 0, skipped = 0, aborted = 0;
+  bool interrupted = false;  ///< SIGINT/SIGTERM ended it (exit 130)
+};
+
+/// Runs every planned cell on this kernel into `store`, once per selected
+/// variant: a variant's knobs are written before its cells run and the
+/// previous values restored after, on every path (RAII, also on SIGINT); the
+/// values in force are stored in run_context as "knob.<path>". A knob that
+/// cannot be written: the variant's cells are stored as skipped with the
+/// reason. options.interleave: per cell, the variants' runs alternate per
+/// iteration (A1 B1 A2 B2 ...), knobs switched around each. Progress and
+/// warnings go to stderr. On SIGINT/SIGTERM the current iteration is
+/// discarded, the run is stored as aborted with its completed samples, and
+/// the outcome says interrupted (no exception escapes for that).
+RunOutcome execute_runs(const std::vector<PlannedJob>& plan, const RunOptions& options,
+                        ResultsStore& store);
+
+}  // namespace nightjar

@@ -1,0 +1,1128 @@
+// The kernel axis: initramfs builder, qemu session and the guest side of the
+// JSON-lines protocol. See harness/qemu.h and docs/qemu.md.
+#include "harness/vm/qemu.h"
+
+#include <fcntl.h>
+#include <linux/kvm.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "results/model/exit_codes.h"
+#include "workloads/sys/signals.h"
+
+namespace nightjar {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+
+constexpr const char* kPortName = "org.nightjar.results";
+constexpr int kTailLines = 20;
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void spew(const std::string& path, const std::string& text, fs::perms mode = fs::perms::none) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  out.close();
+  if (!out) throw EnvironmentError("cannot write " + path + ": " + std::strerror(errno));
+  if (mode != fs::perms::none) fs::permissions(path, mode);
+}
+
+std::string trim(std::string s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
+  std::size_t b = 0;
+  while (b < s.size() && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
+  return s.substr(b);
+}
+
+// Runs argv[0] with its arguments, stdin from `in_file` (or /dev/null) and
+// stdout to `out_file` (or /dev/null), in `cwd`; returns the exit code (127
+// when it could not be started).
+int run_tool(const std::vector<std::string>& argv, const std::string& in_file,
+             const std::string& out_file, const std::string& cwd = "") {
+  pid_t pid = fork();
+  if (pid < 0) return 127;
+  if (pid == 0) {
+    if (!cwd.empty() && chdir(cwd.c_str()) != 0) _exit(127);
+    int in = open(in_file.empty() ? "/dev/null" : in_file.c_str(), O_RDONLY);
+    int out =
+        open(out_file.empty() ? "/dev/null" : out_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (in < 0 || out < 0) _exit(127);
+    dup2(in, 0);
+    dup2(out, 1);
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    execvp(args[0], args.data());
+    _exit(127);
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) return 127;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+bool on_path(const std::string& tool) {
+  if (tool.find('/') != std::string::npos) return access(tool.c_str(), X_OK) == 0;
+  const char* path = std::getenv("PATH");
+  std::stringstream dirs(path ? path : "/usr/bin:/bin");
+  std::string d;
+  while (std::getline(dirs, d, ':'))
+    if (!d.empty() && access((d + "/" + tool).c_str(), X_OK) == 0) return true;
+  return false;
+}
+
+// Module name as modprobe compares them: basename without .ko[.xz|.zst|.gz], '-' -> '_'.
+std::string module_name(const std::string& rel) {
+  std::string base = fs::path(rel).filename().string();
+  auto ko = base.find(".ko");
+  if (ko != std::string::npos) base = base.substr(0, ko);
+  std::replace(base.begin(), base.end(), '-', '_');
+  return base;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- images
+
+KernelImage inspect_kernel_image(const std::string& path, const std::string& modules_flag) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw UsageError(
+        fmt::format("--kernel {}: cannot read the kernel image: {}; give the path "
+                    "of a bzImage such as /boot/vmlinuz-$(uname -r)",
+                    path, std::strerror(errno)));
+  std::string head(0x10000, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<std::size_t>(in.gcount()));
+  if (head.size() < 0x210 || head.compare(0x202, 4, "HdrS") != 0)
+    throw UsageError(fmt::format(
+        "--kernel {}: not a bzImage (no 'HdrS' setup header); give an x86 kernel image such "
+        "as boot/vmlinuz-* of a linux-image package",
+        path));
+  KernelImage k;
+  k.path = path;
+  unsigned off = static_cast<unsigned char>(head[0x20E]) |
+                 (static_cast<unsigned>(static_cast<unsigned char>(head[0x20F])) << 8);
+  if (off != 0 && off + 0x200 < head.size()) {
+    std::size_t b = off + 0x200;
+    std::size_t e = head.find('\0', b);
+    k.banner = head.substr(b, (e == std::string::npos ? head.size() : e) - b);
+  }
+  k.release = k.banner.substr(0, k.banner.find(' '));
+  if (auto hash = k.banner.find(" #"); hash != std::string::npos)
+    k.version = k.banner.substr(hash + 1);
+  if (k.release.empty()) k.release = fs::path(path).filename().string();
+
+  fs::path dir = fs::path(path).parent_path();
+  if (dir.empty()) dir = ".";
+  if (fs::exists(dir / ("config-" + k.release)))
+    k.config = (dir / ("config-" + k.release)).string();
+
+  std::vector<fs::path> candidates;
+  if (!modules_flag.empty()) {
+    fs::path m(modules_flag);
+    candidates = {m / k.release, m / "lib/modules" / k.release, m};
+  } else {
+    candidates = {dir.parent_path() / "lib/modules" / k.release, dir / "lib/modules" / k.release};
+  }
+  for (const auto& c : candidates) {
+    // modules.dep when depmod ran; modules.builtin in a `dpkg -x` tree.
+    if (fs::exists(c / "modules.dep") || fs::exists(c / "modules.builtin")) {
+      k.modules_dir = c.string();
+      break;
+    }
+  }
+  if (!modules_flag.empty() && k.modules_dir.empty())
+    throw UsageError(fmt::format(
+        "--modules {}: no modules.dep for kernel {} in it, in {}/{} or in {}/lib/modules/{}; "
+        "give the lib/modules/<release> directory of that kernel",
+        modules_flag, k.release, modules_flag, k.release, modules_flag, k.release));
+  return k;
+}
+
+Accelerator choose_accelerator(const std::string& cpuinfo, const std::string& kvm_device) {
+  Accelerator a;
+  std::string flags_line;
+  {
+    std::ifstream in(cpuinfo);
+    std::string line;
+    while (std::getline(in, line))
+      if (line.rfind("flags", 0) == 0) {
+        flags_line =
+            " " + line.substr(line.find(':') == std::string::npos ? 0 : line.find(':') + 1) + " ";
+        break;
+      }
+  }
+  std::string ext;
+  if (flags_line.find(" vmx ") != std::string::npos) ext = "vmx";
+  if (flags_line.find(" svm ") != std::string::npos) ext = "svm";
+  if (ext.empty()) {
+    a.why = "the CPU has no hardware virtualization (no vmx or svm in " + cpuinfo + ")";
+    if (access(kvm_device.c_str(), F_OK) == 0)
+      a.why +=
+          "; " + kvm_device + " exists but is not used: without vmx/svm it would not run a guest";
+    return a;
+  }
+  int fd = open(kvm_device.c_str(), O_RDWR | O_CLOEXEC);
+  if (fd < 0) {
+    a.why = fmt::format("{} in {} but {} cannot be opened: {}", ext, cpuinfo, kvm_device,
+                        std::strerror(errno));
+    return a;
+  }
+  int version = ioctl(fd, KVM_GET_API_VERSION, 0);
+  close(fd);
+  if (version != KVM_API_VERSION) {
+    a.why = fmt::format("{} in {} but {} does not answer KVM_GET_API_VERSION", ext, cpuinfo,
+                        kvm_device);
+    return a;
+  }
+  a.kvm = true;
+  a.why = fmt::format("{} in {} and {} answers", ext, cpuinfo, kvm_device);
+  return a;
+}
+
+std::string find_guest_binary(const std::string& flag) {
+  const std::string how =
+      "build it with `cmake -S . -B build -DNIGHTJAR_STATIC=ON && cmake --build build --target "
+      "nightjar-static` (or pass --guest-binary PATH)";
+  if (!flag.empty()) {
+    if (access(flag.c_str(), X_OK) != 0)
+      throw UsageError(fmt::format("--guest-binary {}: not an executable file; {}", flag, how));
+    return flag;
+  }
+  std::error_code ec;
+  fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    fs::path next = self.parent_path() / "nightjar-static";
+    if (access(next.c_str(), X_OK) == 0) return next.string();
+  }
+  if (const char* env = std::getenv("NIGHTJAR_STATIC_BINARY");
+      env && *env && access(env, X_OK) == 0)
+    return env;
+  throw EnvironmentError("no statically linked nightjar for the guest (nightjar-static next to " +
+                         (ec ? std::string("nightjar") : self.string()) +
+                         ", or $NIGHTJAR_STATIC_BINARY); " + how);
+}
+
+std::vector<std::string> guest_modules(const std::string& modules_dir,
+                                       const std::vector<std::string>& wanted) {
+  std::vector<std::string> order;
+  if (modules_dir.empty()) return order;
+  std::set<std::string> builtin;
+  {
+    std::ifstream in(modules_dir + "/modules.builtin");
+    std::string line;
+    while (std::getline(in, line)) builtin.insert(module_name(line));
+  }
+  // name -> (path relative to modules_dir, dependency paths in modules.dep order)
+  std::map<std::string, std::pair<std::string, std::vector<std::string>>> deps;
+  if (std::ifstream in(modules_dir + "/modules.dep"); in) {
+    std::string line;
+    while (std::getline(in, line)) {
+      auto colon = line.find(':');
+      if (colon == std::string::npos) continue;
+      std::string path = line.substr(0, colon);
+      std::vector<std::string> d;
+      std::stringstream rest(line.substr(colon + 1));
+      std::string p;
+      while (rest >> p) d.push_back(p);
+      deps[module_name(path)] = {path, d};
+    }
+  } else {
+    // No modules.dep (a `dpkg -x` tree: depmod runs at install time): index
+    // the .ko files by name and read each one's "depends=" from its .modinfo.
+    std::map<std::string, std::string> paths;
+    std::error_code ec;
+    for (auto it = fs::recursive_directory_iterator(modules_dir, ec);
+         !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+      std::string name = it->path().filename().string();
+      if (it->is_regular_file() && name.find(".ko") != std::string::npos)
+        paths[module_name(name)] = fs::relative(it->path(), modules_dir).string();
+    }
+    std::function<void(const std::string&)> add = [&](const std::string& name) {
+      if (deps.count(name) || !paths.count(name)) return;
+      deps[name] = {paths[name], {}};
+      std::string bin = slurp(modules_dir + "/" + paths[name]);
+      std::vector<std::string> direct;
+      for (std::size_t at = bin.find(std::string("\0depends=", 9)); at != std::string::npos;
+           at = std::string::npos) {
+        std::string list = bin.c_str() + at + 9;
+        std::stringstream ss(list);
+        std::string d;
+        while (std::getline(ss, d, ','))
+          if (!d.empty()) direct.push_back(module_name(d));
+      }
+      // Load order: each dependency after its own dependencies; stored
+      // reversed, as modules.dep lists them (the last is loaded first).
+      std::vector<std::string> load;
+      for (const auto& d : direct) {
+        add(d);
+        auto dit = deps.find(d);
+        if (dit == deps.end()) continue;
+        std::vector<std::string> sub(dit->second.second.rbegin(), dit->second.second.rend());
+        sub.push_back(dit->second.first);
+        for (const auto& p : sub)
+          if (std::find(load.begin(), load.end(), p) == load.end()) load.push_back(p);
+      }
+      deps[name].second.assign(load.rbegin(), load.rend());
+    };
+    for (const auto& w : wanted) add(module_name(w));
+  }
+  std::set<std::string> seen;
+  for (const auto& w : wanted) {
+    std::string name = module_name(w);
+    if (builtin.count(name)) continue;
+    auto it = deps.find(name);
+    if (it == deps.end()) continue;
+    // modules.dep lists dependencies so that the last must be loaded first.
+    std::vector<std::string> chain(it->second.second.rbegin(), it->second.second.rend());
+    chain.push_back(it->second.first);
+    for (const auto& p : chain)
+      if (seen.insert(p).second) order.push_back(p);
+  }
+  return order;
+}
+
+// ---------------------------------------------------------------- initramfs
+
+namespace {
+
+// The guest's /init. Output goes to the console (ttyS0), which the host keeps
+// as the console log; the "nightjar-guest:" lines mark the stages.
+std::string init_script(const std::string& override_text) {
+  std::string body =
+      override_text.empty()
+          ? "/nightjar/nightjar guest-run --port \"$port\" --spec /nightjar/spec.json\n"
+            "echo \"nightjar-guest: guest-run exited $?\"\n"
+          : "echo 'nightjar-guest: running the --vm-init override'\n" + override_text + "\n";
+  std::string script = R"SH(#!/bin/busybox sh
+# nightjar guest init (harness/qemu.cpp): mounts, loads modules, finds the
+# results port and runs the job; powers off when done.
+/bin/busybox mkdir -p /bin /sbin /usr/bin /usr/sbin /proc /sys /dev /tmp /run
+/bin/busybox --install -s
+export PATH=/bin:/sbin:/usr/bin:/usr/sbin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev 2>/dev/null || mdev -s
+mount -t tmpfs -o size=50% tmpfs /tmp
+mount -t cgroup2 cgroup2 /sys/fs/cgroup 2>/dev/null
+hostname nightjar-vm
+echo "nightjar-guest: init started, uptime $(cut -d' ' -f1 /proc/uptime) s, kernel $(uname -r)"
+if [ -f /nightjar/modules.order ]; then
+  while read -r m; do
+    insmod "/nightjar/modules/$m" 2>/dev/null || echo "nightjar-guest: insmod $m failed"
+  done < /nightjar/modules.order
+fi
+port=
+for p in /sys/class/virtio-ports/*; do
+  [ "$(cat "$p/name" 2>/dev/null)" = "@PORT@" ] && port=/dev/${p##*/}
+done
+if [ -z "$port" ]; then
+  echo "nightjar-guest: no virtio-serial port @PORT@ (virtio_console not loaded?); using /dev/ttyS1"
+  port=/dev/ttyS1
+fi
+@BODY@sync
+sleep 1
+poweroff -f
+)SH";
+  for (std::size_t p; (p = script.find("@PORT@")) != std::string::npos;)
+    script.replace(p, 6, kPortName);
+  script.replace(script.find("@BODY@"), 6, body);
+  return script;
+}
+
+// Copies a module into the staging tree, decompressing .xz/.zst/.gz with the
+// tools when needed (busybox insmod wants a plain .ko). Returns the name used.
+std::string stage_module(const std::string& modules_dir, const std::string& rel,
+                         const fs::path& dest_dir) {
+  fs::path src = fs::path(modules_dir) / rel;
+  std::string base = src.filename().string();
+  std::string plain = base.substr(0, base.find(".ko") + 3);
+  fs::path dest = dest_dir / plain;
+  auto ends = [&](const char* sfx) {
+    return base.size() > std::strlen(sfx) &&
+           base.compare(base.size() - std::strlen(sfx), std::string::npos, sfx) == 0;
+  };
+  if (ends(".ko")) {
+    fs::copy_file(src, dest, fs::copy_options::overwrite_existing);
+  } else {
+    std::string tool = ends(".xz") ? "xz" : ends(".zst") ? "zstd" : "gzip";
+    if (run_tool({tool, "-dc", src.string()}, "", dest.string()) != 0)
+      throw EnvironmentError(fmt::format("cannot decompress module {} with {}; install {}",
+                                         src.string(), tool,
+                                         tool == "zstd" ? "zstd"
+                                         : tool == "xz" ? "xz-utils"
+                                                        : "gzip"));
+  }
+  return plain;
+}
+
+void build_initramfs(const fs::path& staging, const std::string& out, const KernelImage& k,
+                     const std::string& guest_binary, const std::string& busybox, const json& spec,
+                     const std::vector<std::string>& job_paths, const std::string& init_override) {
+  fs::create_directories(staging / "bin");
+  fs::create_directories(staging / "nightjar/modules");
+  fs::create_directories(staging / "boot");
+  fs::copy_file(busybox, staging / "bin/busybox", fs::copy_options::overwrite_existing);
+  fs::permissions(staging / "bin/busybox", fs::perms(0755));
+  fs::copy_file(guest_binary, staging / "nightjar/nightjar", fs::copy_options::overwrite_existing);
+  fs::permissions(staging / "nightjar/nightjar", fs::perms(0755));
+  for (std::size_t i = 0; i < job_paths.size(); ++i) {
+    fs::path d = staging / "nightjar/jobs" / std::to_string(i);
+    fs::create_directories(d);
+    fs::copy_file(job_paths[i], d / fs::path(job_paths[i]).filename(),
+                  fs::copy_options::overwrite_existing);
+  }
+  spew((staging / "nightjar/spec.json").string(), spec.dump(2) + "\n");
+  if (!k.config.empty())
+    fs::copy_file(k.config, staging / "boot" / ("config-" + k.release),
+                  fs::copy_options::overwrite_existing);
+  std::string order;
+  for (const auto& rel : guest_modules(k.modules_dir, {"virtio_pci", "virtio_console", "zram"}))
+    order += stage_module(k.modules_dir, rel, staging / "nightjar/modules") + "\n";
+  if (!order.empty()) spew((staging / "nightjar/modules.order").string(), order);
+  spew((staging / "init").string(), init_script(init_override), fs::perms(0755));
+
+  // The archive: `cpio -o -H newc` (the format the kernel unpacks), every file
+  // owned by root, names NUL-separated from a list written here.
+  std::string list;
+  std::vector<std::string> names;
+  for (const auto& e : fs::recursive_directory_iterator(staging))
+    names.push_back(fs::relative(e.path(), staging).string());
+  std::sort(names.begin(), names.end());
+  for (const auto& n : names) list += n + '\0';
+  std::string list_file = (staging.parent_path() / "initramfs.list").string();
+  spew(list_file, list);
+  int rc = run_tool({"cpio", "--null", "--quiet", "-o", "-H", "newc", "-R", "0:0"}, list_file, out,
+                    staging.string());
+  if (rc != 0)
+    throw EnvironmentError(fmt::format(
+        "building the initramfs with cpio failed (exit {}){}", rc,
+        rc == 127 ? "; install cpio (apt-get install cpio, or run ci/fetch-kernels.sh)" : ""));
+}
+
+// ---------------------------------------------------------------- qemu process
+
+// qemu as a child process: killed (SIGKILL) and reaped on every path by the
+// destructor; PR_SET_PDEATHSIG kills it if nightjar itself is killed.
+class QemuProcess {
+ public:
+  QemuProcess(const std::vector<std::string>& argv, const std::string& log) {
+    pid_ = fork();
+    if (pid_ < 0) throw EnvironmentError(std::string("fork failed: ") + std::strerror(errno));
+    if (pid_ == 0) {
+      setpgid(0, 0);  // Ctrl-C reaches nightjar, which then stops qemu itself
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      int in = open("/dev/null", O_RDONLY);
+      if (fd >= 0) {
+        dup2(fd, 1);
+        dup2(fd, 2);
+      }
+      if (in >= 0) dup2(in, 0);
+      std::vector<char*> args;
+      for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+      args.push_back(nullptr);
+      execvp(args[0], args.data());
+      dprintf(2, "cannot run %s: %s\n", args[0], std::strerror(errno));
+      _exit(127);
+    }
+  }
+  ~QemuProcess() { kill_now(); }
+  QemuProcess(const QemuProcess&) = delete;
+  QemuProcess& operator=(const QemuProcess&) = delete;
+
+  // Exit code once it ended (128+signal when killed), nullopt while running.
+  std::optional<int> poll() {
+    if (pid_ <= 0) return code_;
+    int status = 0;
+    pid_t r = waitpid(pid_, &status, WNOHANG);
+    if (r == pid_) {
+      pid_ = 0;
+      code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    }
+    return code_;
+  }
+  void kill_now() noexcept {
+    if (pid_ <= 0) return;
+    ::kill(pid_, SIGKILL);
+    int status = 0;
+    while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+    code_ = 128 + SIGKILL;
+    pid_ = 0;
+  }
+
+ private:
+  pid_t pid_ = -1;
+  std::optional<int> code_;
+};
+
+// A temporary directory removed on destruction unless kept.
+struct WorkDir {
+  fs::path path;
+  bool keep = false;
+  ~WorkDir() {
+    if (!keep && !path.empty()) {
+      std::error_code ec;
+      fs::remove_all(path, ec);
+    }
+  }
+};
+
+KernelIdentity identity_from_json(const json& j) {
+  KernelIdentity k;
+  k.release = j.value("release", "");
+  k.version = j.value("version", "");
+  k.cmdline = j.value("cmdline", "");
+  k.config_hash = j.value("config_hash", "");
+  k.config_source = j.value("config_source", "");
+  return k;
+}
+
+json identity_to_json(const KernelIdentity& k) {
+  return json{{"release", k.release},
+              {"version", k.version},
+              {"cmdline", k.cmdline},
+              {"config_hash", k.config_hash},
+              {"config_source", k.config_source}};
+}
+
+std::string run_key(const std::string& job, const std::string& variant, const std::string& cell) {
+  return job + "\x1f" + variant + "\x1f" + cell;
+}
+
+// Stores one "run" line of the guest. Returns its status.
+RunStatus import_run(const json& r, const KernelIdentity& kernel, const Testbox& testbox,
+                     const std::vector<std::string>& host_job_paths,
+                     const std::map<std::string, std::string>& extra_context,
+                     const std::vector<std::string>& extra_warnings, ResultsStore& store,
+                     std::int64_t& id) {
+  NewRun run;
+  run.job = r.at("job").get<std::string>();
+  std::size_t index = r.value("job_index", 0);
+  run.job_path = index < host_job_paths.size() ? host_job_paths[index] : r.value("job_path", "");
+  run.cell.workload = r.at("workload").get<std::string>();
+  for (const auto& [name, v] : r.at("params").items())
+    run.cell.params[name] = ParamValue{v.at("text").get<std::string>(), v.value("number", 0.0)};
+  run.variant = r.at("variant").get<std::string>();
+  run.build = r.value("build", "");
+  run.iterations = r.value("iterations", 0);
+  run.warmup = r.value("warmup", 0);
+  run.kernel = kernel;
+  run.testbox = testbox;
+  const json context = r.value("context", json::object());
+  for (const auto& [k, v] : context.items()) run.context[k] = v.get<std::string>();
+  for (const auto& [k, v] : extra_context) run.context[k] = v;
+  const std::string status = r.at("status").get<std::string>();
+  const std::string reason = r.value("reason", "");
+  if (status == "skipped") {
+    id = store.record_skipped(run, reason);
+    return RunStatus::skipped;
+  }
+  id = store.begin_run(run);
+  for (const auto& w : extra_warnings) store.add_warning(id, w);
+  const json warnings = r.value("warnings", json::array());
+  for (const auto& w : warnings) store.add_warning(id, w.get<std::string>());
+  const json iterations = r.value("iterations_data", json::array());
+  for (const auto& it : iterations) {
+    IterationResult result;
+    if (it.value("status", "ok") == "failed") result.failure = it.value("reason", "failed");
+    const json metrics = it.value("metrics", json::object());
+    for (const auto& [k, v] : metrics.items()) result.metrics[k] = v.get<double>();
+    const json flags = it.value("flags", json::array());
+    for (const auto& f : flags) result.flags.push_back(f.get<std::string>());
+    std::map<std::string, double> monitors;
+    const json mons = it.value("monitors", json::object());
+    for (const auto& [k, v] : mons.items()) monitors[k] = v.get<double>();
+    store.add_iteration(id, it.at("i").get<int>(), result, monitors, it.value("duration", 0.0));
+  }
+  RunStatus s = status == "complete"  ? RunStatus::complete
+                : status == "aborted" ? RunStatus::aborted
+                                      : RunStatus::failed;
+  store.finish_run(id, s, reason);
+  return s;
+}
+
+void count_status(RunOutcome& o, RunStatus s) {
+  switch (s) {
+    case RunStatus::complete:
+      ++o.complete;
+      break;
+    case RunStatus::failed:
+      ++o.failed;
+      break;
+    case RunStatus::skipped:
+      ++o.skipped;
+      break;
+    case RunStatus::aborted:
+      ++o.aborted;
+      break;
+    case RunStatus::running:
+      break;
+  }
+}
+
+}  // namespace
+
+std::string tail_lines(const std::string& text, int lines) {
+  std::string t = text;
+  t.erase(std::remove(t.begin(), t.end(), '\r'), t.end());
+  while (!t.empty() && t.back() == '\n') t.pop_back();
+  std::size_t pos = t.size();
+  for (int n = 0; n < lines && pos > 0; ++n) {
+    pos = t.rfind('\n', pos - 1);
+    if (pos == std::string::npos) {
+      pos = 0;
+      break;
+    }
+  }
+  return pos == 0 ? t : t.substr(pos + 1);
+}
+
+std::optional<std::string> classify_vm_failure(const std::string& console,
+                                               const std::string& qemu_output, bool timed_out,
+                                               int timeout_sec, bool done_seen, int exit_code) {
+  if (qemu_output.find("KVM internal error") != std::string::npos)
+    return "KVM internal error in qemu (the guest stopped); qemu said: " +
+           tail_lines(qemu_output, 3);
+  if (auto p = console.find("Kernel panic - not syncing"); p != std::string::npos) {
+    std::string line = console.substr(p, console.find('\n', p) - p);
+    line = trim(line);
+    if (line.rfind("Kernel panic - ", 0) == 0) line = line.substr(15);
+    return "guest kernel panic (" + line + ")";
+  }
+  if (timed_out)
+    return fmt::format("timeout: the guest did not finish within {} s (--vm-timeout)", timeout_sec);
+  if (done_seen) return std::nullopt;
+  if (console.find("nightjar-guest: init started") == std::string::npos) {
+    if (exit_code != 0 && console.empty())
+      return fmt::format("qemu could not boot the kernel (exit {}): {}", exit_code,
+                         trim(tail_lines(qemu_output, 3)));
+    return "boot failure: the guest never reached nightjar's init";
+  }
+  return "the guest stopped before nightjar reported the end of the job";
+}
+
+// ---------------------------------------------------------------- host side
+
+RunOutcome execute_runs_in_vms(const std::vector<PlannedJob>& plan, const RunOptions& options,
+                               const QemuOptions& q, ResultsStore& store) {
+  install_interrupt_handlers();
+  RunOutcome outcome;
+  if (!on_path(q.qemu))
+    throw EnvironmentError(q.qemu +
+                           " is not installed; apt-get install qemu-system-x86 (or run "
+                           "ci/fetch-kernels.sh)");
+  if (!on_path("cpio"))
+    throw EnvironmentError("cpio is not installed (builds the initramfs); apt-get install cpio");
+  const std::string busybox = "/bin/busybox";
+  {
+    std::string bb = slurp(busybox);
+    // busybox-static is a static ELF; the dynamic busybox would need libc in the guest.
+    if (bb.empty() || bb.find("/lib64/ld-linux") != std::string::npos)
+      throw EnvironmentError(
+          "/bin/busybox is missing or dynamically linked; apt-get install busybox-static");
+  }
+  const std::string guest_binary = find_guest_binary(q.guest_binary);
+  Accelerator accel = choose_accelerator();
+  const unsigned host_cpus = std::max(1u, std::thread::hardware_concurrency());
+  const int cpus = q.cpus > 0 ? q.cpus : static_cast<int>(std::min(2u, host_cpus));
+  if (!accel.kvm)
+    std::cerr
+        << "nightjar: WARNING: ************************************************************\n"
+           "nightjar: WARNING: no KVM: "
+        << accel.why
+        << ".\n"
+           "nightjar: WARNING: qemu runs under TCG (software emulation): the figures measure\n"
+           "nightjar: WARNING: EMULATION and are NOT comparable to real hardware or to KVM.\n"
+           "nightjar: WARNING: Use them only to check that the job runs on each kernel.\n"
+           "nightjar: WARNING: ************************************************************\n";
+  const std::string accel_warning =
+      accel.kvm ? ""
+                : "measured under qemu TCG (software emulation, " + accel.why +
+                      "): the figures measure emulation and are not comparable to real hardware";
+
+  Testbox host = probe_testbox();
+  for (const auto& job : plan)
+    store.register_metrics(std::string(job.workload->name()), job.workload->metrics());
+  std::vector<std::string> host_job_paths;
+  json jobs = json::array();
+  for (std::size_t i = 0; i < plan.size(); ++i) {
+    host_job_paths.push_back(plan[i].job.path);
+    jobs.push_back(
+        fmt::format("/nightjar/jobs/{}/{}", i, fs::path(plan[i].job.path).filename().string()));
+  }
+  json sets = json::array();
+  for (const auto& s : options.overrides) sets.push_back({{"key", s.key}, {"values", s.values}});
+  json spec = {{"jobs", jobs},
+               {"variant", options.variant},
+               {"interleave", options.interleave},
+               {"build", options.build},
+               {"sets", sets},
+               {"context", options.context}};
+  if (options.iterations) spec["iterations"] = *options.iterations;
+  if (options.warmup) spec["warmup"] = *options.warmup;
+
+  for (const auto& image : q.kernels) {
+    if (interrupted()) break;
+    KernelImage k = inspect_kernel_image(image, q.modules);
+    WorkDir work;
+    if (!q.keep_dir.empty()) {
+      work.path = fs::path(q.keep_dir) / fmt::format("{}-{}", k.release, getpid());
+      work.keep = true;
+      fs::create_directories(work.path);
+    } else {
+      std::string tmpl = (fs::temp_directory_path() / "nightjar-vm-XXXXXX").string();
+      if (!mkdtemp(tmpl.data()))
+        throw EnvironmentError("mkdtemp failed: " + std::string(std::strerror(errno)));
+      work.path = tmpl;
+    }
+    std::cerr << fmt::format("nightjar: kernel {} ({}): building the initramfs in {}\n", k.release,
+                             image, work.path.string());
+    const std::string initrd = (work.path / "initramfs.cpio").string();
+    build_initramfs(work.path / "root", initrd, k, guest_binary, busybox, spec, host_job_paths,
+                    q.init_override);
+    if (k.modules_dir.empty())
+      std::cerr << "nightjar: note: no modules for " << k.release
+                << " (--modules DIR); virtio_console and zram must be built in, else the "
+                   "results go over /dev/ttyS1\n";
+
+    const std::string console = (work.path / "console.log").string();
+    const std::string results = (work.path / "results.jsonl").string();
+    const std::string results_serial = (work.path / "results-ttyS1.jsonl").string();
+    const std::string qemu_log = (work.path / "qemu.log").string();
+    const std::string append = "console=ttyS0,115200 panic=-1 rdinit=/init loglevel=4";
+    std::vector<std::string> argv = {
+        q.qemu,
+        "-nodefaults",
+        "-no-reboot",
+        "-display",
+        "none",
+        "-monitor",
+        "none",
+        "-machine",
+        "pc",
+        "-accel",
+        accel.kvm ? "kvm" : "tcg",
+        "-cpu",
+        accel.kvm ? "host" : "max",
+        "-m",
+        std::to_string(q.memory_mb),
+        "-smp",
+        std::to_string(cpus),
+        "-kernel",
+        image,
+        "-initrd",
+        initrd,
+        "-append",
+        append,
+        "-serial",
+        "file:" + console,
+        "-chardev",
+        "file,id=njserial,path=" + results_serial,
+        "-serial",
+        "chardev:njserial",
+        "-device",
+        "virtio-serial-pci",
+        "-chardev",
+        "file,id=njport,path=" + results,
+        "-device",
+        std::string("virtserialport,chardev=njport,name=") + kPortName};
+
+    auto t0 = std::chrono::steady_clock::now();
+    bool timed_out = false;
+    int exit_code = 0;
+    {
+      QemuProcess vm(argv, qemu_log);
+      std::cerr << fmt::format(
+          "nightjar: kernel {}: booting qemu ({}, {} CPUs, {} MiB, timeout {} s)\n", k.release,
+          accel.kvm ? "KVM" : "TCG", cpus, q.memory_mb, q.timeout_sec);
+      for (;;) {
+        if (auto code = vm.poll()) {
+          exit_code = *code;
+          break;
+        }
+        if (interrupted()) {
+          vm.kill_now();
+          exit_code = 128 + SIGKILL;
+          break;
+        }
+        if (std::chrono::steady_clock::now() - t0 > std::chrono::seconds(q.timeout_sec)) {
+          timed_out = true;
+          vm.kill_now();
+          exit_code = 128 + SIGKILL;
+          break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+    }  // qemu is gone here on every path
+    const double session_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+    // Read what the guest said.
+    std::string lines = slurp(results);
+    if (lines.empty()) lines = slurp(results_serial);
+    const std::string console_text = slurp(console);
+    const std::string qemu_text = slurp(qemu_log);
+    bool have_hello = false, done = false, have_plan = false;
+    KernelIdentity kernel;
+    Testbox guest_box;
+    double boot_s = -1;
+    std::vector<std::tuple<std::string, std::string, std::string, std::size_t>> planned;
+    std::set<std::string> reported;
+    std::string guest_error;
+    std::map<std::string, std::string> extra = {{"vm.accel", accel.kvm ? "kvm" : "tcg"},
+                                                {"vm.kernel_image", fs::absolute(image).string()},
+                                                {"vm.host", host.hostname},
+                                                {"vm.host_cpu_model", host.cpu_model},
+                                                {"vm.memory_mb", std::to_string(q.memory_mb)},
+                                                {"vm.cpus", std::to_string(cpus)}};
+    std::vector<std::string> warnings;
+    if (!accel_warning.empty()) warnings.push_back(accel_warning);
+    std::stringstream in(lines);
+    std::string line;
+    while (std::getline(in, line)) {
+      line.erase(std::remove(line.begin(), line.end(), '\r'), line.end());
+      auto brace = line.find('{');
+      if (brace == std::string::npos) continue;
+      json j = json::parse(line.substr(brace), nullptr, false);
+      if (j.is_discarded() || !j.is_object()) continue;
+      const std::string t = j.value("t", "");
+      try {
+        if (t == "hello") {
+          have_hello = true;
+          kernel = identity_from_json(j.at("kernel"));
+          const json& tb = j.at("testbox");
+          guest_box.hostname = tb.value("hostname", "nightjar-vm");
+          guest_box.cpu_model = tb.value("cpu_model", "");
+          guest_box.cpus = tb.value("cpus", 1u);
+          guest_box.memory_bytes = tb.value("memory_bytes", std::uint64_t{0});
+          boot_s = j.value("uptime", -1.0);
+          extra["vm.boot_seconds"] = fmt::format("{:.2f}", boot_s);
+        } else if (t == "plan") {
+          have_plan = true;
+          for (const auto& p : j.at("runs"))
+            planned.emplace_back(p.at("job").get<std::string>(), p.at("variant").get<std::string>(),
+                                 p.at("cell").get<std::string>(), p.value("job_index", 0));
+        } else if (t == "run" && have_hello) {
+          extra["vm.session_seconds"] = fmt::format("{:.1f}", session_s);
+          std::int64_t id = 0;
+          RunStatus s =
+              import_run(j, kernel, guest_box, host_job_paths, extra, warnings, store, id);
+          outcome.run_ids.push_back(id);
+          count_status(outcome, s);
+          reported.insert(run_key(j.at("job").get<std::string>(),
+                                  j.at("variant").get<std::string>(), j.value("cell_id", "")));
+        } else if (t == "done") {
+          done = true;
+        } else if (t == "error") {
+          guest_error = j.value("message", "");
+        }
+      } catch (const json::exception& e) {
+        std::cerr << "nightjar: warning: bad line from the guest (" << e.what() << "): " << line
+                  << "\n";
+      }
+    }
+
+    std::cerr << fmt::format(
+        "nightjar: kernel {}: qemu ran {:.1f} s ({}); the guest reached nightjar's init after {} "
+        "(guest clock)\n",
+        k.release, session_s, accel.kvm ? "KVM" : "TCG",
+        boot_s >= 0 ? fmt::format("{:.1f} s", boot_s) : std::string("- (never)"));
+
+    if (interrupted()) {
+      outcome.interrupted = true;
+      std::cerr << "nightjar: interrupted: qemu stopped; runs the guest had reported are kept\n";
+      break;
+    }
+    std::optional<std::string> failure =
+        classify_vm_failure(console_text, qemu_text, timed_out, q.timeout_sec, done, exit_code);
+    if (!failure && !guest_error.empty())
+      failure = "the guest could not run the job: " + guest_error;
+    if (!failure) continue;
+    if (!guest_error.empty() && failure->find(guest_error) == std::string::npos)
+      *failure += " (guest: " + guest_error + ")";
+
+    // Every planned run that did not report is stored as failed, with the
+    // console tail. Without the guest's own plan, the host's plan is used.
+    std::string tail = tail_lines(console_text.empty() ? qemu_text : console_text, kTailLines);
+    std::string reason = *failure + "; console tail:\n" + tail;
+    if (!work.keep) reason += "\n(keep every log with --vm-keep DIR)";
+    std::cerr << "nightjar: kernel " << k.release << ": " << *failure << "\n" << tail << "\n";
+    if (!have_hello) {
+      kernel.release = k.release;
+      kernel.version = k.version;
+      kernel.cmdline = append;
+      guest_box.hostname = "nightjar-vm";
+      guest_box.cpus = static_cast<unsigned>(cpus);
+      guest_box.memory_bytes = static_cast<std::uint64_t>(q.memory_mb) << 20;
+    }
+    if (!have_plan) {
+      for (std::size_t i = 0; i < plan.size(); ++i)
+        for (const auto& v : plan[i].variants)
+          for (const auto& c : plan[i].cells)
+            planned.emplace_back(plan[i].job.name, v.name, c.id(), i);
+    }
+    for (const auto& [job, variant, cell_id, index] : planned) {
+      if (reported.count(run_key(job, variant, cell_id))) continue;
+      const PlannedJob& pj = plan[std::min(index, plan.size() - 1)];
+      NewRun run;
+      run.job = job;
+      run.job_path = pj.job.path;
+      run.variant = variant;
+      run.build = options.build;
+      run.iterations = pj.iterations;
+      run.warmup = pj.warmup;
+      run.kernel = kernel;
+      run.testbox = guest_box;
+      run.context = extra;
+      run.context["vm.session_seconds"] = fmt::format("{:.1f}", session_s);
+      // The cell as the guest named it; parameters from the host's plan when they match.
+      run.cell.workload = pj.workload ? std::string(pj.workload->name()) : "";
+      for (const auto& c : pj.cells)
+        if (c.id() == cell_id) run.cell = c;
+      if (run.cell.params.empty()) {
+        std::stringstream ids(cell_id);
+        std::string kv;
+        while (ids >> kv) {
+          auto eq = kv.find('=');
+          if (eq != std::string::npos)
+            run.cell.params[kv.substr(0, eq)] = ParamValue{kv.substr(eq + 1), 0};
+        }
+      }
+      std::int64_t id = store.begin_run(run);
+      for (const auto& w : warnings) store.add_warning(id, w);
+      store.finish_run(id, RunStatus::failed, reason);
+      outcome.run_ids.push_back(id);
+      ++outcome.failed;
+    }
+  }
+  return outcome;
+}
+
+// ---------------------------------------------------------------- guest side
+
+namespace {
+
+// Writes JSON lines to the results port, one write(2) per line.
+class Port {
+ public:
+  explicit Port(const std::string& path) {
+    fd_ = open(path.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC);
+    if (fd_ < 0)
+      throw EnvironmentError("cannot open the results port " + path + ": " + std::strerror(errno));
+    if (isatty(fd_)) {  // ttyS1: raw, so that "\n" is not turned into "\r\n"
+      termios t{};
+      if (tcgetattr(fd_, &t) == 0) {
+        cfmakeraw(&t);
+        cfsetospeed(&t, B115200);
+        tcsetattr(fd_, TCSANOW, &t);
+      }
+    }
+  }
+  ~Port() {
+    if (fd_ >= 0) {
+      if (isatty(fd_)) tcdrain(fd_);
+      fsync(fd_);
+      close(fd_);
+    }
+  }
+  void send(const json& j) {
+    std::string text = j.dump() + "\n";
+    std::size_t off = 0;
+    while (off < text.size()) {
+      ssize_t n = write(fd_, text.data() + off, text.size() - off);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0)
+        throw EnvironmentError(std::string("writing the results port: ") + std::strerror(errno));
+      off += static_cast<std::size_t>(n);
+    }
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+json export_run(ResultsStore& store, std::int64_t id, std::size_t job_index) {
+  SQLite::Database& db = store.db();
+  json r;
+  r["t"] = "run";
+  r["job_index"] = job_index;
+  {
+    SQLite::Statement q(db,
+                        "SELECT job, job_path, workload, cell, variant, build, status, reason, "
+                        "iterations, warmup FROM run WHERE id=?");
+    q.bind(1, id);
+    if (!q.executeStep()) return {};
+    r["job"] = q.getColumn(0).getString();
+    r["job_path"] = q.getColumn(1).getString();
+    r["workload"] = q.getColumn(2).getString();
+    r["cell_id"] = q.getColumn(3).getString();
+    r["variant"] = q.getColumn(4).getString();
+    r["build"] = q.getColumn(5).getString();
+    r["status"] = q.getColumn(6).getString();
+    r["reason"] = q.getColumn(7).getString();
+    r["iterations"] = q.getColumn(8).getInt();
+    r["warmup"] = q.getColumn(9).getInt();
+  }
+  json params = json::object();
+  {
+    SQLite::Statement q(db, "SELECT name, value, number FROM run_param WHERE run_id=?");
+    q.bind(1, id);
+    while (q.executeStep())
+      params[q.getColumn(0).getString()] = {
+          {"text", q.getColumn(1).getString()},
+          {"number", q.getColumn(2).isNull() ? 0.0 : q.getColumn(2).getDouble()}};
+  }
+  r["params"] = params;
+  json context = json::object();
+  for (const auto& [k, v] : store.run_context(id)) context[k] = v;
+  r["context"] = context;
+  json warnings = json::array();
+  {
+    SQLite::Statement q(
+        db, "SELECT message FROM flag WHERE run_id=? AND iteration IS NULL ORDER BY rowid");
+    q.bind(1, id);
+    while (q.executeStep()) warnings.push_back(q.getColumn(0).getString());
+  }
+  r["warnings"] = warnings;
+  json its = json::array();
+  {
+    SQLite::Statement q(db,
+                        "SELECT iteration, status, reason, duration_sec FROM iteration WHERE "
+                        "run_id=? ORDER BY iteration");
+    q.bind(1, id);
+    while (q.executeStep()) {
+      int i = q.getColumn(0).getInt();
+      json it = {{"i", i},
+                 {"status", q.getColumn(1).getString()},
+                 {"reason", q.getColumn(2).getString()},
+                 {"duration", q.getColumn(3).getDouble()},
+                 {"metrics", json::object()},
+                 {"monitors", json::object()},
+                 {"flags", json::array()}};
+      SQLite::Statement s(db, "SELECT metric, value FROM sample WHERE run_id=? AND iteration=?");
+      s.bind(1, id);
+      s.bind(2, i);
+      while (s.executeStep())
+        it["metrics"][s.getColumn(0).getString()] = s.getColumn(1).getDouble();
+      SQLite::Statement m(db, "SELECT name, value FROM monitor WHERE run_id=? AND iteration=?");
+      m.bind(1, id);
+      m.bind(2, i);
+      while (m.executeStep())
+        it["monitors"][m.getColumn(0).getString()] = m.getColumn(1).getDouble();
+      SQLite::Statement f(db,
+                          "SELECT message FROM flag WHERE run_id=? AND iteration=? ORDER BY rowid");
+      f.bind(1, id);
+      f.bind(2, i);
+      while (f.executeStep()) it["flags"].push_back(f.getColumn(0).getString());
+      its.push_back(it);
+    }
+  }
+  r["iterations_data"] = its;
+  return r;
+}
+
+}  // namespace
+
+int guest_run_main(const std::string& port_path, const std::string& spec_path) {
+  Port port(port_path);
+  KernelIdentity kernel = probe_kernel_identity();
+  Testbox box = probe_testbox();
+  double uptime = -1;
+  {
+    std::ifstream up("/proc/uptime");
+    up >> uptime;
+  }
+  port.send({{"t", "hello"},
+             {"kernel", identity_to_json(kernel)},
+             {"testbox",
+              {{"hostname", box.hostname},
+               {"cpu_model", box.cpu_model},
+               {"cpus", box.cpus},
+               {"memory_bytes", box.memory_bytes}}},
+             {"uptime", uptime}});
+  RunOptions options;
+  std::vector<PlannedJob> plan;
+  try {
+    json spec = json::parse(slurp(spec_path));
+    options.job_paths = spec.at("jobs").get<std::vector<std::string>>();
+    options.variant = spec.value("variant", "");
+    options.interleave = spec.value("interleave", false);
+    options.build = spec.value("build", "");
+    if (spec.contains("iterations")) options.iterations = spec["iterations"].get<int>();
+    if (spec.contains("warmup")) options.warmup = spec["warmup"].get<int>();
+    const json sets = spec.value("sets", json::array());
+    for (const auto& s : sets)
+      options.overrides.push_back(SetOverride{s.at("key").get<std::string>(),
+                                              s.at("values").get<std::vector<std::string>>()});
+    options.context = spec.value("context", std::map<std::string, std::string>{});
+    plan = plan_runs(options, probe_machine_facts());
+  } catch (const std::exception& e) {
+    port.send({{"t", "error"}, {"message", e.what()}});
+    std::cerr << "nightjar-guest: " << e.what() << "\n";
+    return to_int(ExitCode::usage);
+  }
+  json runs = json::array();
+  for (std::size_t i = 0; i < plan.size(); ++i)
+    for (const auto& v : plan[i].variants)
+      for (const auto& c : plan[i].cells)
+        runs.push_back(
+            {{"job", plan[i].job.name}, {"variant", v.name}, {"cell", c.id()}, {"job_index", i}});
+  port.send({{"t", "plan"}, {"runs", runs}});
+
+  ResultsStore store("/tmp/nightjar-guest.db");
+  bool was_interrupted = false, any_failed = false;
+  // One cell at a time, so that every finished run leaves the guest at once.
+  for (std::size_t i = 0; i < plan.size() && !was_interrupted; ++i) {
+    for (const auto& cell : plan[i].cells) {
+      PlannedJob one = plan[i];
+      one.cells = {cell};
+      RunOutcome o = execute_runs({one}, options, store);
+      for (auto id : o.run_ids) port.send(export_run(store, id, i));
+      any_failed = any_failed || o.failed > 0;
+      if (o.interrupted) {
+        was_interrupted = true;
+        break;
+      }
+    }
+  }
+  port.send({{"t", "done"}, {"interrupted", was_interrupted}});
+  return to_int(was_interrupted ? ExitCode::interrupted
+                : any_failed    ? ExitCode::environment
+                                : ExitCode::ok);
+}
+
+}  // namespace nightjar

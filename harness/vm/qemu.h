@@ -1,0 +1,115 @@
+// The kernel axis: `nightjar run JOB --kernel IMAGE [--kernel IMAGE...]`
+// boots each kernel image in qemu and runs the job inside (docs/qemu.md).
+//
+// Per kernel image the host:
+//  1. reads the image's own version string (bzImage header) and finds its
+//     config (IMAGE's directory: config-<release>) and modules (--modules DIR,
+//     else <image dir>/../lib/modules/<release> as `dpkg -x` leaves them);
+//  2. builds an initramfs (a cpio "newc" archive written by the `cpio` tool):
+//     /init (a busybox sh script), busybox (busybox-static), the statically
+//     linked nightjar (CMake -DNIGHTJAR_STATIC=ON: nightjar-static), the job
+//     files, the modules virtio-serial and zram need (with their
+//     dependencies, when they are modules) and the kernel config;
+//  3. boots qemu-system-x86_64 with KVM when the host CPU has vmx/svm in
+//     /proc/cpuinfo AND /dev/kvm works, else TCG with a loud warning (the
+//     figures then measure emulation);
+//  4. the guest runs `nightjar guest-run`, which sends JSON lines over a
+//     virtio-serial port (org.nightjar.results; /dev/ttyS1 when the kernel
+//     has no virtio console): hello (the guest's kernel identity and
+//     testbox), plan (the runs it will do), one line per finished run (its
+//     samples, monitors, context, status), done;
+//  5. imports every run into the host database with the guest's kernel
+//     identity; a boot failure, guest panic, timeout or KVM internal error
+//     stores the runs that did not report as failed with the tail of the
+//     console log. qemu is killed and reaped on every path, also SIGINT.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/run/runner.h"
+#include "results/store/store.h"
+#include "workloads/sys/probe.h"
+
+namespace nightjar {
+
+/// Options of the kernel axis (`nightjar run --kernel ...`).
+struct QemuOptions {
+  std::vector<std::string> kernels;  ///< --kernel IMAGE, in order
+  std::string modules;               ///< --modules DIR ("" = next to each image)
+  int memory_mb = 2048;              ///< --vm-memory MiB of guest RAM
+  int cpus = 0;                      ///< --vm-cpus; 0 = min(2, host CPUs)
+  int timeout_sec = 1800;            ///< --vm-timeout: whole boot + job, seconds
+  std::string guest_binary;          ///< --guest-binary: static nightjar; "" = find it
+  std::string qemu = "qemu-system-x86_64";
+  /// Test hook (hidden --vm-init): shell text run by /init instead of
+  /// nightjar guest-run (e.g. "exit 1" to make the guest panic).
+  std::string init_override;
+  std::string keep_dir;  ///< --vm-keep DIR: keep initramfs and logs there ("" = temp, removed)
+};
+
+/// What nightjar reads from a kernel image before booting it.
+struct KernelImage {
+  std::string path;  ///< as given
+  std::string
+      banner;  ///< the image's version string ("6.1.0-18-amd64 (debian-kernel@...) #1 SMP ...")
+  std::string release;      ///< first word of the banner (`uname -r` of the guest)
+  std::string version;      ///< the banner from " #" on (`uname -v` of the guest)
+  std::string config;       ///< config-<release> next to the image, "" when absent
+  std::string modules_dir;  ///< lib/modules/<release> to take modules from, "" when none
+};
+
+/// Reads the bzImage header of `path` (setup header magic "HdrS", version
+/// string at 0x200 + the u16 at 0x20E) and finds its config and modules.
+/// `modules_flag` is --modules: a lib/modules/<release> directory itself, or
+/// a directory holding <release>/ or lib/modules/<release>/. Throws
+/// UsageError naming the path when it is unreadable or not a bzImage.
+KernelImage inspect_kernel_image(const std::string& path, const std::string& modules_flag);
+
+/// KVM or TCG, and why.
+struct Accelerator {
+  bool kvm = false;
+  std::string why;  ///< "vmx in /proc/cpuinfo and /dev/kvm answers" or why not
+};
+/// KVM only when `cpuinfo` lists vmx or svm AND `kvm_device` opens read-write
+/// and answers KVM_GET_API_VERSION (a /dev/kvm node alone is not enough).
+Accelerator choose_accelerator(const std::string& cpuinfo = "/proc/cpuinfo",
+                               const std::string& kvm_device = "/dev/kvm");
+
+/// The statically linked nightjar to put into the guest: `flag` when given,
+/// else nightjar-static next to the running binary, else $NIGHTJAR_STATIC_BINARY.
+/// Throws EnvironmentError saying how to build it.
+std::string find_guest_binary(const std::string& flag);
+
+/// The modules (paths relative to `modules_dir`) to load in the guest, in
+/// load order (dependencies first), for `wanted` names ("virtio_console",
+/// "zram"): read from modules.dep; names built into the kernel
+/// (modules.builtin) or absent are left out.
+std::vector<std::string> guest_modules(const std::string& modules_dir,
+                                       const std::vector<std::string>& wanted);
+
+/// Why a VM session failed, from what it left behind, or nullopt when it ran
+/// to the end: a KVM internal error in qemu's output, a kernel panic or
+/// "Attempted to kill init" on the console, the timeout, qemu failing to start
+/// the kernel, or the guest powering off without its "done" line.
+std::optional<std::string> classify_vm_failure(const std::string& console,
+                                               const std::string& qemu_output, bool timed_out,
+                                               int timeout_sec, bool done_seen, int exit_code);
+
+/// The last `lines` lines of `text` (console log tails for failed runs).
+std::string tail_lines(const std::string& text, int lines);
+
+/// Runs the plan once per kernel image in qemu (see the file comment) and
+/// stores every run in `store` with the guest's kernel identity. Prints the
+/// time per boot on stderr. SIGINT: qemu is killed, the runs reported so far
+/// are kept, the outcome says interrupted.
+RunOutcome execute_runs_in_vms(const std::vector<PlannedJob>& plan, const RunOptions& options,
+                               const QemuOptions& qemu, ResultsStore& store);
+
+/// `nightjar guest-run --port PORT --spec FILE` inside the guest: runs the
+/// jobs of the spec (JSON written by the host) into a database on tmpfs and
+/// sends every finished run as a JSON line on PORT. Returns the exit code.
+int guest_run_main(const std::string& port, const std::string& spec_path);
+
+}  // namespace nightjar

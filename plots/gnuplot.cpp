@@ -1,0 +1,535 @@
+// The gnuplot renderer: see plots/render_gnuplot.h.
+#include "plots/gnuplot.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+#include <tuple>
+#include <vector>
+
+#include <fmt/format.h>
+#include <gnuplot-iostream.h>
+
+#include "results/model/exit_codes.h"
+#include "workloads/sys/signals.h"
+
+extern char** environ;
+
+namespace nightjar {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kInstallHint =
+    "install the package gnuplot-nox (Debian/Ubuntu: apt-get install gnuplot-nox; "
+    "ci/install-deps.sh "
+    "installs it), or name the program with --gnuplot PATH";
+
+// A gnuplot string in double quotes: backslash escapes are processed there, so
+// '\' and '"' are escaped and a newline becomes \n (a line break in titles).
+std::string quote(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '\\' || c == '"')
+      out += '\\', out += c;
+    else if (c == '\n')
+      out += "\\n";
+    else if (static_cast<unsigned char>(c) < 0x20)
+      out += ' ';
+    else
+      out += c;
+  }
+  return out + "\"";
+}
+
+// A file name in single quotes: nothing is processed but '' for a quote.
+std::string quote_path(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("''") : std::string(1, c);
+  return out + "'";
+}
+
+std::string number(double v) {
+  return fmt::format("{:.17g}", v);
+}
+
+std::string xtics(const std::vector<std::pair<double, std::string>>& ticks) {
+  std::string out = "set xtics (";
+  for (std::size_t i = 0; i < ticks.size(); ++i)
+    out += (i ? ", " : "") + quote(ticks[i].second) + " " + number(ticks[i].first);
+  return out + ")\n";
+}
+
+// Splits "a; b; c" at "; " into lines of at most `width` characters (a part
+// longer than that gets a line of its own).
+std::vector<std::string> wrap_parts(const std::string& text, int width) {
+  std::vector<std::string> lines;
+  std::string line;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find("; ", start);
+    std::string part = text.substr(start, end == std::string::npos ? end : end - start);
+    start = end == std::string::npos ? text.size() : end + 2;
+    if (line.empty())
+      line = part;
+    else if (line.size() + 2 + part.size() <= static_cast<std::size_t>(width))
+      line += "; " + part;
+    else {
+      lines.push_back(line + ";");
+      line = part;
+    }
+  }
+  if (!line.empty()) lines.push_back(line);
+  return lines;
+}
+
+// Where a change point is drawn: halfway between the last point before it and
+// the first point after it.
+double change_x(const PlotSeries& s, const stats::ChangePoint& cp) {
+  return (s.points[cp.index - 1].x + s.points[cp.index].x) / 2;
+}
+
+void send_commands(Gnuplot& gp, const PlotData& d, const ImageSpec& img,
+                   const std::string& output_path) {
+  if (img.format == ImageFormat::png) {
+    // pngcairo draws antialiased text; plain png (libgd) is the fallback.
+    gp << "if (strstrt(GPVAL_TERMINALS, ' pngcairo ') > 0) {\n"
+       << "  set terminal pngcairo size " << img.width << "," << img.height
+       << " noenhanced font 'sans,10' background rgb 'white'\n"
+       << "} else {\n"
+       << "  set terminal png size " << img.width << "," << img.height
+       << " noenhanced background rgb 'white'\n"
+       << "}\n";
+  } else {
+    gp << "set terminal svg size " << img.width << "," << img.height
+       << " noenhanced font 'sans,10' background rgb 'white'\n";
+  }
+  gp << "set output " << quote_path(output_path) << "\n";
+  gp << "set encoding utf8\n";
+  gp << "set title " << quote(d.title) << "\n";
+  gp << "set xlabel " << quote(d.x_label) << "\n";
+  gp << "set ylabel " << quote(d.y_label) << "\n";
+  gp << "set grid\n";
+  gp << "set key outside right top vertical Left reverse\n";
+  const std::vector<std::string> foot = wrap_parts(d.footnote, std::max(40, img.width / 6));
+  if (!foot.empty()) {
+    std::string text;
+    for (const auto& line : foot) text += (text.empty() ? "" : "\n") + line;
+    // The first line sits at the given height and the others below it: lift
+    // it by a line (about 12 px at font size 8) for each line that follows.
+    const double y = (8.0 + 12.0 * static_cast<double>(foot.size() - 1)) / img.height;
+    gp << "set label 1 " << quote(text) << " at screen 0.01, screen " << number(y)
+       << " left font ',8'\n";
+  }
+  // Large values in plain digits (3500000), not gnuplot's 3.5e+06.
+  double top = 0;
+  for (const auto& s : d.series)
+    for (const auto& p : s.points) {
+      top = std::max({top, std::abs(p.hi), std::abs(p.lo), std::abs(p.mean)});
+      for (double v : p.samples) top = std::max(top, std::abs(v));
+    }
+  if (top >= 1e4 && top < 1e9) gp << "set format y '%.0f'\n";
+
+  // The x axis.
+  bool long_ticks = d.x_ticks.size() > 8;
+  for (const auto& t : d.x_ticks) long_ticks = long_ticks || t.second.size() > 6;
+  switch (d.x_scale) {
+    case XScale::log:
+      gp << "set logscale x 2\n";
+      [[fallthrough]];
+    case XScale::linear:
+      if (!d.x_ticks.empty()) gp << xtics(d.x_ticks);
+      gp << "set offsets graph 0.04, graph 0.04, graph 0.06, graph 0.06\n";
+      break;
+    case XScale::category: {
+      double last = 0;
+      for (const auto& s : d.series)
+        for (const auto& p : s.points) last = std::max(last, p.x);
+      for (const auto& t : d.x_ticks) last = std::max(last, t.first);
+      gp << "set xrange [-0.5:" << number(last + 0.5) << "]\n";
+      gp << xtics(d.x_ticks);
+      gp << "set offsets 0, 0, graph 0.06, graph 0.06\n";
+      break;
+    }
+    case XScale::time: {
+      double lo = INFINITY, hi = -INFINITY;
+      for (const auto& s : d.series)
+        for (const auto& p : s.points) lo = std::min(lo, p.x), hi = std::max(hi, p.x);
+      const bool within_days = hi - lo < 3 * 86400;
+      gp << "set format x " << quote(within_days ? "%m-%d %H:%M" : "%Y-%m-%d") << " timedate\n";
+      gp << "set offsets graph 0.04, graph 0.04, graph 0.06, graph 0.06\n";
+      long_ticks = true;
+      break;
+    }
+  }
+  if (long_ticks) gp << "set xtics rotate by -35 left\n";
+  // Room for the x label, rotated tick labels and the footnote lines.
+  gp << "set bmargin " << (long_ticks ? 6 : 4) + foot.size() << "\n";
+  gp << "set xtics nomirror\n";
+
+  // Change points: a dashed line in the series' colour where the level steps.
+  int tag = 1;
+  for (std::size_t i = 0; i < d.series.size(); ++i) {
+    const PlotSeries& s = d.series[i];
+    for (const auto& cp : s.change_points) {
+      const double x = change_x(s, cp);
+      gp << "set arrow " << tag << " from " << number(x) << ", graph 0 to " << number(x)
+         << ", graph 1 nohead dashtype 2 linewidth 1.5 linecolor " << i + 1 << "\n";
+      gp << "set label " << tag + 1 << " "
+         << quote(fmt::format("{} {:+.1f}%", s.points[cp.index].label, cp.pct_change)) << " at "
+         << number(x) << ", graph 0.97 offset 0.5, 0 left font ',8' textcolor lt " << i + 1 << "\n";
+      tag += 2;
+    }
+  }
+
+  // The plot command: per series, the samples (history) then the means.
+  const bool bars = d.error_bars != ErrorBars::none;
+  std::string plot = "plot ";
+  bool first = true;
+  for (std::size_t i = 0; i < d.series.size(); ++i) {
+    const PlotSeries& s = d.series[i];
+    auto add = [&](const std::string& clause) {
+      plot += (first ? "" : ", \\\n     ") + clause;
+      first = false;
+    };
+    if (d.kind == PlotKind::history)
+      add(fmt::format("'-' using 1:2 with points pointtype 6 pointsize 0.6 linecolor {} notitle",
+                      i + 1));
+    add(fmt::format(
+        "'-' using 1:2{} with {} pointtype 7 pointsize 0.8 linewidth 1.5 linecolor {} "
+        "title {}",
+        bars ? ":3:4" : "", bars ? "yerrorlines" : "linespoints", i + 1, quote(s.label)));
+  }
+  gp << plot << "\n";
+  for (const PlotSeries& s : d.series) {
+    if (d.kind == PlotKind::history) {
+      std::vector<std::pair<double, double>> dots;
+      for (const auto& p : s.points)
+        for (double v : p.samples) dots.emplace_back(p.x, v);
+      gp.send1d(dots);
+    }
+    if (bars) {
+      std::vector<std::tuple<double, double, double, double>> rows;
+      for (const auto& p : s.points) rows.emplace_back(p.x, p.mean, p.lo, p.hi);
+      gp.send1d(rows);
+    } else {
+      std::vector<std::pair<double, double>> rows;
+      for (const auto& p : s.points) rows.emplace_back(p.x, p.mean);
+      gp.send1d(rows);
+    }
+  }
+  gp << "unset output\n";
+  gp << std::flush;
+}
+
+// Ignores SIGPIPE while in scope: if gnuplot dies early, writing to its pipe
+// fails with EPIPE instead of killing nightjar, and its exit status is reported.
+class IgnoreSigpipe {
+ public:
+  IgnoreSigpipe() {
+    struct sigaction sa {};
+    sa.sa_handler = SIG_IGN;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGPIPE, &sa, &old_);
+  }
+  ~IgnoreSigpipe() { sigaction(SIGPIPE, &old_, nullptr); }
+  IgnoreSigpipe(const IgnoreSigpipe&) = delete;
+  IgnoreSigpipe& operator=(const IgnoreSigpipe&) = delete;
+
+ private:
+  struct sigaction old_ {};
+};
+
+// A file descriptor closed on destruction.
+class Fd {
+ public:
+  explicit Fd(int fd = -1) : fd_(fd) {}
+  ~Fd() { reset(); }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  int get() const { return fd_; }
+  int release() { return std::exchange(fd_, -1); }
+  void reset() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+
+ private:
+  int fd_;
+};
+
+// The gnuplot child: killed and reaped on destruction unless already reaped,
+// so no exit path leaves it running.
+class Child {
+ public:
+  explicit Child(pid_t pid) : pid_(pid) {}
+  ~Child() {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGKILL);
+      int status = 0;
+      while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+      }
+    }
+  }
+  Child(const Child&) = delete;
+  Child& operator=(const Child&) = delete;
+
+  /// The wait status once the child ended, else std::nullopt (non-blocking).
+  std::optional<int> poll() {
+    int status = 0;
+    pid_t r = ::waitpid(pid_, &status, WNOHANG);
+    if (r == pid_) {
+      pid_ = -1;
+      return status;
+    }
+    if (r < 0 && errno != EINTR) {
+      pid_ = -1;
+      return -1;
+    }
+    return std::nullopt;
+  }
+
+ private:
+  pid_t pid_;
+};
+
+// A temporary file removed on destruction unless kept.
+class TempFile {
+ public:
+  explicit TempFile(std::string path) : path_(std::move(path)) {}
+  ~TempFile() {
+    if (!kept_) ::unlink(path_.c_str());
+  }
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+  const std::string& path() const { return path_; }
+  void keep() { kept_ = true; }
+
+ private:
+  std::string path_;
+  bool kept_ = false;
+};
+
+std::string read_fd(int fd) {
+  std::string out;
+  if (::lseek(fd, 0, SEEK_SET) < 0) return out;
+  char buf[4096];
+  ssize_t n;
+  while ((n = ::read(fd, buf, sizeof buf)) > 0) out.append(buf, static_cast<std::size_t>(n));
+  return out;
+}
+
+std::string tail_lines(const std::string& text, std::size_t lines) {
+  std::string t = text;
+  while (!t.empty() && (t.back() == '\n' || t.back() == ' ')) t.pop_back();
+  std::size_t pos = t.size();
+  for (std::size_t i = 0; i < lines && pos != std::string::npos && pos > 0; ++i)
+    pos = t.rfind('\n', pos - 1);
+  std::string out = pos == std::string::npos ? t : t.substr(pos + 1);
+  std::replace(out.begin(), out.end(), '\n', ' ');
+  return out;
+}
+
+// Why the file at `path` is not a complete image of `format`, or "" when it is.
+std::string image_problem(const std::string& path, ImageFormat format) {
+  std::ifstream in(path, std::ios::binary);
+  std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (data.empty()) return "the file is empty";
+  if (format == ImageFormat::png) {
+    static const char kSig[] = "\x89PNG\r\n\x1a\n";
+    if (data.compare(0, 8, kSig, 8) != 0) return "it does not start with the PNG signature";
+    if (data.size() < 20 || data.compare(data.size() - 8, 4, "IEND") != 0)
+      return "it does not end with the PNG IEND chunk";
+    return "";
+  }
+  if (data.find("<svg") == std::string::npos) return "it has no <svg> element";
+  auto end = data.find_last_not_of(" \t\r\n");
+  if (end == std::string::npos || end < 5 || data.compare(end - 5, 6, "</svg>") != 0)
+    return "it does not end with </svg>";
+  return "";
+}
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+}  // namespace
+
+ImageFormat image_format_for(const std::string& path) {
+  const std::string ext = lower(fs::path(path).extension().string());
+  if (ext == ".png") return ImageFormat::png;
+  if (ext == ".svg") return ImageFormat::svg;
+  throw UsageError(fmt::format(
+      "plot: -o {}: the format is chosen by the extension; write a file name ending in .png or "
+      ".svg",
+      path));
+}
+
+std::pair<int, int> parse_image_size(const std::string& text) {
+  int w = 0, h = 0;
+  char x = 0, extra = 0;
+  std::istringstream in(text);
+  if (!(in >> w >> x >> h) || (x != 'x' && x != 'X') || (in >> extra) || w < 100 || h < 100 ||
+      w > 10000 || h > 10000)
+    throw UsageError(fmt::format(
+        "plot: --size {}: write WIDTHxHEIGHT in pixels, each 100 to 10000, e.g. --size 800x600",
+        text));
+  return {w, h};
+}
+
+std::string find_gnuplot(const std::string& program) {
+  auto executable = [](const fs::path& p) {
+    std::error_code ec;
+    return fs::is_regular_file(p, ec) && ::access(p.c_str(), X_OK) == 0;
+  };
+  if (program.find('/') != std::string::npos) {
+    if (executable(program)) return program;
+    throw EnvironmentError(
+        fmt::format("plot: gnuplot program {} does not exist or is not "
+                    "executable; {}",
+                    program, kInstallHint));
+  }
+  const char* path_env = std::getenv("PATH");
+  std::string path = path_env ? path_env : "/usr/local/bin:/usr/bin:/bin";
+  std::stringstream dirs(path);
+  std::string dir;
+  while (std::getline(dirs, dir, ':')) {
+    fs::path candidate = fs::path(dir.empty() ? "." : dir) / program;
+    if (executable(candidate)) return candidate.string();
+  }
+  throw EnvironmentError(fmt::format(
+      "plot: {} is not installed (not found on PATH={}); nightjar draws plots with gnuplot: {}",
+      program, path, kInstallHint));
+}
+
+void write_gnuplot_commands(std::FILE* out, const PlotData& data, const ImageSpec& image,
+                            const std::string& output_path) {
+  // gnuplot-iostream writes to the descriptor and closes the FILE it is given:
+  // hand it a duplicate so that `out` stays open for the caller.
+  int fd = ::dup(::fileno(out));
+  if (fd < 0) throw EnvironmentError(std::string("plot: dup: ") + std::strerror(errno));
+  std::FILE* f = ::fdopen(fd, "w");
+  if (!f) {
+    ::close(fd);
+    throw EnvironmentError(std::string("plot: fdopen: ") + std::strerror(errno));
+  }
+  std::fflush(out);
+  Gnuplot gp(f);
+  send_commands(gp, data, image, output_path);
+}
+
+std::string gnuplot_script(const PlotData& data, const ImageSpec& image,
+                           const std::string& output_path) {
+  std::FILE* f = std::tmpfile();
+  if (!f) throw EnvironmentError(std::string("plot: tmpfile: ") + std::strerror(errno));
+  write_gnuplot_commands(f, data, image, output_path);
+  std::string text = read_fd(::fileno(f));
+  std::fclose(f);
+  return text;
+}
+
+void render_plot(const PlotData& data, const ImageSpec& image, const std::string& output_path,
+                 const std::string& gnuplot_path, double timeout_seconds) {
+  install_interrupt_handlers();
+  // The temporary image, beside the output so that rename() is atomic.
+  const fs::path out(output_path);
+  const fs::path dir = out.has_parent_path() ? out.parent_path() : fs::path(".");
+  std::string tmpl = (dir / ("." + out.filename().string() + ".XXXXXX")).string();
+  Fd tmp_fd(::mkstemp(tmpl.data()));
+  if (tmp_fd.get() < 0)
+    throw EnvironmentError(fmt::format("plot: -o {}: cannot create a file in {}: {}", output_path,
+                                       dir.string(), std::strerror(errno)));
+  TempFile tmp(tmpl);
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  ::fchmod(tmp_fd.get(), 0666 & ~mask);
+  tmp_fd.reset();
+
+  // gnuplot's messages (stdout and stderr) go to an anonymous file: a pipe
+  // could fill while nightjar is still writing commands.
+  Fd messages(::memfd_create("nightjar-gnuplot", MFD_CLOEXEC));
+  if (messages.get() < 0)
+    throw EnvironmentError(std::string("plot: memfd_create: ") + std::strerror(errno));
+  int pipe_fds[2];
+  if (::pipe2(pipe_fds, O_CLOEXEC) != 0)
+    throw EnvironmentError(std::string("plot: pipe: ") + std::strerror(errno));
+  Fd pipe_read(pipe_fds[0]), pipe_write(pipe_fds[1]);
+
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, pipe_read.get(), 0);
+  posix_spawn_file_actions_adddup2(&actions, messages.get(), 1);
+  posix_spawn_file_actions_adddup2(&actions, messages.get(), 2);
+  std::string arg0 = gnuplot_path, arg1 = "-d";  // -d: no ~/.gnuplot, default settings
+  char* argv[] = {arg0.data(), arg1.data(), nullptr};
+  pid_t pid = 0;
+  int rc = ::posix_spawn(&pid, gnuplot_path.c_str(), &actions, nullptr, argv, environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0)
+    throw EnvironmentError(fmt::format("plot: cannot start {}: {}; {}", gnuplot_path,
+                                       std::strerror(rc), kInstallHint));
+  Child child(pid);
+  pipe_read.reset();
+
+  {
+    IgnoreSigpipe ignore;
+    std::FILE* f = ::fdopen(pipe_write.get(), "w");
+    if (!f) throw EnvironmentError(std::string("plot: fdopen: ") + std::strerror(errno));
+    pipe_write.release();  // the FILE owns it now; gnuplot-iostream closes it
+    Gnuplot gp(f);
+    try {
+      send_commands(gp, data, image, tmp.path());
+    } catch (const std::ios_base::failure&) {
+      // gnuplot stopped reading (it failed): its status and messages say why.
+    }
+  }  // closes the pipe: gnuplot reads end-of-input and exits
+
+  const auto start = std::chrono::steady_clock::now();
+  std::optional<int> status;
+  while (!(status = child.poll())) {
+    if (interrupted()) throw Interrupted();  // ~Child kills and reaps gnuplot
+    if (std::chrono::steady_clock::now() - start > std::chrono::duration<double>(timeout_seconds))
+      throw EnvironmentError(fmt::format(
+          "plot: {} ran longer than {:g} s drawing {} and was killed; {} was left as it was",
+          gnuplot_path, timeout_seconds, output_path, output_path));
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  const std::string said = read_fd(messages.get());
+  if (*status < 0 || !WIFEXITED(*status) || WEXITSTATUS(*status) != 0) {
+    std::string how = *status < 0 ? std::string("could not be waited for")
+                      : WIFSIGNALED(*status)
+                          ? fmt::format("was killed by signal {}", WTERMSIG(*status))
+                          : fmt::format("exited with {}", WEXITSTATUS(*status));
+    throw EnvironmentError(
+        fmt::format("plot: {} {} drawing {}{}; {} was left as it was", gnuplot_path, how,
+                    output_path, said.empty() ? "" : ": " + tail_lines(said, 4), output_path));
+  }
+  if (std::string why = image_problem(tmp.path(), image.format); !why.empty())
+    throw EnvironmentError(
+        fmt::format("plot: {} did not write a valid {} image for {} ({}){}; {} was left as it was",
+                    gnuplot_path, image.format == ImageFormat::png ? "PNG" : "SVG", output_path,
+                    why, said.empty() ? "" : ": " + tail_lines(said, 4), output_path));
+  if (::rename(tmp.path().c_str(), output_path.c_str()) != 0)
+    throw EnvironmentError(fmt::format("plot: cannot rename {} to {}: {}", tmp.path(), output_path,
+                                       std::strerror(errno)));
+  tmp.keep();
+}
+
+}  // namespace nightjar

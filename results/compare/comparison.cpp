@@ -1,0 +1,519 @@
+#include "results/compare/comparison.h"
+#include "results/model/metric.h"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <future>
+#include <limits>
+#include <map>
+#include <set>
+#include <span>
+#include <stdexcept>
+#include <thread>
+
+#include <fmt/format.h>
+
+namespace nightjar {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr std::size_t kMaxListed = 10;  // notes listing cells/rows stop after this many
+
+double value_or_nan(const std::optional<double>& v) {
+  return v ? *v : kNaN;
+}
+
+// %change of every side against side 0; side 0 gets 0 (NaN when its own value
+// is undefined).
+std::vector<double> changes(const std::vector<double>& value, Direction dir) {
+  std::vector<double> pct(value.size(), kNaN);
+  for (std::size_t i = 0; i < value.size(); ++i)
+    pct[i] = std::isfinite(value[0]) ? stats::percent_change(value[0], value[i], dir) : kNaN;
+  return pct;
+}
+
+StatLine make_line(std::string name, bool main, std::vector<double> value, Direction dir) {
+  StatLine l;
+  l.name = std::move(name);
+  l.main = main;
+  l.pct = changes(value, dir);
+  l.value = std::move(value);
+  return l;
+}
+
+// Samples of one row on every side (empty span when the side lacks the metric).
+using SideSamples = std::vector<std::span<const double>>;
+
+SideFigures figures(std::span<const double> samples, const CellSamples& cell, MeanKind mean) {
+  SideFigures f;
+  f.summary = stats::summarize(samples);
+  if (!samples.empty()) {
+    f.runs = static_cast<int>(cell.run_ids.size());
+    f.aborted_runs = cell.aborted_runs;
+  }
+  f.mean = stats::mean_of(samples, mean);
+  return f;
+}
+
+// The mmtests statistic lines of a metric row (shared/reference/formats.md §1):
+// Min, mean, Stddev, CoeffVar, Max, B<mean>-50/95/99.
+std::vector<StatLine> metric_lines(const ComparisonRow& row, const SideSamples& samples) {
+  const std::size_t n = row.sides.size();
+  auto per_side = [&](auto get) {
+    std::vector<double> v(n, kNaN);
+    for (std::size_t i = 0; i < n; ++i)
+      if (row.sides[i].summary.n > 0) v[i] = get(i);
+    return v;
+  };
+  const std::string m = mean_label(row.mean);
+  std::vector<StatLine> lines;
+  lines.push_back(make_line("Min", false,
+                            per_side([&](std::size_t i) { return row.sides[i].summary.min; }),
+                            row.direction));
+  lines.push_back(
+      make_line(m, true, per_side([&](std::size_t i) { return value_or_nan(row.sides[i].mean); }),
+                row.direction));
+  // Spread: less is better whatever the metric's direction (mmtests pndiff).
+  lines.push_back(make_line("Stddev", false,
+                            per_side([&](std::size_t i) { return row.sides[i].summary.stddev; }),
+                            Direction::lower_is_better));
+  lines.push_back(make_line("CoeffVar", false,
+                            per_side([&](std::size_t i) { return row.sides[i].summary.coeff_var; }),
+                            Direction::lower_is_better));
+  lines.push_back(make_line("Max", false,
+                            per_side([&](std::size_t i) { return row.sides[i].summary.max; }),
+                            row.direction));
+  for (double pct : {50.0, 95.0, 99.0}) {
+    lines.push_back(
+        make_line(fmt::format("B{}-{:.0f}", m, pct), false, per_side([&](std::size_t i) {
+                    return value_or_nan(stats::best_mean(samples[i], pct, row.mean, row.direction));
+                  }),
+                  row.direction));
+  }
+  return lines;
+}
+
+void fill_changes(ComparisonRow& row, Direction dir) {
+  std::vector<double> means(row.sides.size(), kNaN);
+  for (std::size_t i = 0; i < row.sides.size(); ++i) means[i] = value_or_nan(row.sides[i].mean);
+  row.change_pct = changes(means, dir);
+  row.plain_change_pct = changes(means, Direction::higher_is_better);
+}
+
+std::string plural(int n, const char* one, const char* many) {
+  return fmt::format("{} {}", n, n == 1 ? one : many);
+}
+
+std::string cell_text(const std::string& job, const std::string& cell) {
+  return job + (cell.empty() ? "" : " [" + cell + "]");
+}
+
+// Operation labels of the matched cells, see the header comment.
+std::map<CellKey, std::string> cell_suffixes(const std::vector<CellKey>& matched,
+                                             const LoadedSide& base) {
+  std::map<std::pair<std::string, std::string>, std::vector<const CellKey*>> groups;
+  for (const auto& k : matched) groups[{k.workload, k.job}].push_back(&k);
+  std::map<CellKey, std::string> out;
+  for (const auto& [group, keys] : groups) {
+    // name -> the distinct values it takes in this group ("" = not set)
+    std::map<std::string, std::set<std::string>> values;
+    for (const auto* k : keys)
+      for (const auto& [name, value] : base.cells.at(*k).params) values[name];
+    for (const auto* k : keys) {
+      const auto& params = base.cells.at(*k).params;
+      for (auto& [name, set] : values) {
+        auto it = std::find_if(params.begin(), params.end(),
+                               [&](const auto& p) { return p.first == name; });
+        set.insert(it == params.end() ? "" : it->second);
+      }
+    }
+    for (const auto* k : keys) {
+      const auto& params = base.cells.at(*k).params;
+      std::string suffix;
+      for (const auto& [name, set] : values) {
+        if (set.size() < 2) continue;
+        auto it = std::find_if(params.begin(), params.end(),
+                               [&](const auto& p) { return p.first == name; });
+        suffix += "-" + (it == params.end() ? std::string() : it->second);
+      }
+      out[*k] = suffix;
+    }
+  }
+  return out;
+}
+
+std::string full_suffix(const CellKey& k) {
+  std::string s = k.cell;
+  std::replace(s.begin(), s.end(), ' ', ',');
+  return s.empty() ? "" : "-" + s;
+}
+
+}  // namespace
+
+std::string format_counts(const VerdictCounts& c) {
+  std::string s = plural(c.regressions, "regression", "regressions") + ", " +
+                  plural(c.improvements, "improvement", "improvements") + ", " +
+                  fmt::format("{} unchanged, {} inconclusive", c.unchanged, c.inconclusive);
+  if (c.undefined) s += fmt::format(", {} undefined", c.undefined);
+  return s;
+}
+
+Comparison build_comparison(const std::vector<LoadedSide>& sides, const MetricCatalog& catalog,
+                            const stats::SignificanceOptions& options) {
+  if (sides.size() < 2)
+    throw std::invalid_argument("build_comparison: needs BASE and at least one NEW side");
+  // Validate the options before any work (decide_significance would, but only
+  // when there are rows).
+  (void)stats::decide_significance({}, options);
+  Comparison cmp;
+  cmp.options = options;
+  const LoadedSide& base = sides[0];
+  for (const auto& s : sides) {
+    ComparisonSide cs;
+    cs.name = s.selector.text;
+    cs.run_ids = s.run_ids;
+    cs.variants.assign(s.variants.begin(), s.variants.end());
+    cs.builds.assign(s.builds.begin(), s.builds.end());
+    cs.kernels.assign(s.kernels.begin(), s.kernels.end());
+    cs.testboxes.assign(s.testboxes.begin(), s.testboxes.end());
+    cs.excluded = s.excluded;
+    cmp.sides.push_back(std::move(cs));
+  }
+
+  // Matched and unmatched cells.
+  std::set<CellKey> all;
+  for (const auto& s : sides)
+    for (const auto& [k, _] : s.cells) all.insert(k);
+  std::vector<CellKey> matched;
+  for (const auto& k : all) {
+    std::vector<std::string> present;
+    for (const auto& s : sides)
+      if (s.cells.count(k)) present.push_back(s.selector.text);
+    if (present.size() == sides.size())
+      matched.push_back(k);
+    else
+      cmp.unmatched.push_back({k.workload, k.job, k.cell, present});
+  }
+  if (matched.empty()) {
+    std::string what;
+    for (const auto& s : sides) {
+      std::vector<std::string> cells;
+      for (const auto& [k, _] : s.cells) cells.push_back(cell_text(k.job, k.cell));
+      std::string listed;
+      for (std::size_t i = 0; i < cells.size() && i < 5; ++i) listed += (i ? ", " : "") + cells[i];
+      if (cells.size() > 5) listed += fmt::format(", ... ({} cells)", cells.size());
+      what += fmt::format("; '{}' has {}", s.selector.text, listed);
+    }
+    throw UsageError(
+        "no cell was run on every side, so there is nothing to compare" + what +
+        "; select runs of the same job and parameters (--job J), or name parameters that may "
+        "differ with --ignore-param NAME");
+  }
+  // Cells in the order they were first run on the base side.
+  std::stable_sort(matched.begin(), matched.end(), [&](const CellKey& a, const CellKey& b) {
+    return base.cells.at(a).first_run < base.cells.at(b).first_run;
+  });
+
+  // Labels.
+  std::set<std::pair<std::string, std::string>> jobs;
+  for (const auto& k : matched) jobs.insert({k.workload, k.job});
+  const bool several_jobs = jobs.size() > 1;
+  const auto suffixes = cell_suffixes(matched, base);
+  auto label = [&](const CellKey& k, const std::string& name) {
+    return (several_jobs ? k.job + ":" : "") + name + suffixes.at(k);
+  };
+
+  // Every statistic is order-free, so each side's samples of a row are used
+  // sorted: summarize() and best_mean() then skip their own sorts (this keeps
+  // a 1M-sample compare fast; bench/compare_bench.cpp). load_side() sorts
+  // already; other callers' samples are sorted into a copy here.
+  std::deque<std::vector<double>> sorted_store;
+  auto sorted = [&](const std::vector<double>& v) {
+    if (std::is_sorted(v.begin(), v.end())) return std::span<const double>(v);
+    auto& copy = sorted_store.emplace_back(v);
+    std::sort(copy.begin(), copy.end());
+    return std::span<const double>(copy);
+  };
+
+  // Metric rows: per job (in first-run order), metric in declared order, cell.
+  std::vector<std::pair<std::string, std::string>> job_order;
+  for (const auto& k : matched)
+    if (std::find(job_order.begin(), job_order.end(), std::pair{k.workload, k.job}) ==
+        job_order.end())
+      job_order.push_back({k.workload, k.job});
+  std::vector<SideSamples> row_samples;   // per row, per side
+  std::vector<const CellKey*> row_cells;  // per row
+  for (const auto& [workload, job] : job_order) {
+    std::vector<const CellKey*> cells;
+    for (const auto& k : matched)
+      if (k.workload == workload && k.job == job) cells.push_back(&k);
+    std::vector<MetricDescriptor> metrics;
+    if (auto it = catalog.find(workload); it != catalog.end()) metrics = it->second;
+    std::set<std::string> seen;  // metrics with samples but no descriptor
+    for (const auto* k : cells)
+      for (const auto& s : sides)
+        for (const auto& [name, _] : s.cells.at(*k).metrics) seen.insert(name);
+    for (const auto& d : metrics) seen.erase(d.name);
+    for (const auto& name : seen)  // undeclared: as summary.cpp, higher is better, Amean
+      metrics.push_back({name, "", Direction::higher_is_better, MeanKind::arithmetic, ""});
+    for (const auto& d : metrics) {
+      for (const auto* k : cells) {
+        SideSamples samples;
+        bool any = false;
+        for (const auto& s : sides) {
+          const auto& m = s.cells.at(*k).metrics;
+          auto it = m.find(d.name);
+          samples.push_back(it == m.end() ? std::span<const double>() : sorted(it->second));
+          any = any || it != m.end();
+        }
+        if (!any) continue;
+        ComparisonRow row;
+        row.kind = ComparisonRow::Kind::metric;
+        row.workload = k->workload;
+        row.job = k->job;
+        row.cell = k->cell;
+        row.params = sides[0].cells.at(*k).params;
+        row.name = d.name;
+        row.unit = d.unit;
+        row.operation = label(*k, d.name);
+        row.direction = d.direction;
+        row.mean = d.mean;
+        row.significance.resize(sides.size());
+        cmp.rows.push_back(std::move(row));
+        row_samples.push_back(std::move(samples));
+        row_cells.push_back(k);
+      }
+    }
+  }
+  const std::size_t metric_rows = cmp.rows.size();
+
+  // Monitor rows: names in order (grouping them by prefix), then cells.
+  std::set<std::string> monitor_names;
+  for (const auto& k : matched)
+    for (const auto& s : sides)
+      for (const auto& [name, _] : s.cells.at(k).monitors) monitor_names.insert(name);
+  for (const auto& name : monitor_names) {
+    for (const auto& k : matched) {
+      SideSamples samples;
+      bool any = false;
+      for (const auto& s : sides) {
+        const auto& m = s.cells.at(k).monitors;
+        auto it = m.find(name);
+        samples.push_back(it == m.end() ? std::span<const double>() : sorted(it->second));
+        any = any || it != m.end();
+      }
+      if (!any) continue;
+      ComparisonRow row;
+      row.kind = ComparisonRow::Kind::monitor;
+      row.workload = k.workload;
+      row.job = k.job;
+      row.cell = k.cell;
+      row.params = sides[0].cells.at(k).params;
+      row.name = name;
+      row.operation = label(k, name);
+      row.direction = Direction::higher_is_better;  // only used for the plain change
+      row.mean = MeanKind::arithmetic;
+      row.significance.resize(sides.size());
+      cmp.rows.push_back(std::move(row));
+      row_samples.push_back(std::move(samples));
+      row_cells.push_back(&k);
+    }
+  }
+
+  // Figures of every row, on as many threads as there are CPUs (rows are
+  // independent; each thread fills its own rows).
+  auto fill = [&](std::size_t r) {
+    ComparisonRow& row = cmp.rows[r];
+    const SideSamples& samples = row_samples[r];
+    for (std::size_t i = 0; i < sides.size(); ++i)
+      row.sides.push_back(figures(samples[i], sides[i].cells.at(*row_cells[r]), row.mean));
+    if (row.kind == ComparisonRow::Kind::metric) {
+      row.lines = metric_lines(row, samples);
+    } else {
+      std::vector<double> means(sides.size(), kNaN);
+      for (std::size_t i = 0; i < sides.size(); ++i) means[i] = value_or_nan(row.sides[i].mean);
+      row.lines.push_back(make_line("Amean", false, means, Direction::higher_is_better));
+    }
+    fill_changes(row, row.direction);
+  };
+  {
+    const std::size_t threads = std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 8);
+    std::vector<std::future<void>> work;
+    for (std::size_t t = 1; t < threads && t < cmp.rows.size(); ++t)
+      work.push_back(std::async(std::launch::async, [&, t] {
+        for (std::size_t r = t; r < cmp.rows.size(); r += threads) fill(r);
+      }));
+    for (std::size_t r = 0; r < cmp.rows.size(); r += threads) fill(r);
+    for (auto& w : work) w.get();
+  }
+
+  // Significance: one family per NEW side, all of its metric rows.
+  cmp.counts.resize(sides.size() - 1);
+  for (std::size_t side = 1; side < sides.size(); ++side) {
+    std::vector<stats::RowInput> family;
+    family.reserve(row_samples.size());
+    for (std::size_t r = 0; r < metric_rows; ++r)
+      family.push_back(
+          {row_samples[r][0], row_samples[r][side], cmp.rows[r].direction, cmp.rows[r].mean});
+    auto decided = stats::decide_significance(family, options);
+    VerdictCounts& c = cmp.counts[side - 1];
+    for (std::size_t r = 0; r < decided.size(); ++r) {
+      switch (decided[r].verdict) {
+        case stats::Verdict::regression:
+          ++c.regressions;
+          break;
+        case stats::Verdict::improvement:
+          ++c.improvements;
+          break;
+        case stats::Verdict::unchanged:
+          ++c.unchanged;
+          break;
+        case stats::Verdict::inconclusive:
+          ++c.inconclusive;
+          break;
+        case stats::Verdict::undefined:
+          ++c.undefined;
+          break;
+      }
+      cmp.rows[r].significance[side] = std::move(decided[r]);
+    }
+  }
+
+  // Unique labels: rows sharing a label fall back to the full parameter list.
+  {
+    std::map<std::string, std::vector<std::size_t>> by_label;
+    for (std::size_t r = 0; r < cmp.rows.size(); ++r) by_label[cmp.rows[r].operation].push_back(r);
+    for (const auto& [l, rows] : by_label) {
+      if (rows.size() < 2) continue;
+      for (auto r : rows) {
+        auto& row = cmp.rows[r];
+        row.operation = (several_jobs ? row.job + ":" : "") + row.name +
+                        full_suffix({row.workload, row.job, row.cell});
+      }
+    }
+    std::set<std::string> used;
+    for (auto& row : cmp.rows) {
+      std::string l = row.operation;
+      for (int k = 2; !used.insert(l).second; ++k) l = row.operation + "#" + std::to_string(k);
+      row.operation = l;
+    }
+  }
+
+  // The verdict line.
+  if (sides.size() == 2) {
+    cmp.verdict = format_counts(cmp.counts[0]);
+  } else {
+    for (std::size_t i = 1; i < sides.size(); ++i)
+      cmp.verdict +=
+          (i > 1 ? "; " : "") + sides[i].selector.text + ": " + format_counts(cmp.counts[i - 1]);
+  }
+
+  // Notes.
+  for (const auto& s : sides) {
+    const std::string& n = s.selector.text;
+    std::map<std::size_t, std::vector<const CellKey*>> by_runs;
+    for (const auto& k : matched) by_runs[s.cells.at(k).run_ids.size()].push_back(&k);
+    if (by_runs.size() == 1 && by_runs.begin()->first > 1) {
+      cmp.notes.push_back(fmt::format("{}: pooled {} runs per cell", n, by_runs.begin()->first));
+    } else {
+      std::size_t listed = 0, more = 0;
+      for (const auto& [runs, keys] : by_runs) {
+        if (runs < 2) continue;
+        for (const auto* k : keys) {
+          if (listed++ < kMaxListed)
+            cmp.notes.push_back(
+                fmt::format("{}: pooled {} runs of {}", n, runs, cell_text(k->job, k->cell)));
+          else
+            ++more;
+        }
+      }
+      if (more) cmp.notes.push_back(fmt::format("{}: ... and {} more pooled cells", n, more));
+    }
+    int aborted = 0;
+    for (const auto& k : matched) aborted += s.cells.at(k).aborted_runs;
+    if (aborted)
+      cmp.notes.push_back(fmt::format(
+          "{}: includes {} aborted run(s); their completed iterations are used", n, aborted));
+    if (!s.excluded.empty()) {
+      std::string listed;
+      for (std::size_t i = 0; i < s.excluded.size() && i < 5; ++i)
+        listed += fmt::format("{}run {} {}", i ? ", " : "", s.excluded[i].id, s.excluded[i].status);
+      if (s.excluded.size() > 5) listed += ", ...";
+      cmp.notes.push_back(fmt::format("{}: {} matching run(s) without samples not used ({})", n,
+                                      s.excluded.size(), listed));
+    }
+  }
+  for (std::size_t i = 0; i < cmp.unmatched.size(); ++i) {
+    if (i == kMaxListed) {
+      cmp.notes.push_back(fmt::format("... and {} more unmatched cells", cmp.unmatched.size() - i));
+      break;
+    }
+    const auto& u = cmp.unmatched[i];
+    std::string on;
+    for (std::size_t j = 0; j < u.present_on.size(); ++j) on += (j ? ", " : "") + u.present_on[j];
+    cmp.notes.push_back(fmt::format("unmatched: {} only on {}", cell_text(u.job, u.cell), on));
+  }
+  for (std::size_t side = 1; side < sides.size(); ++side) {
+    std::size_t listed = 0;
+    for (const auto& row : cmp.rows) {
+      const auto& sig = row.significance[side];
+      if (!sig || (sig->verdict != stats::Verdict::inconclusive &&
+                   sig->verdict != stats::Verdict::undefined))
+        continue;
+      if (listed++ == kMaxListed) {
+        cmp.notes.push_back(fmt::format("{}: ... more {} rows", sides[side].selector.text,
+                                        stats::to_string(sig->verdict)));
+        break;
+      }
+      cmp.notes.push_back(fmt::format("{}: {} {}: {}", sides[side].selector.text, row.operation,
+                                      stats::to_string(sig->verdict), sig->reason));
+    }
+  }
+  return cmp;
+}
+
+Comparison compare_selectors(const ResultsStore& store, const std::vector<std::string>& selectors,
+                             const SideQuery& query, const stats::SignificanceOptions& options) {
+  if (selectors.size() < 2)
+    throw UsageError(
+        "compare: give a BASE and at least one NEW selector, e.g. `nightjar compare vanilla "
+        "patched`");
+  std::vector<Selector> parsed;
+  for (const auto& s : selectors)
+    parsed.push_back(parse_selector(s));  // all checked before loading
+  // Sides load in parallel, each on its own read-only connection; errors are
+  // reported in side order (BASE first).
+  std::vector<std::future<LoadedSide>> loading;
+  for (std::size_t i = 0; i < parsed.size(); ++i)
+    loading.push_back(std::async(std::launch::async, [&, i] {
+      return load_side(store, parsed[i], query, i == 0 ? "BASE" : "NEW");
+    }));
+  std::vector<LoadedSide> sides;
+  for (auto& f : loading) f.wait();
+  for (auto& f : loading) sides.push_back(f.get());
+  std::set<std::string> workloads;
+  for (const auto& s : sides)
+    for (const auto& [k, _] : s.cells) workloads.insert(k.workload);
+  return build_comparison(
+      sides,
+      load_metric_catalog(store, workloads,
+                          query.declared ? *query.declared : WorkloadCatalog::empty()),
+      options);
+}
+
+ExitCode check_exit_code(const Comparison& c) {
+  bool inconclusive = false;
+  for (const auto& row : c.rows) {
+    if (row.kind != ComparisonRow::Kind::metric) continue;
+    for (const auto& sig : row.significance) {
+      if (!sig) continue;
+      if (sig->verdict == stats::Verdict::regression) return ExitCode::regression;
+      if (sig->verdict == stats::Verdict::inconclusive || sig->verdict == stats::Verdict::undefined)
+        inconclusive = true;
+    }
+  }
+  return inconclusive ? ExitCode::inconclusive : ExitCode::ok;
+}
+
+}  // namespace nightjar

@@ -1,0 +1,138 @@
+// The comparison record of `nightjar compare` / `nightjar check`: sides,
+// matched cells, one row per metric × matched cell with both sides' pooled
+// samples summarised, %change and the significance of each NEW side against
+// the BASE (decided over the whole family of rows of that BASE-vs-NEW pair by
+// stats::decide_significance), then monitor deltas as extra rows without a
+// verdict. Renderers (results/render_*.h) read only this record; every number
+// in it comes from the statistics module (harness/statistics.h).
+//
+// Operation labels (mmtests' "metric-parameter", e.g. `faults_per_sec-4`):
+// the metric (or monitor) name, then the values of the parameters that vary
+// among the matched cells, in parameter-name order, each after a '-'
+// (`faults_per_sec-2-threads` for clients=2 mode=threads when both clients and
+// mode vary). Nothing varies (one cell): the bare metric name. Cells of more
+// than one job: the job name and ':' in front. Should two labels still collide
+// (a value containing '-'), the colliding rows use the full parameter list
+// (`throughput-a=x-y,b=z`); labels are unique within a comparison.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "results/compare/selector.h"
+#include "results/model/exit_codes.h"
+#include "results/model/metric.h"
+#include "results/stats/statistics.h"
+#include "results/store/store.h"
+
+namespace nightjar {
+
+/// One side of the comparison, for headers and notes.
+struct ComparisonSide {
+  std::string name;                   ///< the selector as written (column header)
+  std::vector<std::int64_t> run_ids;  ///< runs whose samples were used
+  std::vector<std::string> variants, builds, kernels, testboxes;  ///< distinct, sorted
+  std::vector<ExcludedRun> excluded;                              ///< matching runs without samples
+};
+
+/// One side's figures of one row.
+struct SideFigures {
+  int runs = 0;          ///< runs pooled (0 when the cell has no such metric on this side)
+  int aborted_runs = 0;  ///< of which aborted
+  stats::Summary summary;
+  std::optional<double> mean;  ///< the row's summary mean (Hmean/Amean/Gmean); nullopt = undefined
+};
+
+/// One statistic line of a row as the mmtests layout prints it (Min, Hmean,
+/// Stddev, CoeffVar, Max, BHmean-50, ...).
+struct StatLine {
+  std::string name;           ///< "Min", "Hmean", "BAmean-95", ...
+  bool main = false;          ///< the summary mean line: the only one that carries stars
+  std::vector<double> value;  ///< per side; NaN = undefined
+  /// Per side, %change against the base, positive = better (Stddev/CoeffVar:
+  /// lower is better); [0] = 0; NaN = undefined.
+  std::vector<double> pct;
+};
+
+/// One row: a metric (or monitor) of one matched cell.
+struct ComparisonRow {
+  enum class Kind { metric, monitor };
+  Kind kind = Kind::metric;
+  std::string workload, job, cell;  ///< cell = matching identity (canonical id)
+  /// The cell's parameters (canonical text, sorted by name, without ignored
+  /// and unset ones), as CellSamples::params: the axes of `nightjar report --by`.
+  std::vector<std::pair<std::string, std::string>> params;
+  std::string name;                                   ///< metric or monitor name
+  std::string unit;                                   ///< metric unit; "" for monitors
+  std::string operation;                              ///< unique label, see the file comment
+  Direction direction = Direction::higher_is_better;  ///< metric rows
+  MeanKind mean = MeanKind::arithmetic;               ///< metric rows; monitors use Amean
+  std::vector<SideFigures> sides;                     ///< [0] = BASE, [i] = NEW i
+  std::vector<StatLine> lines;  ///< metric rows: the 8 mmtests lines; monitor rows: Amean only
+  /// Per side, %change of the summary mean, positive = better ([0] = 0; NaN =
+  /// undefined). Monitor rows have no direction: their change is plain
+  /// (new − base)/base, like `plain_change_pct`.
+  std::vector<double> change_pct;
+  /// Per side, (new − base)/base·100 of the summary mean: the sign is the sign
+  /// of new − base whatever the direction (LKP's %change).
+  std::vector<double> plain_change_pct;
+  /// Per side, the verdict of NEW i against BASE ([0] and monitor rows: nullopt).
+  std::vector<std::optional<stats::Significance>> significance;
+};
+
+/// A cell present on some sides only.
+struct UnmatchedCell {
+  std::string workload, job, cell;
+  std::vector<std::string> present_on;  ///< side names holding it
+};
+
+/// Verdict counts of one NEW side's metric rows.
+struct VerdictCounts {
+  int regressions = 0, improvements = 0, unchanged = 0, inconclusive = 0, undefined = 0;
+};
+
+/// The whole comparison.
+struct Comparison {
+  std::vector<ComparisonSide> sides;  ///< [0] = BASE
+  stats::SignificanceOptions options;
+  /// Metric rows (cells in the order they were first run, metrics in declared
+  /// order within a job), then monitor rows (grouped by name prefix).
+  std::vector<ComparisonRow> rows;
+  std::vector<UnmatchedCell> unmatched;
+  std::vector<VerdictCounts> counts;  ///< [i-1] = NEW i
+  /// "2 regressions, 1 improvement, 14 unchanged, 3 inconclusive" (", N undefined"
+  /// when any); with several NEW sides each is prefixed "NAME: " and joined by "; ".
+  std::string verdict;
+  /// Plain-text notes: pooling, aborted and excluded runs, unmatched cells,
+  /// what inconclusive rows would need.
+  std::vector<std::string> notes;
+};
+
+/// Builds the comparison of already loaded sides ([0] = BASE). Cells are
+/// matched by CellKey and must be present on every side; others are listed as
+/// unmatched. Throws UsageError when no cell is present on every side (naming
+/// each side's cells), std::invalid_argument for bad options (alpha, power,
+/// min effect).
+Comparison build_comparison(const std::vector<LoadedSide>& sides, const MetricCatalog& catalog,
+                            const stats::SignificanceOptions& options);
+
+/// Parses the selectors, loads every side from `store` and builds the
+/// comparison. selectors[0] is BASE. Errors as parse_selector, load_side and
+/// build_comparison.
+Comparison compare_selectors(const ResultsStore& store, const std::vector<std::string>& selectors,
+                             const SideQuery& query, const stats::SignificanceOptions& options);
+
+/// The exit code of `nightjar check` (and `compare --fail-on-regression`) over
+/// the key metrics (metric rows, never monitor rows) of every NEW side:
+/// regression (1) when any row is a significant regression — this wins over
+/// inconclusive rows; else inconclusive (3) when any row is inconclusive or
+/// undefined (nothing can vouch for it); else ok (0).
+ExitCode check_exit_code(const Comparison& comparison);
+
+/// "2 regressions, 1 improvement, 14 unchanged, 3 inconclusive" for `c`.
+std::string format_counts(const VerdictCounts& c);
+
+}  // namespace nightjar

@@ -1,0 +1,122 @@
+// Side selectors of `nightjar compare` / `nightjar check` and the loading of a
+// side's samples from the results store (docs/compare.md "Selectors").
+//
+// A selector names the runs of one side of a comparison:
+//   vanilla                         a bare word: the variant name
+//   build=v6.18                     key=value; keys: build, kernel (uname -r),
+//   kernel=6.1.0-13-amd64,variant=a   variant, run (a run id), testbox (hostname),
+//   run=42                            job, workload; combined with commas (AND)
+// `--job` / `--workload` narrow both sides. Values cannot contain a comma.
+//
+// Which runs give samples: every matching run whose status is `complete` or
+// `aborted` (an aborted run's iterations were measured in full and committed
+// one by one; they are as good as a complete run's). `running` runs (still
+// being measured, or by another process) and `failed`/`skipped` runs (no
+// samples) are listed as excluded, never pooled.
+//
+// A side's samples are grouped by cell: (workload, job, canonical cell id).
+// Several runs of one cell on one side are pooled: their samples form one
+// list, sorted ascending (every statistic nightjar computes is order-free, and
+// sorted input lets the statistics module skip its own sorts). Parameters named in `ignore_params`
+// are left out of the cell id used for matching, so cells that differ only in them are the same
+// cell (and pooled).
+#pragma once
+
+#include <compare>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "results/model/declarations.h"
+#include "results/model/metric.h"
+#include "results/store/store.h"
+
+namespace nightjar {
+
+/// A parsed side selector. Empty fields match everything; every set field must
+/// match (AND).
+struct Selector {
+  std::string text;  ///< as the user wrote it (used as the side's name in tables)
+  std::optional<std::int64_t> run_id;
+  std::string variant, build, kernel, testbox, job, workload;
+};
+
+/// Parses a selector (see the file comment). Throws UsageError (exit 2) naming
+/// the selector and saying what to write for: an empty selector or item, an
+/// unknown key, an empty value, a key given twice, or a run id that is not a
+/// positive integer.
+Selector parse_selector(std::string_view text);
+
+/// Narrowing and matching options that apply to every side.
+struct SideQuery {
+  std::string job;       ///< --job: only runs of this job ("" = any)
+  std::string workload;  ///< --workload: only runs of this workload ("" = any)
+  /// --ignore-param: parameters left out of the cell identity when matching.
+  std::vector<std::string> ignore_params;
+  /// The workloads' declarations (the declared order of metrics, parameter
+  /// types); nullptr: none is known, metrics come in name order.
+  const WorkloadCatalog* declared = nullptr;
+};
+
+/// Identity of a cell across sides.
+struct CellKey {
+  std::string workload, job;
+  std::string cell;  ///< canonical cell id without the ignored parameters
+  friend auto operator<=>(const CellKey&, const CellKey&) = default;
+  friend bool operator==(const CellKey&, const CellKey&) = default;
+};
+
+/// The pooled samples of one cell on one side.
+struct CellSamples {
+  std::int64_t first_run = 0;         ///< smallest run id (orders cells as they were run)
+  std::vector<std::int64_t> run_ids;  ///< runs pooled, ascending
+  int aborted_runs = 0;               ///< how many of them ended aborted
+  /// The cell's parameters (canonical text), sorted by name, without the
+  /// ignored ones and without unset (empty) text parameters.
+  std::vector<std::pair<std::string, std::string>> params;
+  std::map<std::string, std::vector<double>> metrics;  ///< metric -> samples, sorted ascending
+  std::map<std::string, std::vector<double>>
+      monitors;  ///< monitor name -> deltas, sorted ascending
+};
+
+/// A matching run that gives no samples.
+struct ExcludedRun {
+  std::int64_t id = 0;
+  std::string status, reason;
+};
+
+/// One side of a comparison, loaded.
+struct LoadedSide {
+  Selector selector;
+  std::vector<std::int64_t> run_ids;  ///< runs whose samples are used, ascending
+  std::vector<ExcludedRun> excluded;  ///< matching runs not used (running, failed, skipped)
+  std::set<std::string> variants, builds, kernels, testboxes;  ///< of run_ids
+  std::map<CellKey, CellSamples> cells;
+};
+
+/// Loads the samples and monitor deltas of every run matching `selector` and
+/// `query`. `role` ("BASE", "NEW") names the side in errors. Throws
+/// UsageError (exit 2) when no run matches at all, naming the selector and
+/// listing what the database holds (variants, builds, kernels, jobs); throws
+/// Error(ExitCode::inconclusive) when runs match but none has samples (all
+/// skipped, failed or running), listing them.
+LoadedSide load_side(const ResultsStore& store, const Selector& selector, const SideQuery& query,
+                     const std::string& role);
+
+/// What the database holds, for error messages: "variants a, b; builds v1;
+/// kernels 6.1.0-13-amd64; jobs fake (runs 1-12)", or that it holds no runs.
+std::string describe_stored_runs(const ResultsStore& store);
+
+/// The metric descriptors of each workload, in the workload's declared order
+/// (the order of `declared` when it knows the workload, else name order),
+/// as recorded in the store's metric table.
+using MetricCatalog = std::map<std::string, std::vector<MetricDescriptor>>;
+MetricCatalog load_metric_catalog(const ResultsStore& store, const std::set<std::string>& workloads,
+                                  const WorkloadCatalog& declared);
+
+}  // namespace nightjar

@@ -1,0 +1,435 @@
+// Google Benchmark JSON -> nightjar samples: see results/gbench_import.h.
+#include "results/io/gbench.h"
+
+#include <SQLiteCpp/SQLiteCpp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <set>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "results/model/exit_codes.h"
+
+namespace nightjar {
+namespace {
+
+using ordered_json = nlohmann::ordered_json;
+
+// Keys of a benchmark entry that are not measurements (Google Benchmark
+// 1.5-1.8 JSON reporter; big_o/rms/coefficients belong to complexity
+// aggregates).
+const std::set<std::string, std::less<>> kNotMetrics = {"name",
+                                                        "family_index",
+                                                        "per_family_instance_index",
+                                                        "run_name",
+                                                        "run_type",
+                                                        "repetitions",
+                                                        "repetition_index",
+                                                        "threads",
+                                                        "iterations",
+                                                        "time_unit",
+                                                        "aggregate_name",
+                                                        "aggregate_unit",
+                                                        "error_occurred",
+                                                        "error_message",
+                                                        "skipped",
+                                                        "skip_message",
+                                                        "label",
+                                                        "big_o",
+                                                        "cpu_coefficient",
+                                                        "real_coefficient",
+                                                        "rms",
+                                                        "complexity_n",
+                                                        "real_time",
+                                                        "cpu_time"};
+
+// Google Benchmark's memory manager results: lower is better.
+const std::map<std::string, std::string, std::less<>> kMemoryCounters = {
+    {"allocs_per_iter", "allocs"},
+    {"max_bytes_used", "bytes"},
+    {"total_allocated_bytes", "bytes"},
+    {"net_heap_growth", "bytes"}};
+
+// Google Benchmark writes non-finite doubles as bare NaN / Infinity, which is
+// not JSON. Outside strings they become null.
+std::string sanitize_non_finite(std::string_view text) {
+  std::string out(text);
+  bool in_string = false;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    char c = out[i];
+    if (in_string) {
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_string = false;
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+      continue;
+    }
+    for (std::string_view token : {"-Infinity", "Infinity", "-NaN", "NaN"}) {
+      if (out.compare(i, token.size(), token) == 0) {
+        out.replace(i, token.size(), "null");
+        i += 3;
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+std::string scalar_text(const ordered_json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_boolean()) return v.get<bool>() ? "true" : "false";
+  if (v.is_number_integer()) return std::to_string(v.get<std::int64_t>());
+  if (v.is_number()) return fmt::format("{}", v.get<double>());
+  return v.dump();
+}
+
+// Decimal exponent of a time unit (ns -9 ... s 0).
+int time_unit_exponent(std::string_view unit) {
+  if (unit == "ns") return -9;
+  if (unit == "us") return -6;
+  if (unit == "ms") return -3;
+  return 0;
+}
+
+// `v` in `from` expressed in `to`: multiplied or divided by an exact power of
+// ten, so that 1.5 us is 1500 ns exactly (a ratio of 1e-6 and 1e-9 is not).
+double convert_time(double v, std::string_view from, std::string_view to) {
+  int shift = time_unit_exponent(from) - time_unit_exponent(to);
+  double scale = 1;
+  for (int i = 0; i < (shift < 0 ? -shift : shift); ++i) scale *= 10;
+  return shift >= 0 ? v * scale : v / scale;
+}
+
+}  // namespace
+
+std::size_t GbenchReport::samples() const {
+  std::size_t n = 0;
+  for (const auto& r : repetitions) n += r.size();
+  return n;
+}
+
+double gbench_time_unit_seconds(std::string_view unit) {
+  if (unit == "ns") return 1e-9;
+  if (unit == "us") return 1e-6;
+  if (unit == "ms") return 1e-3;
+  if (unit == "s") return 1.0;
+  return 0;
+}
+
+std::vector<MetricDescriptor> parse_counter_declarations(const std::string& text,
+                                                         const std::string& field) {
+  std::vector<MetricDescriptor> out;
+  try {
+    out = parse_metric_declarations(text);
+  } catch (const ParamError& e) {
+    throw ParamError{field, e.message};
+  }
+  for (auto& d : out) {
+    if (d.name == "real_time" || d.name == "cpu_time" || d.name == "wall_time")
+      throw ParamError{field,
+                       fmt::format("'{}' is not a counter: real_time and cpu_time are lower is "
+                                   "better in the time unit (choose it with the time unit "
+                                   "option); declare counters such as "
+                                   "bytes_per_second:bytes/s:higher",
+                                   d.name)};
+    d.doc = "Google Benchmark user counter";
+  }
+  return out;
+}
+
+MetricDescriptor gbench_counter_metric(const std::string& benchmark, const std::string& counter,
+                                       const GbenchOptions& options) {
+  MetricDescriptor d;
+  d.name = benchmark + "." + counter;
+  for (const auto& c : options.counters)
+    if (c.name == counter) {
+      d.unit = c.unit;
+      d.direction = c.direction;
+      d.mean = c.mean;
+      d.doc = "Google Benchmark counter " + counter + " (declared)";
+      return d;
+    }
+  if (auto it = kMemoryCounters.find(counter); it != kMemoryCounters.end()) {
+    d.unit = it->second;
+    d.direction = Direction::lower_is_better;
+    d.mean = MeanKind::arithmetic;
+    d.doc = "Google Benchmark memory manager: " + counter;
+    return d;
+  }
+  constexpr std::string_view kRate = "_per_second";
+  if (counter.size() > kRate.size() && counter.ends_with(kRate)) {
+    d.unit = counter.substr(0, counter.size() - kRate.size()) + "/s";
+    d.direction = Direction::higher_is_better;
+    d.mean = MeanKind::harmonic;
+    d.doc = "Google Benchmark rate counter " + counter;
+    return d;
+  }
+  d.unit = "";
+  d.direction = Direction::higher_is_better;
+  d.mean = MeanKind::arithmetic;
+  d.doc = "Google Benchmark user counter " + counter;
+  return d;
+}
+
+MetricDescriptor gbench_time_metric(const std::string& benchmark, const std::string& field,
+                                    const std::string& unit) {
+  return {benchmark + "." + field, unit, Direction::lower_is_better, MeanKind::arithmetic,
+          "Google Benchmark " + field + " per iteration"};
+}
+
+GbenchReport parse_gbench_json(std::string_view text, const GbenchOptions& options,
+                               const std::string& source) {
+  const std::string how =
+      "write it with the benchmark binary's --benchmark_out=FILE (or --benchmark_format=json)";
+  if (!options.time_unit.empty() && gbench_time_unit_seconds(options.time_unit) == 0)
+    throw UsageError(fmt::format("time unit '{}': write ns, us, ms or s", options.time_unit));
+  ordered_json doc;
+  try {
+    doc = ordered_json::parse(sanitize_non_finite(text));
+  } catch (const ordered_json::parse_error& e) {
+    throw UsageError(
+        fmt::format("{}: not valid JSON (byte {}: {}); {}", source, e.byte, e.what(), how));
+  }
+  if (!doc.is_object() || !doc.contains("benchmarks") || !doc["benchmarks"].is_array())
+    throw UsageError(fmt::format(
+        "{}: not a Google Benchmark JSON report (no \"benchmarks\" array); {}", source, how));
+
+  GbenchReport report;
+  if (auto it = doc.find("context"); it != doc.end() && it->is_object()) {
+    for (const auto& [key, value] : it->items()) {
+      if (value.is_primitive() && !value.is_null()) {
+        report.context["gbench." + key] = scalar_text(value);
+      } else if (value.is_array() && key == "load_avg") {
+        std::string joined;
+        for (const auto& x : value) joined += (joined.empty() ? "" : " ") + scalar_text(x);
+        report.context["gbench.load_avg"] = joined;
+      }
+    }
+    auto str = [&](const char* key) {
+      auto f = it->find(key);
+      return f != it->end() && f->is_string() ? f->get<std::string>() : std::string();
+    };
+    report.date = str("date");
+    report.host_name = str("host_name");
+    report.executable = str("executable");
+    if (auto f = it->find("num_cpus"); f != it->end() && f->is_number_unsigned())
+      report.num_cpus = f->get<unsigned>();
+    if (auto f = it->find("cpu_scaling_enabled");
+        f != it->end() && f->is_boolean() && f->get<bool>())
+      report.warnings.push_back(
+          "CPU frequency scaling was enabled while the benchmarks ran (Google Benchmark's "
+          "context): real time is noisy; set the cpufreq governor to performance");
+  }
+
+  std::set<std::string> names;                         // benchmarks with samples
+  std::set<std::string> described;                     // metric names in report.metrics
+  std::map<std::string, int> occurrences;              // run name -> entries seen
+  std::set<std::pair<std::string, std::size_t>> seen;  // (run name, repetition)
+  std::map<std::pair<std::string, std::size_t>, std::size_t> entry_of;  // for duplicate errors
+  const auto& entries = doc["benchmarks"];
+  for (std::size_t index = 0; index < entries.size(); ++index) {
+    const ordered_json& e = entries[index];
+    if (!e.is_object())
+      throw UsageError(fmt::format("{}: benchmarks[{}] is {}, not an object; {}", source, index,
+                                   e.type_name(), how));
+    auto name_it = e.find("name");
+    if (name_it == e.end() || !name_it->is_string() || name_it->get<std::string>().empty())
+      throw UsageError(fmt::format("{}: benchmarks[{}] has no \"name\"; {}", source, index, how));
+    const std::string name = name_it->get<std::string>();
+    std::string run_name = name;
+    if (auto r = e.find("run_name"); r != e.end() && r->is_string())
+      run_name = r->get<std::string>();
+    const std::string where = fmt::format("{}: benchmarks[{}] ({})", source, index, name);
+
+    // Aggregates summarise the repetitions that are already samples.
+    bool aggregate = e.contains("aggregate_name");
+    if (auto t = e.find("run_type"); t != e.end() && t->is_string())
+      aggregate = t->get<std::string>() == "aggregate";
+    if (aggregate) {
+      ++report.aggregate_entries;
+      continue;
+    }
+    bool error = false;
+    std::string message;
+    if (auto f = e.find("error_occurred"); f != e.end() && f->is_boolean()) error = f->get<bool>();
+    if (auto f = e.find("skipped"); f != e.end())
+      error = error || (f->is_boolean() ? f->get<bool>() : f->is_number() && f->get<double>() != 0);
+    if (error) {
+      for (const char* key : {"error_message", "skip_message"})
+        if (auto f = e.find(key); f != e.end() && f->is_string()) message = f->get<std::string>();
+      ++report.error_entries;
+      report.warnings.push_back(fmt::format("{}: skipped by the benchmark{}{}; no samples",
+                                            run_name, message.empty() ? "" : ": ", message));
+      continue;
+    }
+
+    std::size_t repetition = static_cast<std::size_t>(occurrences[run_name]++);
+    if (auto r = e.find("repetition_index"); r != e.end()) {
+      if (!r->is_number_unsigned())
+        throw UsageError(fmt::format("{}: \"repetition_index\" is {}, not an integer >= 0; {}",
+                                     where, r->dump(), how));
+      repetition = r->get<std::size_t>();
+    }
+    if (!seen.insert({run_name, repetition}).second)
+      throw UsageError(fmt::format(
+          "{}: repetition {} of {} is given twice (also benchmarks[{}]); keep one report per file",
+          where, repetition + 1, run_name, entry_of[{run_name, repetition}]));
+    entry_of[{run_name, repetition}] = index;
+
+    std::string unit = "ns";  // Google Benchmark's default, for reports without time_unit
+    if (auto u = e.find("time_unit"); u != e.end()) {
+      if (!u->is_string() || gbench_time_unit_seconds(u->get<std::string>()) == 0)
+        throw UsageError(
+            fmt::format("{}: time_unit {} is not ns, us, ms or s; {}", where, u->dump(), how));
+      unit = u->get<std::string>();
+    }
+    const std::string& to_unit = options.time_unit.empty() ? unit : options.time_unit;
+
+    if (report.repetitions.size() <= repetition) report.repetitions.resize(repetition + 1);
+    auto& values = report.repetitions[repetition];
+    auto add = [&](const MetricDescriptor& d, double v) {
+      values[d.name] = v;
+      if (described.insert(d.name).second) report.metrics.push_back(d);
+      names.insert(run_name);
+    };
+    for (const char* field : {"real_time", "cpu_time"}) {
+      auto f = e.find(field);
+      if (f == e.end()) throw UsageError(fmt::format("{}: no \"{}\"; {}", where, field, how));
+      if (f->is_null()) {
+        report.warnings.push_back(
+            fmt::format("{}.{} of repetition {} is not a finite number; left out", run_name, field,
+                        repetition + 1));
+        continue;
+      }
+      if (!f->is_number())
+        throw UsageError(
+            fmt::format("{}: \"{}\" is {}, not a number; {}", where, field, f->dump(), how));
+      add(gbench_time_metric(run_name, field, to_unit),
+          convert_time(f->get<double>(), unit, to_unit));
+    }
+    for (const auto& [key, value] : e.items()) {
+      if (kNotMetrics.count(key)) continue;
+      if (value.is_null()) {
+        report.warnings.push_back(
+            fmt::format("{}.{} of repetition {} is not a finite number; left out", run_name, key,
+                        repetition + 1));
+        continue;
+      }
+      if (!value.is_number() || value.is_boolean()) continue;  // a label or other text
+      add(gbench_counter_metric(run_name, key, options), value.get<double>());
+    }
+    ++report.iteration_entries;
+  }
+  // Drop trailing repetitions that hold nothing (every entry errored).
+  while (!report.repetitions.empty() && report.repetitions.back().empty())
+    report.repetitions.pop_back();
+  report.benchmarks = names.size();
+  if (report.samples() == 0) {
+    std::string why;
+    if (entries.empty())
+      why = "the \"benchmarks\" array is empty (did the filter match nothing?)";
+    else if (report.aggregate_entries > 0 && report.error_entries == 0)
+      why = fmt::format(
+          "it holds only {} aggregate entries (mean, median, ...), no repetitions: run the "
+          "benchmarks without --benchmark_report_aggregates_only",
+          report.aggregate_entries);
+    else
+      why = fmt::format("every benchmark reported an error ({} entries)", report.error_entries);
+    throw UsageError(fmt::format("{}: no benchmark results to import: {}", source, why));
+  }
+  return report;
+}
+
+std::string default_gbench_job(const GbenchReport& report, const std::string& file_path) {
+  namespace fs = std::filesystem;
+  std::string stem;
+  if (!report.executable.empty()) stem = fs::path(report.executable).stem().string();
+  if (stem.empty()) stem = fs::path(file_path).stem().string();
+  if (stem.empty() || stem == "-") stem = "gbench";
+  return stem;
+}
+
+GbenchImportResult import_gbench(ResultsStore& store, const GbenchReport& report,
+                                 const GbenchImportOptions& options) {
+  GbenchImportResult result;
+  ImportedRun run;
+  run.job = options.job;
+  run.workload = kGbenchWorkload;
+  run.variant = options.variant;
+  run.build = options.build;
+  const bool here = !report.host_name.empty() && report.host_name == options.here.hostname;
+  if (here) {
+    run.testbox = options.here;
+    run.kernel = options.here_kernel;
+  } else {
+    run.testbox.hostname = report.host_name;
+    run.testbox.cpus = report.num_cpus;
+  }
+  if (!options.kernel.empty() && options.kernel != run.kernel.release) {
+    run.kernel = KernelIdentity{};
+    run.kernel.release = options.kernel;
+  }
+  if (here)
+    result.notes.push_back(
+        fmt::format("the report was written on this machine ({}): recorded its testbox and {}",
+                    report.host_name,
+                    options.kernel.empty() ? "the running kernel " + run.kernel.release +
+                                                 " (pass --kernel RELEASE if it ran under another)"
+                                           : "kernel " + options.kernel));
+  else
+    result.notes.push_back(fmt::format(
+        "the report was written on {} (not this machine): recorded testbox {} ({} CPUs) and "
+        "{}",
+        report.host_name.empty() ? "an unnamed host" : report.host_name,
+        report.host_name.empty() ? "\"\"" : report.host_name, report.num_cpus,
+        options.kernel.empty() ? "an unknown kernel (pass --kernel RELEASE to name it)"
+                               : "kernel " + options.kernel));
+  // A report's own date orders it among builds (nightjar trend), as a run's start does.
+  run.started_at = report.date;
+  run.context = report.context;
+  run.context["import.format"] = "gbench";
+  run.context["import.file"] = options.source;
+  if (here) run.context["testbox.memory_bytes"] = std::to_string(run.testbox.memory_bytes);
+  run.iterations = static_cast<int>(report.repetitions.size());
+  for (std::size_t k = 0; k < report.repetitions.size(); ++k)
+    for (const auto& [metric, value] : report.repetitions[k])
+      run.samples.push_back({static_cast<int>(k + 1), metric, value});
+
+  SQLite::Transaction tx(store.db(), SQLite::TransactionBehavior::IMMEDIATE);
+  for (const auto& d : report.metrics) {
+    auto stored = stored_metric(store, kGbenchWorkload, d.name);
+    if (!stored) continue;
+    if (stored->unit != d.unit || stored->direction != d.direction) {
+      const bool time = d.name.ends_with(".real_time") || d.name.ends_with(".cpu_time");
+      throw UsageError(fmt::format(
+          "{}: metric {} is already recorded for workload gbench in {} ({} is better) but this "
+          "report has {} ({} is better); {}; nothing imported",
+          options.source, d.name, stored->unit.empty() ? "no unit" : "'" + stored->unit + "'",
+          to_string(stored->direction), d.unit.empty() ? "no unit" : "'" + d.unit + "'",
+          to_string(d.direction),
+          time ? fmt::format("import with --time-unit {}", stored->unit)
+               : fmt::format("declare it as stored with --counter {}:{}:{}",
+                             d.name.substr(d.name.rfind('.') + 1), stored->unit,
+                             to_string(stored->direction))));
+    }
+  }
+  add_missing_metrics(store, kGbenchWorkload, report.metrics);
+  result.run_id = insert_imported_run(store, run);
+  tx.commit();
+  result.samples = run.samples.size();
+  result.iterations = report.repetitions.size();
+  std::set<std::string> with_samples;
+  for (const auto& s : run.samples) with_samples.insert(s.metric);
+  result.metrics = with_samples.size();
+  for (const auto& w : report.warnings) result.notes.push_back("warning: " + w);
+  return result;
+}
+
+}  // namespace nightjar

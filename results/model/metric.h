@@ -1,0 +1,55 @@
+// Metric descriptors: the unit, direction and summary mean of every figure a
+// workload measures. Shared by workloads, the results store, statistics and
+// renderers so that "higher is better" is decided in exactly one place.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace nightjar {
+
+/// Which way a metric improves. Decides the summary mean and the sign of
+/// %change (positive = better, as in mmtests' compare-kernels.sh).
+enum class Direction { higher_is_better, lower_is_better };
+
+/// The mean that summarises a metric's samples: harmonic for rates measured
+/// over a fixed amount of work (throughput, faults/sec), arithmetic for times,
+/// geometric for ratios (see shared/reference/statistics.md "Which mean").
+enum class MeanKind { harmonic, arithmetic, geometric };
+
+/// One named figure a workload reports per iteration.
+struct MetricDescriptor {
+  std::string name;  ///< e.g. "faults_per_sec"
+  std::string unit;  ///< e.g. "faults/sec", "Mbps", "s"
+  Direction direction = Direction::higher_is_better;
+  MeanKind mean = MeanKind::harmonic;
+  std::string doc;  ///< one line for `nightjar list`
+};
+
+/// "higher" / "lower": the spelling stored in the database and printed by `list`.
+std::string_view to_string(Direction d);
+/// "hmean" / "amean" / "gmean".
+std::string_view to_string(MeanKind m);
+/// "Hmean" / "Amean" / "Gmean": the mean's name in tables (mmtests' spelling).
+const char* mean_label(MeanKind m);
+/// Inverse of to_string(Direction); throws std::invalid_argument on anything else.
+Direction direction_from_string(std::string_view s);
+/// Inverse of to_string(MeanKind); throws std::invalid_argument on anything else.
+MeanKind mean_kind_from_string(std::string_view s);
+
+/// True when `name` is a valid metric name: letters, digits, '_', '.', '-', '/'.
+bool valid_metric_name(const std::string& name);
+
+/// Parses metric declarations `NAME[:UNIT[:DIRECTION[:MEAN]]]` separated by
+/// blanks or ';' (a job's `metrics:`, gbench's counter declarations).
+/// DIRECTION is `higher` (default) or `lower`; MEAN is `hmean`, `amean` or
+/// `gmean` (default: hmean for higher, amean for lower). Names as
+/// valid_metric_name; unique. A name of `measured` (metrics the workload
+/// measures itself, such as exec's wall_time) takes that descriptor and may
+/// only repeat its unit, direction and mean. Throws ParamError (field
+/// "metrics") naming the declaration and what to write.
+std::vector<MetricDescriptor> parse_metric_declarations(
+    const std::string& text, const std::vector<MetricDescriptor>& measured = {});
+
+}  // namespace nightjar

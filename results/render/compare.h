@@ -1,0 +1,60 @@
+// Renderers of a comparison record (results/comparison.h), one file each:
+// render_mmtests.cpp, render_lkp.cpp, render_markdown.cpp, render_json.cpp,
+// render_csv.cpp. They read only the record and compute nothing: every figure
+// they print was computed by the statistics module when the record was built.
+// Layouts: shared/reference/formats.md §1 (mmtests) and §2 (LKP); examples in
+// docs/compare.md. Text layouts (mmtests, lkp, markdown) print the verdict
+// line first.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "results/compare/comparison.h"
+#include "results/model/text.h"
+
+namespace nightjar {
+
+/// Options of the text layouts.
+struct RenderOptions {
+  int width = 12;      ///< mmtests: value width W of `%W.Pf`
+  int precision = 2;   ///< mmtests and markdown: decimals P of `%W.Pf`
+  bool color = false;  ///< ANSI colour: red regression, green improvement (mmtests, lkp)
+};
+
+/// mmtests compare-kernels layout (formats.md §1): verdict line, blank line,
+/// two header rows (each side's name split at its first '-', keeping an -rcN
+/// suffix with the version; a name without '-' sits in row 2 under the side's
+/// kernel release, when it ran on one kernel), then per
+/// statistic (Min, Hmean/Amean, Stddev, CoeffVar, Max, BHmean-50/95/99 or
+/// BAmean-xx for times) every operation; `%W.Pf` then ` (%7.2f%%)`, or
+/// ` *%7.2f%%*` on the mean line of a significant row. Monitor rows follow after
+/// a blank line (Amean, plain %change, never starred), then the notes
+/// ("note: ...").
+std::string render_mmtests(const Comparison& c, const RenderOptions& options = {});
+
+/// LKP / 0-day layout (formats.md §2): verdict line, 0-day headlines of the
+/// significant rows ("-18.4% regression of fake.throughput"), then the
+/// `%stddev %change %stddev` table: metric rows (named workload.operation),
+/// then monitor rows grouped by prefix; then the notes. Averages are the
+/// rows' summary means (Hmean for rates); %change is plain (sign of new − base).
+std::string render_lkp(const Comparison& c, const RenderOptions& options = {});
+
+/// Markdown: verdict line in bold, a table of metric rows (summary mean ±
+/// CoeffVar per side, %change, verdict, q), a table of monitor rows, notes as
+/// a list. Significant changes are bold.
+std::string render_markdown(const Comparison& c, const RenderOptions& options = {});
+
+/// JSON, versioned: {"format": "nightjar-compare", "version": 1, ...}; see
+/// docs/compare.md for every key. Undefined numbers are null.
+std::string render_json(const Comparison& c);
+
+/// CSV (RFC 4180 quoting): a header line, then one line per row and NEW side
+/// (metric rows, then monitor rows). Undefined numbers are empty.
+std::string render_csv(const Comparison& c);
+
+/// Splits a side name for the mmtests header: "5.18.0-rc1-vanilla" ->
+/// {"5.18.0-rc1", "vanilla"}; "6.1-patched" -> {"6.1", "patched"}; "a" -> {"", "a"}.
+std::pair<std::string, std::string> split_run_name(std::string_view name);
+
+}  // namespace nightjar

@@ -1,0 +1,103 @@
+// CSV layout of a comparison: one line per row and NEW side (docs/compare.md "csv").
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "results/model/text.h"
+#include "results/render/compare.h"
+
+namespace nightjar {
+namespace {
+
+// Shortest text that reads back as the same double; empty when undefined.
+std::string num(double v) {
+  return std::isfinite(v) ? fmt::format("{}", v) : "";
+}
+std::string num(const std::optional<double>& v) {
+  return v ? num(*v) : "";
+}
+
+}  // namespace
+
+std::string render_csv(const Comparison& c) {
+  static const char* const kColumns[] = {"kind",
+                                         "workload",
+                                         "job",
+                                         "cell",
+                                         "operation",
+                                         "name",
+                                         "unit",
+                                         "direction",
+                                         "mean",
+                                         "base",
+                                         "new",
+                                         "base_runs",
+                                         "new_runs",
+                                         "base_n",
+                                         "new_n",
+                                         "base_mean",
+                                         "new_mean",
+                                         "base_coeff_var",
+                                         "new_coeff_var",
+                                         "pct_change",
+                                         "plain_change_pct",
+                                         "verdict",
+                                         "p",
+                                         "q",
+                                         "ratio_ci_lo",
+                                         "ratio_ci_hi",
+                                         "smallest_detectable_change_pct",
+                                         "iterations_needed",
+                                         "reason"};
+  std::string out;
+  for (std::size_t i = 0; i < std::size(kColumns); ++i)
+    out += (i ? "," : "") + std::string(kColumns[i]);
+  out += "\n";
+  for (const auto& row : c.rows) {
+    const bool metric = row.kind == ComparisonRow::Kind::metric;
+    for (std::size_t s = 1; s < row.sides.size(); ++s) {
+      const auto& b = row.sides[0];
+      const auto& n = row.sides[s];
+      const auto& sig = row.significance[s];
+      std::vector<std::string> f = {
+          metric ? "metric" : "monitor",
+          row.workload,
+          row.job,
+          row.cell,
+          row.operation,
+          row.name,
+          row.unit,
+          metric ? std::string(to_string(row.direction)) : "",
+          std::string(to_string(row.mean)),
+          c.sides[0].name,
+          c.sides[s].name,
+          std::to_string(b.runs),
+          std::to_string(n.runs),
+          std::to_string(b.summary.n),
+          std::to_string(n.summary.n),
+          num(b.mean),
+          num(n.mean),
+          num(b.summary.coeff_var),
+          num(n.summary.coeff_var),
+          num(row.change_pct[s]),
+          num(row.plain_change_pct[s]),
+          sig ? std::string(stats::to_string(sig->verdict)) : "",
+          sig ? num(sig->p) : "",
+          sig ? num(sig->q) : "",
+          sig ? num(sig->ratio_lo) : "",
+          sig ? num(sig->ratio_hi) : "",
+          sig ? (std::isinf(sig->smallest_detectable_change_pct)
+                     ? "inf"
+                     : num(sig->smallest_detectable_change_pct))
+              : "",
+          sig && sig->iterations_needed ? std::to_string(*sig->iterations_needed) : "",
+          sig ? sig->reason : "",
+      };
+      for (std::size_t i = 0; i < f.size(); ++i) out += (i ? "," : "") + csv_field(f[i]);
+      out += "\n";
+    }
+  }
+  return out;
+}
+
+}  // namespace nightjar

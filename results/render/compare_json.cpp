@@ -1,0 +1,130 @@
+// JSON layout of a comparison, versioned (docs/compare.md "json").
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+
+#include "results/render/compare.h"
+
+namespace nightjar {
+namespace {
+
+using nlohmann::ordered_json;
+
+ordered_json num(double v) {
+  return std::isfinite(v) ? ordered_json(v) : ordered_json(nullptr);
+}
+ordered_json num(const std::optional<double>& v) {
+  return v ? num(*v) : ordered_json(nullptr);
+}
+
+const char* kind_name(ComparisonRow::Kind k) {
+  return k == ComparisonRow::Kind::metric ? "metric" : "monitor";
+}
+
+ordered_json side_figures(const SideFigures& f) {
+  const auto& s = f.summary;
+  return ordered_json{{"n", s.n},
+                      {"runs", f.runs},
+                      {"aborted_runs", f.aborted_runs},
+                      {"mean", num(f.mean)},
+                      {"min", num(s.n ? s.min : NAN)},
+                      {"max", num(s.n ? s.max : NAN)},
+                      {"amean", num(s.n ? s.amean : NAN)},
+                      {"hmean", num(s.hmean)},
+                      {"gmean", num(s.gmean)},
+                      {"median", num(s.n ? s.median : NAN)},
+                      {"stddev", num(s.stddev)},
+                      {"coeff_var", num(s.coeff_var)}};
+}
+
+}  // namespace
+
+std::string render_json(const Comparison& c) {
+  ordered_json j;
+  j["format"] = "nightjar-compare";
+  j["version"] = 1;
+  j["verdict"] = c.verdict;
+  j["options"] = {{"test", std::string(stats::to_string(c.options.test))},
+                  {"alpha", c.options.alpha},
+                  {"min_effect_pct", c.options.min_effect_pct},
+                  {"power", c.options.power}};
+  ordered_json sides = ordered_json::array();
+  for (std::size_t i = 0; i < c.sides.size(); ++i) {
+    const auto& s = c.sides[i];
+    ordered_json excluded = ordered_json::array();
+    for (const auto& e : s.excluded)
+      excluded.push_back({{"run", e.id}, {"status", e.status}, {"reason", e.reason}});
+    ordered_json side{
+        {"role", i == 0 ? "base" : "new"}, {"name", s.name},           {"runs", s.run_ids},
+        {"variants", s.variants},          {"builds", s.builds},       {"kernels", s.kernels},
+        {"testboxes", s.testboxes},        {"excluded_runs", excluded}};
+    if (i > 0) {
+      const auto& n = c.counts[i - 1];
+      side["counts"] = {{"regression", n.regressions},
+                        {"improvement", n.improvements},
+                        {"unchanged", n.unchanged},
+                        {"inconclusive", n.inconclusive},
+                        {"undefined", n.undefined}};
+    }
+    sides.push_back(std::move(side));
+  }
+  j["sides"] = std::move(sides);
+
+  ordered_json rows = ordered_json::array();
+  for (const auto& row : c.rows) {
+    ordered_json r{{"kind", kind_name(row.kind)},
+                   {"workload", row.workload},
+                   {"job", row.job},
+                   {"cell", row.cell},
+                   {"name", row.name},
+                   {"operation", row.operation}};
+    if (row.kind == ComparisonRow::Kind::metric) {
+      r["unit"] = row.unit;
+      r["direction"] = std::string(to_string(row.direction));
+      r["mean"] = std::string(to_string(row.mean));
+    }
+    ordered_json figures = ordered_json::array();
+    for (const auto& f : row.sides) figures.push_back(side_figures(f));
+    r["sides"] = std::move(figures);
+    ordered_json stats_lines = ordered_json::array();
+    for (const auto& l : row.lines) {
+      ordered_json values = ordered_json::array(), pcts = ordered_json::array();
+      for (double v : l.value) values.push_back(num(v));
+      for (double v : l.pct) pcts.push_back(num(v));
+      stats_lines.push_back({{"stat", l.name}, {"values", values}, {"pct_change", pcts}});
+    }
+    r["stats"] = std::move(stats_lines);
+    ordered_json changes = ordered_json::array();
+    for (std::size_t s = 1; s < row.sides.size(); ++s) {
+      ordered_json ch{{"side", s},
+                      {"pct_change", num(row.change_pct[s])},
+                      {"plain_change_pct", num(row.plain_change_pct[s])}};
+      if (const auto& sig = row.significance[s]) {
+        ch["verdict"] = std::string(stats::to_string(sig->verdict));
+        ch["p"] = num(sig->p);
+        ch["q"] = num(sig->q);
+        ch["ratio_ci"] = (sig->ratio_lo && sig->ratio_hi)
+                             ? ordered_json::array({num(sig->ratio_lo), num(sig->ratio_hi)})
+                             : ordered_json(nullptr);
+        ch["smallest_detectable_change_pct"] = num(sig->smallest_detectable_change_pct);
+        ch["iterations_needed"] =
+            sig->iterations_needed ? ordered_json(*sig->iterations_needed) : ordered_json(nullptr);
+        ch["reason"] = sig->reason;
+      }
+      changes.push_back(std::move(ch));
+    }
+    r["changes"] = std::move(changes);
+    rows.push_back(std::move(r));
+  }
+  j["rows"] = std::move(rows);
+
+  ordered_json unmatched = ordered_json::array();
+  for (const auto& u : c.unmatched)
+    unmatched.push_back(
+        {{"workload", u.workload}, {"job", u.job}, {"cell", u.cell}, {"present_on", u.present_on}});
+  j["unmatched"] = std::move(unmatched);
+  j["notes"] = c.notes;
+  return j.dump(2) + "\n";
+}
+
+}  // namespace nightjar

@@ -1,0 +1,107 @@
+// The LKP / 0-day compare layout (shared/reference/formats.md §2).
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "results/render/compare.h"
+
+namespace nightjar {
+namespace {
+
+constexpr const char* kRed = "\033[31m";
+constexpr const char* kGreen = "\033[32m";
+constexpr const char* kReset = "\033[0m";
+
+void rstrip(std::string& s) {
+  while (!s.empty() && s.back() == ' ') s.pop_back();
+}
+
+// Averages: %.2f below 1000, integer otherwise, %.4g above 1e8.
+std::string average(const SideFigures& f) {
+  if (!f.mean) return f.summary.n > 0 ? "undefined" : "n/a";
+  double v = *f.mean;
+  if (std::fabs(v) > 1e8) return fmt::format("{:.4g}", v);
+  if (std::fabs(v) >= 1000) return fmt::format("{:.0f}", v);
+  return fmt::format("{:.2f}", v);
+}
+
+// " ±NNN%" when the relative stddev exceeds 2%, else blanks of the same width.
+std::string spread(const SideFigures& f) {
+  double cv = f.summary.coeff_var;
+  if (!std::isfinite(cv) || std::fabs(cv) <= 2.0) return std::string(6, ' ');
+  return fmt::format(" ±{:>3}%", std::llround(std::fabs(cv)));
+}
+
+std::string change(double pct) {
+  if (!std::isfinite(pct)) return "n/a";
+  if (std::fabs(pct) >= 1e5) return fmt::format("{:+.1e}%", pct);
+  return fmt::format("{:+.1f}%", pct);
+}
+
+std::string row_name(const ComparisonRow& row) {
+  return row.kind == ComparisonRow::Kind::metric ? row.workload + "." + row.operation
+                                                 : row.operation;
+}
+
+const stats::Significance* significant(const ComparisonRow& row, std::size_t side) {
+  if (side >= row.significance.size() || !row.significance[side]) return nullptr;
+  auto v = row.significance[side]->verdict;
+  if (v == stats::Verdict::regression || v == stats::Verdict::improvement)
+    return &*row.significance[side];
+  return nullptr;
+}
+
+}  // namespace
+
+std::string render_lkp(const Comparison& c, const RenderOptions& o) {
+  std::string out = c.verdict + "\n\n";
+  // 0-day's headline per significant row: "-18.4% regression of netperf.Throughput_Mbps".
+  bool headlines = false;
+  for (const auto& row : c.rows) {
+    for (std::size_t s = 1; s < c.sides.size(); ++s) {
+      const auto* sig = significant(row, s);
+      if (!sig) continue;
+      out += fmt::format("{} {} of {}{}\n", change(row.plain_change_pct[s]),
+                         stats::to_string(sig->verdict), row_name(row),
+                         c.sides.size() > 2 ? " (" + c.sides[s].name + ")" : "");
+      headlines = true;
+    }
+  }
+  if (headlines) out += "\n";
+
+  std::string h1 = fmt::format("{:<16}", c.sides[0].name), h2 = std::string(16, '-');
+  std::string h3 = "         %stddev", h4 = "             \\";
+  for (std::size_t s = 1; s < c.sides.size(); ++s) {
+    h1 += fmt::format(" {:<27}", c.sides[s].name);
+    h2 += " " + std::string(27, '-');
+    h3 += "     %change         %stddev";
+    h4 += "          |                \\";
+  }
+  for (auto* h : {&h1, &h2, &h3, &h4}) {
+    rstrip(*h);
+    out += *h + "\n";
+  }
+  for (const auto& row : c.rows) {
+    std::string l = fmt::format("{:>10}", average(row.sides[0])) + spread(row.sides[0]);
+    for (std::size_t s = 1; s < c.sides.size(); ++s) {
+      std::string ch = fmt::format("{:>11}", change(row.plain_change_pct[s]));
+      if (o.color) {
+        if (const auto* sig = significant(row, s)) {
+          auto first = ch.find_first_not_of(' ');
+          ch = ch.substr(0, first) + (sig->verdict == stats::Verdict::regression ? kRed : kGreen) +
+               ch.substr(first) + kReset;
+        }
+      }
+      l += ch + fmt::format("{:>11}", average(row.sides[s])) + spread(row.sides[s]);
+    }
+    l += "  " + row_name(row);
+    out += l + "\n";
+  }
+  if (!c.notes.empty()) {
+    out += "\n";
+    for (const auto& n : c.notes) out += "note: " + n + "\n";
+  }
+  return out;
+}
+
+}  // namespace nightjar

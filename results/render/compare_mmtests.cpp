@@ -1,0 +1,115 @@
+// The mmtests compare-kernels layout (shared/reference/formats.md §1).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+
+#include "results/render/compare.h"
+
+namespace nightjar {
+namespace {
+
+constexpr const char* kRed = "\033[31m";
+constexpr const char* kGreen = "\033[32m";
+constexpr const char* kReset = "\033[0m";
+
+void rstrip(std::string& s) {
+  while (!s.empty() && s.back() == ' ') s.pop_back();
+}
+
+bool starred(const ComparisonRow& row, const StatLine& line, std::size_t side) {
+  if (!line.main || side >= row.significance.size() || !row.significance[side]) return false;
+  auto v = row.significance[side]->verdict;
+  return v == stats::Verdict::regression || v == stats::Verdict::improvement;
+}
+
+}  // namespace
+
+std::pair<std::string, std::string> split_run_name(std::string_view name) {
+  auto dash = name.find('-');
+  if (dash == std::string_view::npos) return {"", std::string(name)};
+  // Keep an -rcN suffix with the version: "5.18.0-rc1-vanilla".
+  std::string_view rest = name.substr(dash + 1);
+  if (rest.size() > 2 && rest.substr(0, 2) == "rc" &&
+      std::isdigit(static_cast<unsigned char>(rest[2]))) {
+    std::size_t end = 2;
+    while (end < rest.size() && std::isdigit(static_cast<unsigned char>(rest[end]))) ++end;
+    if (end == rest.size()) return {std::string(name), ""};
+    if (rest[end] == '-')
+      return {std::string(name.substr(0, dash + 1 + end)), std::string(rest.substr(end + 1))};
+  }
+  return {std::string(name.substr(0, dash)), std::string(rest)};
+}
+
+std::string render_mmtests(const Comparison& c, const RenderOptions& o) {
+  const int w = std::max(1, o.width), p = std::max(0, o.precision);
+  std::size_t stat_w = 0, op_w = 0;
+  for (const auto& row : c.rows) {
+    op_w = std::max(op_w, row.operation.size());
+    for (const auto& l : row.lines) stat_w = std::max(stat_w, l.name.size());
+  }
+  const std::size_t col_w = static_cast<std::size_t>(w) + 11;
+  std::string out = c.verdict + "\n\n";
+
+  // Header: two rows, each cell right-aligned to the value column width. A
+  // name without '-' (a bare variant) has the side's kernel release above it
+  // when the side ran on one kernel; a first row left all blank is omitted.
+  std::string h1(stat_w + 1 + op_w, ' '), h2 = h1;
+  for (const auto& side : c.sides) {
+    auto [top, bottom] = split_run_name(side.name);
+    if (top.empty() && side.kernels.size() == 1) top = side.kernels.front();
+    h1 += fmt::format("{:>{}}", top, col_w);
+    h2 += fmt::format("{:>{}}", bottom, col_w);
+  }
+  rstrip(h1);
+  rstrip(h2);
+  out += (h1.empty() ? "" : h1 + "\n") + h2 + "\n";
+
+  auto value_text = [&](const ComparisonRow& row, const StatLine& line, std::size_t side) {
+    double v = line.value[side];
+    if (std::isfinite(v)) return fmt::format("{:{}.{}f}", v, w, p);
+    // A mean that does not exist (Hmean of a sample <= 0) says so.
+    bool undefined = line.main && row.sides[side].summary.n > 0;
+    return fmt::format("{:>{}}", undefined ? "undefined" : "n/a", w);
+  };
+  auto change_text = [&](const ComparisonRow& row, const StatLine& line, std::size_t side) {
+    double pct = line.pct[side];
+    if (!std::isfinite(pct)) return std::string(" (    n/a)");
+    if (std::fabs(pct) < 0.005) pct = 0.0;  // no "-0.00%" from rounding noise
+    if (!starred(row, line, side)) return fmt::format(" ({:7.2f}%)", pct);
+    std::string s = fmt::format(" *{:7.2f}%*", pct);
+    if (!o.color) return s;
+    bool bad = row.significance[side]->verdict == stats::Verdict::regression;
+    return " " + std::string(bad ? kRed : kGreen) + s.substr(1) + kReset;
+  };
+  auto block = [&](ComparisonRow::Kind kind) {
+    std::size_t lines = 0;
+    for (const auto& row : c.rows)
+      if (row.kind == kind) lines = std::max(lines, row.lines.size());
+    for (std::size_t li = 0; li < lines; ++li) {
+      for (const auto& row : c.rows) {
+        if (row.kind != kind || li >= row.lines.size()) continue;
+        const StatLine& line = row.lines[li];
+        std::string l = fmt::format("{:<{}} {:<{}}", line.name, stat_w, row.operation, op_w);
+        for (std::size_t s = 0; s < c.sides.size(); ++s)
+          l += value_text(row, line, s) + change_text(row, line, s);
+        out += l + "\n";
+      }
+    }
+  };
+  block(ComparisonRow::Kind::metric);
+  bool monitors = std::any_of(c.rows.begin(), c.rows.end(),
+                              [](const auto& r) { return r.kind == ComparisonRow::Kind::monitor; });
+  if (monitors) {
+    out += "\n";
+    block(ComparisonRow::Kind::monitor);
+  }
+  if (!c.notes.empty()) {
+    out += "\n";
+    for (const auto& n : c.notes) out += "note: " + n + "\n";
+  }
+  return out;
+}
+
+}  // namespace nightjar

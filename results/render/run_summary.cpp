@@ -1,0 +1,85 @@
+#include "results/render/run_summary.h"
+#include "results/model/metric.h"
+
+#include <fmt/format.h>
+
+#include <map>
+
+#include "results/render/table.h"
+#include "results/stats/statistics.h"
+
+namespace nightjar {
+
+namespace {
+// Numbers for humans: 4 decimals below 100, 2 above, like mmtests' tables.
+std::string number(double v) {
+  return std::abs(v) < 100 ? fmt::format("{:.4f}", v) : fmt::format("{:.2f}", v);
+}
+}  // namespace
+
+std::string render_run_summary(const ResultsStore& store,
+                               const std::vector<std::int64_t>& run_ids) {
+  using A = TextTable::Align;
+  TextTable t({"run", "variant", "cell", "metric", "unit", "n", "mean", "value", "CoeffVar", "Min",
+               "Max", "status"},
+              {A::right, A::left, A::left, A::left, A::left, A::right, A::left, A::right, A::right,
+               A::right, A::right, A::left});
+  for (auto id : run_ids) {
+    RunFilter f;
+    f.run_id = id;
+    auto rows = store.runs(f);
+    if (rows.empty()) continue;
+    const RunRow& run = rows.front();
+    auto samples = store.samples(id);
+    std::string status = run.status + (run.reason.empty() ? "" : ": " + run.reason);
+    if (samples.empty()) {
+      t.add_row(
+          {std::to_string(id), run.variant, run.cell, "-", "", "0", "", "", "", "", "", status});
+      continue;
+    }
+    std::map<std::string, std::vector<double>> by_metric;
+    for (const auto& s : samples) by_metric[s.metric].push_back(s.value);
+    auto descriptors = store.metrics(run.workload);
+    std::map<std::string, MetricDescriptor> desc;
+    for (auto& d : descriptors) desc[d.name] = d;
+    // Declared order first, then anything else stored.
+    std::vector<std::string> order;
+    for (const auto& d : descriptors)
+      if (by_metric.count(d.name)) order.push_back(d.name);
+    for (const auto& [name, _] : by_metric)
+      if (!desc.count(name)) order.push_back(name);
+    bool first = true;
+    for (const auto& name : order) {
+      const auto& values = by_metric[name];
+      MetricDescriptor d =
+          desc.count(name)
+              ? desc[name]
+              : MetricDescriptor{name, "", Direction::higher_is_better, MeanKind::arithmetic, ""};
+      stats::Summary s = stats::summarize(values);
+      auto mean = stats::mean_of(values, d.mean);
+      t.add_row({first ? std::to_string(id) : "", first ? run.variant : "", first ? run.cell : "",
+                 name, d.unit, std::to_string(s.n), mean_label(d.mean),
+                 mean ? number(*mean) : "undefined",
+                 s.n >= 2 ? fmt::format("{:.2f}%", s.coeff_var) : "-", number(s.min), number(s.max),
+                 first ? status : ""});
+      first = false;
+    }
+  }
+  return t.render();
+}
+
+std::string render_run_list(const std::vector<RunRow>& runs) {
+  using A = TextTable::Align;
+  TextTable t(
+      {"id", "job", "cell", "variant", "build", "kernel", "status", "samples", "started", "reason"},
+      {A::right, A::left, A::left, A::left, A::left, A::left, A::left, A::right, A::left, A::left});
+  for (const auto& r : runs) {
+    std::string samples = fmt::format("{}/{}", r.samples, r.iterations);
+    if (r.failed) samples += fmt::format(" ({} failed)", r.failed);
+    t.add_row({std::to_string(r.id), r.job, r.cell, r.variant, r.build.empty() ? "-" : r.build,
+               r.kernel_release, r.status, samples, r.started_at, r.reason});
+  }
+  return t.render();
+}
+
+}  // namespace nightjar

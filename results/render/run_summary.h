@@ -1,0 +1,23 @@
+// The per-cell summary printed after `nightjar run` and by `nightjar show
+// --summary`: for every run and metric, n, the metric's own mean (Hmean for
+// rates, Amean for times), CoeffVar, Min and Max. A renderer: it reads the
+// results store and computes nothing but statistics-module summaries.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "results/store/store.h"
+
+namespace nightjar {
+
+/// The summary table of `run_ids` (runs without samples show their status and
+/// reason instead). Ends with a '\n'.
+std::string render_run_summary(const ResultsStore& store, const std::vector<std::int64_t>& run_ids);
+
+/// The `nightjar show` table of runs: id, job, cell, variant, build, kernel,
+/// status, samples (ok/planned, failed), reason.
+std::string render_run_list(const std::vector<RunRow>& runs);
+
+}  // namespace nightjar

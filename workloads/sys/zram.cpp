@@ -1,0 +1,515 @@
+// zram swap owned by nightjar: selection, configuration and teardown.
+#include "workloads/sys/zram.h"
+#include "results/model/params.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/swap.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+#include <system_error>
+#include <thread>
+
+#include "results/model/exit_codes.h"
+
+namespace nightjar {
+namespace {
+
+std::string errno_text(int err) {
+  return std::error_code(err, std::generic_category()).message();
+}
+
+/// The whole content of a small sysfs/procfs file; nullopt when unreadable.
+std::optional<std::string> read_text(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  std::string out;
+  char buf[4096];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      ::close(fd);
+      return std::nullopt;
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  return out;
+}
+
+/// Writes `value` to a sysfs attribute with one write(2); returns 0 or errno.
+int write_text(const std::string& path, const std::string& value) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+  if (fd < 0) return errno;
+  ssize_t n;
+  do {
+    n = ::write(fd, value.data(), value.size());
+  } while (n < 0 && errno == EINTR);
+  int err = n < 0 ? errno : 0;
+  if (::close(fd) != 0 && err == 0 && errno != EINTR) err = errno;
+  return err;
+}
+
+std::string trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return std::string(s);
+}
+
+std::optional<std::uint64_t> parse_u64(std::string_view s) {
+  std::string t = trim(s);
+  if (t.empty() || t.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+  errno = 0;
+  unsigned long long v = std::strtoull(t.c_str(), nullptr, 10);
+  if (errno) return std::nullopt;
+  return static_cast<std::uint64_t>(v);
+}
+
+/// "\040" -> " ": the escapes of seq_file_path() in /proc/swaps.
+std::string unescape_octal(std::string_view s) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '\\' && i + 3 < s.size() && std::isdigit(static_cast<unsigned char>(s[i + 1])) &&
+        std::isdigit(static_cast<unsigned char>(s[i + 2])) &&
+        std::isdigit(static_cast<unsigned char>(s[i + 3]))) {
+      out.push_back(
+          static_cast<char>((s[i + 1] - '0') * 64 + (s[i + 2] - '0') * 8 + (s[i + 3] - '0')));
+      i += 3;
+    } else {
+      out.push_back(s[i]);
+    }
+  }
+  return out;
+}
+
+std::string basename_of(const std::string& path) {
+  auto slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+/// The zram<N> devices under <root>/sys/block, sorted by N.
+std::vector<int> zram_ids(const std::string& root) {
+  std::vector<int> ids;
+  DIR* d = ::opendir((root + "/sys/block").c_str());
+  if (!d) return ids;
+  while (dirent* e = ::readdir(d)) {
+    std::string n = e->d_name;
+    if (n.size() > 4 && n.compare(0, 4, "zram") == 0 &&
+        n.find_first_not_of("0123456789", 4) == std::string::npos)
+      ids.push_back(std::atoi(n.c_str() + 4));
+  }
+  ::closedir(d);
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
+bool dir_has_entries(const std::string& path) {
+  DIR* d = ::opendir(path.c_str());
+  if (!d) return false;
+  bool any = false;
+  while (dirent* e = ::readdir(d))
+    if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0) {
+      any = true;
+      break;
+    }
+  ::closedir(d);
+  return any;
+}
+
+bool exists(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+/// Waits until `path` exists, up to `timeout`; true when it does.
+bool wait_for(const std::string& path, std::chrono::milliseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!exists(path)) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return true;
+}
+
+/// waitpid() that retries on EINTR (the runner's handlers omit SA_RESTART).
+pid_t wait_child(pid_t pid, int* status) {
+  pid_t r;
+  while ((r = ::waitpid(pid, status, 0)) < 0 && errno == EINTR) {
+  }
+  return r;
+}
+
+/// Runs `argv` (argv[0] a path) with stdout to /dev/null; returns the exit
+/// status word and fills `err` with what it wrote on stderr.
+int run_program(const std::vector<std::string>& argv, std::string& err) {
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  int pipefd[2];
+  if (::pipe2(pipefd, O_CLOEXEC) != 0)
+    throw EnvironmentError("cannot create a pipe to run " + argv[0] + ": " + errno_text(errno));
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    int e = errno;
+    ::close(pipefd[0]);
+    ::close(pipefd[1]);
+    throw EnvironmentError("cannot fork to run " + argv[0] + ": " + errno_text(e));
+  }
+  if (pid == 0) {
+    // Only async-signal-safe calls until exec.
+    int null = ::open("/dev/null", O_WRONLY);
+    if (null >= 0) ::dup2(null, 1);
+    ::dup2(pipefd[1], 2);
+    ::execv(args[0], args.data());
+    ::_exit(127);
+  }
+  ::close(pipefd[1]);
+  char buf[1024];
+  for (;;) {
+    ssize_t n = ::read(pipefd[0], buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    if (err.size() < 8192) err.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(pipefd[0]);
+  int status = 0;
+  wait_child(pid, &status);
+  return status;
+}
+
+void teardown_warning(const std::string& text) {
+  std::fprintf(stderr, "nightjar: teardown: %s\n", text.c_str());
+}
+
+}  // namespace
+
+std::vector<SwapEntry> parse_proc_swaps(std::string_view text) {
+  std::vector<SwapEntry> out;
+  std::istringstream in{std::string(text)};
+  std::string line;
+  bool header = true;
+  while (std::getline(in, line)) {
+    if (header) {
+      header = false;
+      if (line.rfind("Filename", 0) == 0) continue;
+    }
+    std::istringstream fields(line);
+    SwapEntry e;
+    std::string name;
+    if (!(fields >> name >> e.type >> e.size_kib >> e.used_kib >> e.priority)) continue;
+    e.filename = unescape_octal(name);
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+std::vector<SwapEntry> read_proc_swaps(const std::string& root) {
+  auto text = read_text(root + "/proc/swaps");
+  return text ? parse_proc_swaps(*text) : std::vector<SwapEntry>{};
+}
+
+std::optional<int> swap_priority_above(const std::vector<SwapEntry>& active) {
+  if (active.empty()) return 10;
+  int highest = active.front().priority;
+  for (const auto& e : active) highest = std::max(highest, e.priority);
+  if (highest >= kMaxSwapPriority) return std::nullopt;
+  return std::max(highest + 1, 0);
+}
+
+ZramSelection select_zram_device(const std::string& root) {
+  ZramSelection sel;
+  const std::string hot_add = root + "/sys/class/zram-control/hot_add";
+  if (::access(hot_add.c_str(), R_OK) == 0) {
+    sel.choice = ZramChoice{true, -1};
+    return sel;
+  }
+  std::vector<int> ids = zram_ids(root);
+  if (ids.empty()) {
+    sel.reason =
+        "zram is not available: no /sys/block/zram* device and no "
+        "/sys/class/zram-control/hot_add; load the module with `modprobe zram` (kernel option "
+        "CONFIG_ZRAM)";
+    return sel;
+  }
+  const std::vector<SwapEntry> swaps = read_proc_swaps(root);
+  std::vector<std::string> busy;
+  for (int id : ids) {
+    const std::string name = "zram" + std::to_string(id);
+    const std::string dir = root + "/sys/block/" + name;
+    auto disksize = read_text(dir + "/disksize");
+    auto size = disksize ? parse_u64(*disksize) : std::nullopt;
+    if (!size) {
+      busy.push_back(name + ": disksize unreadable");
+      continue;
+    }
+    if (*size != 0) {
+      busy.push_back(name + ": set up by something else (disksize " + human_bytes(*size) + ")");
+      continue;
+    }
+    // A device named in /proc/swaps, by name or (real system) by device number.
+    dev_t rdev = 0;
+    if (root.empty()) {
+      if (auto dev = read_text(dir + "/dev")) {
+        unsigned maj = 0, min = 0;
+        if (std::sscanf(dev->c_str(), "%u:%u", &maj, &min) == 2) rdev = makedev(maj, min);
+      }
+    }
+    bool swapped = false;
+    for (const auto& e : swaps) {
+      if (basename_of(e.filename) == name) swapped = true;
+      struct stat st {};
+      if (rdev && ::stat(e.filename.c_str(), &st) == 0 && S_ISBLK(st.st_mode) && st.st_rdev == rdev)
+        swapped = true;
+    }
+    if (swapped) {
+      busy.push_back(name + ": active swap (/proc/swaps)");
+      continue;
+    }
+    if (dir_has_entries(dir + "/holders")) {
+      busy.push_back(name + ": held by another block device (" + dir + "/holders)");
+      continue;
+    }
+    sel.choice = ZramChoice{false, id};
+    return sel;
+  }
+  std::string list;
+  for (const auto& b : busy) list += (list.empty() ? "" : "; ") + b;
+  sel.reason =
+      "no free zram device: /sys/class/zram-control/hot_add is not available and every "
+      "zram device is in use (" +
+      list +
+      "); nightjar never reuses a zram device it did not set up: free one (swapoff "
+      "/dev/zramN; echo 1 > /sys/block/zramN/reset) or load zram with more devices "
+      "(modprobe zram num_devices=N)";
+  return sel;
+}
+
+std::vector<std::string> parse_algorithm_list(std::string_view text) {
+  std::vector<std::string> out;
+  std::istringstream in{std::string(text)};
+  std::string word;
+  while (in >> word) {
+    word.erase(std::remove(word.begin(), word.end(), '['), word.end());
+    word.erase(std::remove(word.begin(), word.end(), ']'), word.end());
+    if (!word.empty()) out.push_back(word);
+  }
+  return out;
+}
+
+std::string selected_algorithm(std::string_view text) {
+  auto open = text.find('[');
+  auto close = text.find(']', open);
+  if (open == std::string_view::npos || close == std::string_view::npos) return "";
+  return std::string(text.substr(open + 1, close - open - 1));
+}
+
+std::vector<std::string> zram_algorithms(const std::string& root) {
+  for (int id : zram_ids(root))
+    if (auto t = read_text(root + "/sys/block/zram" + std::to_string(id) + "/comp_algorithm"))
+      return parse_algorithm_list(*t);
+  return {};
+}
+
+ZramDevice::ZramDevice(std::uint64_t disksize_bytes, const std::string& algorithm,
+                       const std::string& root)
+    : root_(root) {
+  ZramSelection sel = select_zram_device(root);
+  if (!sel.choice) throw EnvironmentError(sel.reason);
+  try {
+    if (sel.choice->hot_add) {
+      const std::string path = root + "/sys/class/zram-control/hot_add";
+      auto text = read_text(path);  // reading creates the device
+      if (!text)
+        throw EnvironmentError("cannot add a zram device: reading " + path +
+                               " failed: " + errno_text(errno));
+      auto id = parse_u64(*text);
+      if (!id)
+        throw EnvironmentError("cannot add a zram device: " + path + " gave '" + trim(*text) +
+                               "', not a device number");
+      id_ = static_cast<int>(*id);
+      created_ = true;
+      if (!wait_for(attr("disksize"), std::chrono::seconds(2)))
+        throw EnvironmentError("zram: hot-added " + name() + " but " + attr("disksize") +
+                               " did not appear within 2 s");
+    } else {
+      id_ = sel.choice->id;
+      original_algorithm_ = selected_algorithm(read_text(attr("comp_algorithm")).value_or(""));
+    }
+    if (!algorithm.empty()) {
+      if (int err = write_text(attr("comp_algorithm"), algorithm)) {
+        std::string available;
+        for (const auto& a : parse_algorithm_list(read_text(attr("comp_algorithm")).value_or("")))
+          available += (available.empty() ? "" : " ") + a;
+        throw EnvironmentError("zram: " + name() + " refused compression algorithm '" + algorithm +
+                               "' (" + errno_text(err) + "); available here: " + available);
+      }
+    }
+    if (int err = write_text(attr("disksize"), std::to_string(disksize_bytes))) {
+      if (err == EBUSY && !created_) {
+        // Someone else initialised it between our check and our write: not ours.
+        original_algorithm_.clear();
+        throw EnvironmentError("zram: " + name() +
+                               " was set up by something else meanwhile (disksize: EBUSY); "
+                               "nightjar leaves it alone");
+      }
+      throw EnvironmentError("zram: cannot set " + attr("disksize") + " to " +
+                             std::to_string(disksize_bytes) + " bytes: " + errno_text(err) +
+                             (err == ENOMEM ? "; free memory or write a smaller size" : ""));
+    }
+    initialized_ = true;
+    disksize_ = disksize_bytes;
+    algorithm_ = selected_algorithm(read_text(attr("comp_algorithm")).value_or(""));
+    device_path_ = root + "/dev/" + name();
+    if (root.empty() && !wait_for(device_path_, std::chrono::seconds(2)))
+      throw EnvironmentError("zram: " + device_path_ +
+                             " did not appear within 2 s (is devtmpfs mounted on /dev?)");
+  } catch (...) {
+    release();
+    throw;
+  }
+}
+
+ZramDevice::~ZramDevice() {
+  release();
+}
+
+std::string ZramDevice::attr(const std::string& n) const {
+  return root_ + "/sys/block/" + name() + "/" + n;
+}
+
+void ZramDevice::release() noexcept {
+  if (id_ < 0) return;
+  try {
+    // reset returns EBUSY while the device is still open (swapoff just
+    // closed it; udev may hold it for a moment): retry for up to 2 s.
+    if (initialized_) {
+      int err = 0;
+      for (int i = 0; i < 100; ++i) {
+        err = write_text(attr("reset"), "1");
+        if (err != EBUSY && err != EINTR) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+      if (err)
+        teardown_warning("cannot reset " + name() + " (" + errno_text(err) +
+                         "); run `echo 1 > /sys/block/" + name() + "/reset` once nothing uses it");
+      initialized_ = false;
+    }
+    if (!created_ && !original_algorithm_.empty()) {
+      std::string now = selected_algorithm(read_text(attr("comp_algorithm")).value_or(""));
+      if (now != original_algorithm_)
+        if (int err = write_text(attr("comp_algorithm"), original_algorithm_))
+          teardown_warning("cannot restore " + name() + "'s compression algorithm to " +
+                           original_algorithm_ + ": " + errno_text(err));
+      original_algorithm_.clear();
+    }
+    if (created_) {
+      const std::string path = root_ + "/sys/class/zram-control/hot_remove";
+      int err = 0;
+      for (int i = 0; i < 100; ++i) {
+        err = write_text(path, std::to_string(id_));
+        if (err != EBUSY && err != EINTR) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+      if (err)
+        teardown_warning("cannot remove " + name() + " (" + errno_text(err) + "); run `echo " +
+                         std::to_string(id_) + " > " + path + "`");
+      created_ = false;
+    }
+  } catch (...) {
+    // allocation failure while building a message: nothing more to do
+  }
+  id_ = -1;
+}
+
+std::map<std::string, std::uint64_t> ZramDevice::mm_stat() const {
+  static constexpr const char* kFields[] = {"orig_data_size",  "compr_data_size", "mem_used_total",
+                                            "mem_limit",       "mem_used_max",    "same_pages",
+                                            "pages_compacted", "huge_pages"};
+  std::map<std::string, std::uint64_t> out;
+  auto text = read_text(attr("mm_stat"));
+  if (!text) return out;
+  std::istringstream in(*text);
+  for (const char* f : kFields) {
+    std::uint64_t v = 0;
+    if (!(in >> v)) break;
+    out[f] = v;
+  }
+  return out;
+}
+
+std::string find_program(const std::string& name) {
+  std::vector<std::string> dirs;
+  if (const char* path = std::getenv("PATH")) {
+    std::istringstream in(path);
+    std::string d;
+    while (std::getline(in, d, ':'))
+      if (!d.empty()) dirs.push_back(d);
+  }
+  for (const char* d : {"/usr/sbin", "/sbin", "/usr/bin", "/bin"}) dirs.push_back(d);
+  for (const auto& d : dirs) {
+    std::string p = d + "/" + name;
+    if (::access(p.c_str(), X_OK) == 0) return p;
+  }
+  return "";
+}
+
+SwapArea::SwapArea(const std::string& device, int priority, const std::string& label)
+    : device_(device), priority_(priority) {
+  const std::string mkswap = find_program("mkswap");
+  if (mkswap.empty())
+    throw EnvironmentError("mkswap not found on PATH, /usr/sbin or /sbin; install util-linux");
+  std::string err;
+  int status = run_program({mkswap, "-L", label.substr(0, 16), device}, err);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    std::string why = WIFEXITED(status) ? "exit status " + std::to_string(WEXITSTATUS(status))
+                                        : "killed by signal " + std::to_string(WTERMSIG(status));
+    throw EnvironmentError("mkswap " + device + " failed (" + why + "): " + trim(err));
+  }
+  const int p = std::clamp(priority, 0, kMaxSwapPriority);
+  const int flags = SWAP_FLAG_PREFER | ((p << SWAP_FLAG_PRIO_SHIFT) & SWAP_FLAG_PRIO_MASK);
+  int rc;
+  while ((rc = ::swapon(device.c_str(), flags)) != 0 && errno == EINTR) {
+  }
+  if (rc != 0) {
+    int e = errno;
+    throw EnvironmentError("swapon " + device + " failed: " + errno_text(e) +
+                           (e == EPERM ? "; run nightjar as root" : ""));
+  }
+  active_ = true;
+}
+
+SwapArea::~SwapArea() {
+  if (!active_) return;
+  int err = 0;
+  // EINTR: a signal (a second Ctrl-C) arrived while pages were swapped back
+  // in; EBUSY: transient. Both are retried: an active leftover swap area is
+  // the worst outcome.
+  for (int i = 0; i < 200; ++i) {
+    if (::swapoff(device_.c_str()) == 0) {
+      err = 0;
+      break;
+    }
+    err = errno;
+    if (err != EINTR && err != EBUSY) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (err)
+    teardown_warning("swapoff " + device_ + " failed (" + errno_text(err) + "); run `swapoff " +
+                     device_ + "`");
+  active_ = false;
+}
+
+}  // namespace nightjar
