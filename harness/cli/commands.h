@@ -1,8 +1,8 @@
-// Subcommands defined outside harness/cli.cpp, one file each, so that a new
-// subcommand does not grow the dispatcher. Each `add_*_command` adds its
-// subcommand (options, --help text) to the app and returns how to run it;
-// cli.cpp runs the chosen one after parsing and maps any nightjar::Error it
-// throws to its exit code (harness/exit_codes.h), like its own subcommands.
+// The subcommands of `nightjar`, one file each (harness/cli/cmd_*.cpp). Each
+// `add_*_command` adds its subcommand (options, --help text) to the app and
+// returns how to run it; harness/cli/cli.cpp runs the chosen one after
+// parsing and maps any nightjar::Error it throws to its exit code
+// (results/model/exit_codes.h).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -20,16 +20,40 @@ namespace nightjar {
 struct Subcommand {
   CLI::App* cmd = nullptr;
   std::function<ExitCode()> run;
+  /// Maps the process exit code of this subcommand, including the usage
+  /// code (2) of a parse error inside it; applied when the parser saw the
+  /// subcommand. Default: unchanged. `bisect` maps every code of `bisect
+  /// step` that git bisect must not read as "bad" to 128.
+  std::function<int(int)> map_exit = [](int rc) { return rc; };
 };
 
+/// `nightjar run`: jobs on this kernel, or in qemu guests (harness/cli/cmd_run.cpp).
+Subcommand add_run_command(CLI::App& app);
+/// `nightjar guest-run` (hidden): inside a qemu guest (harness/cli/cmd_run.cpp).
+Subcommand add_guest_run_command(CLI::App& app);
+/// `nightjar list`: workloads, parameters, metrics (harness/cli/cmd_show.cpp).
+Subcommand add_list_command(CLI::App& app);
+/// `nightjar show`: stored runs (harness/cli/cmd_show.cpp).
+Subcommand add_show_command(CLI::App& app);
+/// `nightjar env`: kernel, testbox and system facts (harness/cli/cmd_show.cpp).
+Subcommand add_env_command(CLI::App& app);
+/// `nightjar compare` (harness/cli/cmd_compare.cpp).
+Subcommand add_compare_command(CLI::App& app);
+/// `nightjar check`: the CI gate (harness/cli/cmd_compare.cpp).
+Subcommand add_check_command(CLI::App& app);
+/// `nightjar trend` (harness/cli/cmd_trend.cpp).
+Subcommand add_trend_command(CLI::App& app);
+/// `nightjar bisect run|step|log|resume` (harness/cli/cmd_bisect.cpp).
+Subcommand add_bisect_command(CLI::App& app);
+
 /// `nightjar report BASE NEW`: changelog, markdown and mmtests tables of a
-/// comparison (harness/cli_report.cpp, results/report.h).
+/// comparison (harness/cli/cmd_report.cpp, results/render/report.h).
 Subcommand add_report_command(CLI::App& app);
-/// `nightjar export`: samples out as tidy CSV (harness/cli_data.cpp).
+/// `nightjar export`: samples out as tidy CSV (harness/cli/cmd_data.cpp).
 Subcommand add_export_command(CLI::App& app);
-/// `nightjar import`: tidy CSV or Google Benchmark JSON in (harness/cli_data.cpp).
+/// `nightjar import`: tidy CSV or Google Benchmark JSON in (harness/cli/cmd_data.cpp).
 Subcommand add_import_command(CLI::App& app);
-/// `nightjar plot`: scaling and history plots with gnuplot (harness/cli_plot.cpp).
+/// `nightjar plot`: scaling and history plots with gnuplot (harness/cli/cmd_plot.cpp).
 Subcommand add_plot_command(CLI::App& app);
 
 /// Opens (creating if needed) the results database named by --db (or the

@@ -331,6 +331,10 @@ TEST(BisectStepCli, ExitCodesForGoodBadSkipAndMisconfiguration) {
       f.step_args({"--metric", "speed"}),
       f.step_args({"--bad-base", "good0"}),  // "bad" that does not regress
       f.step_args({"--iterations", "0"}),
+      // Options before the word `step` (once a bug: argv was sniffed for two
+      // plain words, so --db X made this a usage error, exit 2 = "bad").
+      {"bisect", "--db", f.db, "step", "--bogus"},
+      {"bisect", "--db", f.db, "step", "--repo", f.work, "--job", f.abs_job, "--base", "nope"},
   };
   for (const auto& args : misconfigured) {
     auto r = run_nightjar(args);
@@ -469,3 +473,19 @@ TEST(NightlyScript, BaselineCheckTrendReportAndBisect) {
 }
 
 }  // namespace
+
+TEST(BisectStepCli, ExitCodesAreDecidedAfterParsingWhateverTheOptionOrder) {
+  // No repository, job or database needed: each is a usage error of
+  // `bisect step`, which git bisect must read as "abort" (128).
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"bisect", "--db", "/nonexistent/x.db", "step", "--bogus"},
+           {"bisect", "step", "--bogus"},
+           {"bisect", "step", "--db", "X", "--bogus"},
+           {"bisect", "step"}}) {
+    auto r = run_nightjar(args);
+    EXPECT_EQ(r.exit_code, 128) << args[1] << " " << args[2] << "\n" << r.err;
+  }
+  // Other bisect subcommands keep the usage code.
+  EXPECT_EQ(run_nightjar({"bisect", "--db", "X", "log", "--bogus"}).exit_code, 2);
+  EXPECT_EQ(run_nightjar({"bisect", "--bogus"}).exit_code, 2);
+}

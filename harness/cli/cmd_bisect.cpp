@@ -1,0 +1,145 @@
+// `nightjar bisect run|step|log|resume` (harness/bisect/bisect.h).
+//
+// git bisect run reads 0 as good, 1-127 except 125 as bad, 125 as skip and
+// 128 or more as abort (shared/reference/formats.md §6). `bisect step` runs
+// under git bisect, so every other outcome of it -- usage error (2, also a
+// bad option), inconclusive (3), environment error (4) -- becomes 128
+// (abort): a misconfiguration must never blame a commit. Whether the command
+// was `bisect step` is decided from what the parser saw, whatever the order
+// of options and words (`nightjar bisect --db X step --bogus` -> 128).
+#include <iostream>
+#include <memory>
+
+#include "harness/bisect/bisect.h"
+#include "harness/cli/commands.h"
+#include "harness/job/job.h"
+#include "results/model/exit_codes.h"
+
+namespace nightjar {
+namespace {
+
+struct BisectArgs {
+  std::string db, repo = ".", good, bad, base, bad_base;
+  std::optional<std::int64_t> session;
+  std::vector<std::string> sets;
+  BisectJobOptions job;
+};
+
+// The options shared by `bisect run` and `bisect step`.
+void add_bisect_job_options(CLI::App* cmd, BisectArgs& a) {
+  cmd->add_option("--job", a.job.job_path, "job file measured at each commit")->required();
+  cmd->add_option("--metric", a.job.metric,
+                  "metric to bisect on (default: the job's first metric)");
+  cmd->add_option("--repo", a.repo, "git work tree (default: the current directory)");
+  cmd->add_option("--build", a.job.build_command,
+                  "shell command that builds the checked-out commit, run at the repository top; "
+                  "failure -> skip the commit");
+  cmd->add_option("--build-timeout", a.job.build_timeout,
+                  "seconds before the build is killed (0: none)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--iterations,-i", a.job.iterations,
+                  "first batch of iterations per commit (default: the job's)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--warmup,-w", a.job.warmup, "warm-up iterations per run (default: the job's)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--max-iterations", a.job.max_iterations,
+                  "when unsure, add iterations up to this many samples per commit, then skip it "
+                  "(default 30)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--set,-s", a.sets, "key=value: override a job parameter");
+  cmd->add_option("--variant", a.job.variant, "variant label of the runs (one variant)");
+  cmd->add_option("--alpha", a.job.alpha, "false discovery rate of the comparison (default 0.05)")
+      ->check(CLI::Range(1e-9, 0.999999));
+  cmd->add_option(
+         "--min-effect", a.job.min_effect_pct,
+         "smallest |%change| that counts as different (default: half the endpoints' change, "
+         "at least 1%)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--db", a.db, "results database path");
+}
+
+BisectJobOptions bisect_job(const BisectArgs& a) {
+  BisectJobOptions j = a.job;
+  for (const auto& s : a.sets) j.overrides.push_back(parse_set(s));
+  return j;
+}
+
+// git bisect run reads 0 as good, 1-127 except 125 as bad, 125 as skip and
+// 128 or more as abort (shared/reference/formats.md §6). Inside a bisect
+// step every other outcome -- usage error (2), inconclusive (3), environment
+// error (4) -- becomes 128 (abort): a misconfiguration must never blame a
+// commit. 130 (interrupted) already aborts.
+int bisect_step_exit_code(int rc) {
+  if (rc == to_int(ExitCode::ok) || rc == to_int(ExitCode::regression) ||
+      rc == to_int(ExitCode::bisect_skip) || rc >= to_int(ExitCode::bisect_abort))
+    return rc;
+  return to_int(ExitCode::bisect_abort);
+}
+
+}  // namespace
+
+Subcommand add_bisect_command(CLI::App& app) {
+  auto a = std::make_shared<BisectArgs>();
+  auto* bisect_cmd =
+      app.add_subcommand("bisect", "Find the commit that regressed a metric (git bisect)");
+  bisect_cmd->require_subcommand(1);
+  // --db before the sub-subcommand (`bisect --db X step`) as well as after it.
+  bisect_cmd->add_option("--db", a->db, "results database path");
+  auto* bisect_run_cmd =
+      bisect_cmd->add_subcommand("run",
+                                 "Check the endpoints, then drive git bisect: build, run the job, "
+                                 "compare with good at each commit");
+  bisect_run_cmd->add_option("--good", a->good, "a commit without the regression")->required();
+  bisect_run_cmd->add_option("--bad", a->bad, "a later commit with it")->required();
+  add_bisect_job_options(bisect_run_cmd, *a);
+  auto* bisect_step_cmd =
+      bisect_cmd->add_subcommand("step",
+                                 "Decide the checked-out commit, for `git bisect run`: exit 0 "
+                                 "good, 1 bad, 125 skip, 128 abort");
+  bisect_step_cmd->add_option("--base", a->base, "build label of stored runs of the good commit")
+      ->required();
+  bisect_step_cmd->add_option(
+      "--bad-base", a->bad_base,
+      "build label of stored runs of the bad commit (sets the minimum effect)");
+  add_bisect_job_options(bisect_step_cmd, *a);
+  auto* bisect_log_cmd = bisect_cmd->add_subcommand("log", "Show the steps of a bisect session");
+  bisect_log_cmd->add_option("--session", a->session, "session id (default: the newest)");
+  bisect_log_cmd->add_option("--db", a->db, "results database path");
+  auto* bisect_resume_cmd =
+      bisect_cmd->add_subcommand("resume", "Continue an interrupted `bisect run`");
+  bisect_resume_cmd->add_option("--session", a->session,
+                                "session id (default: the newest unfinished)");
+  bisect_resume_cmd->add_option("--db", a->db, "results database path");
+  Subcommand s;
+  s.cmd = bisect_cmd;
+  s.run = [=]() -> ExitCode {
+    if (*bisect_run_cmd) {
+      BisectRunOptions o;
+      o.repo = a->repo;
+      o.good = a->good;
+      o.bad = a->bad;
+      o.job = bisect_job(*a);
+      return bisect_run(a->db, o, std::cout);
+    }
+    if (*bisect_step_cmd) {
+      BisectStepOptions o;
+      o.repo = a->repo;
+      o.base = a->base;
+      o.bad_base = a->bad_base;
+      o.job = bisect_job(*a);
+      return bisect_step(a->db, o, std::cout);
+    }
+    if (*bisect_log_cmd) {
+      ResultsStore store = open_store(a->db);
+      std::cout << render_bisect_log(store, a->session);
+      return ExitCode::ok;
+    }
+    return bisect_resume(a->db, a->session, std::cout);
+  };
+  s.map_exit = [bisect_step_cmd](int rc) {
+    return bisect_step_cmd->parsed() ? bisect_step_exit_code(rc) : rc;
+  };
+  return s;
+}
+
+}  // namespace nightjar

@@ -1,0 +1,144 @@
+// `nightjar compare` (tables of a comparison) and `nightjar check` (the CI
+// gate): results/compare/comparison.h builds the record, results/render/
+// prints it.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <iostream>
+#include <memory>
+
+#include "harness/cli/commands.h"
+#include "results/compare/comparison.h"
+#include "results/compare/selector.h"
+#include "results/model/exit_codes.h"
+#include "results/render/compare.h"
+#include "workloads/workload.h"
+
+namespace nightjar {
+namespace {
+
+struct CompareArgs {
+  std::vector<std::string> sides;  // [0] = BASE
+  std::string db, job, workload, format = "mmtests", test = "welch", color = "auto";
+  std::vector<std::string> ignore_params;
+  double alpha = 0.05, min_effect = 1.0;
+  int width = 12, precision = 2;
+  bool fail_on_regression = false;
+};
+
+// Colour only on a terminal, unless --color says otherwise; NO_COLOR (set and
+// not empty, https://no-color.org) turns the automatic choice off.
+bool use_color(const std::string& mode) {
+  if (mode == "always") return true;
+  if (mode == "never") return false;
+  const char* no_color = std::getenv("NO_COLOR");
+  if (no_color && *no_color) return false;
+  return isatty(STDOUT_FILENO) == 1;
+}
+
+// `compare` (gate = --fail-on-regression) and `check` (gate = true).
+ExitCode cmd_compare(const CompareArgs& a, bool gate) {
+  if (a.sides.size() < 2)
+    throw UsageError(
+        "compare: give a BASE and at least one NEW selector, e.g. `nightjar compare "
+        "vanilla patched` or `nightjar compare build=v6.17 build=v6.18`");
+  const stats::SignificanceOptions options = significance_options(a.test, a.alpha, a.min_effect);
+  for (const auto& s : a.sides) (void)parse_selector(s);  // bad selectors before the database
+  ResultsStore store = open_existing_store(a.db);
+  SideQuery query{a.job, a.workload, a.ignore_params, &workload_catalog()};
+  Comparison c = compare_selectors(store, a.sides, query, options);
+  RenderOptions r{a.width, a.precision, use_color(a.color)};
+  if (a.format == "lkp")
+    std::cout << render_lkp(c, r);
+  else if (a.format == "markdown")
+    std::cout << render_markdown(c, r);
+  else if (a.format == "json")
+    std::cout << render_json(c);
+  else if (a.format == "csv")
+    std::cout << render_csv(c);
+  else
+    std::cout << render_mmtests(c, r);
+  std::cout.flush();
+  if (!gate) return ExitCode::ok;
+  ExitCode code = check_exit_code(c);
+  const char* meaning = code == ExitCode::regression     ? "significant regression"
+                        : code == ExitCode::inconclusive ? "inconclusive key metrics"
+                                                         : "no significant regression";
+  std::cerr << fmt::format("nightjar: check: {} -> exit {} ({})\n", c.verdict, to_int(code),
+                           meaning);
+  return code;
+}
+
+void add_compare_options(CLI::App* cmd, CompareArgs& a) {
+  cmd->add_option("--db", a.db, "results database path");
+  cmd->add_option("--job", a.job, "only runs of this job (file stem), on every side");
+  cmd->add_option("--workload", a.workload, "only runs of this workload, on every side");
+  cmd->add_option("--format", a.format, "output layout")
+      ->check(CLI::IsMember({"mmtests", "lkp", "markdown", "json", "csv"}))
+      ->capture_default_str();
+  cmd->add_option("--test", a.test,
+                  "significance rule: welch (Welch on logs + Benjamini-Hochberg + min effect), "
+                  "utest, mmtests, lkp")
+      ->check(CLI::IsMember({"welch", "utest", "mmtests", "lkp"}))
+      ->capture_default_str();
+  cmd->add_option("--alpha", a.alpha, "false discovery rate / test level")->capture_default_str();
+  cmd->add_option("--min-effect", a.min_effect,
+                  "smallest |%change| that counts as a change, percent")
+      ->capture_default_str();
+  cmd->add_option("--color", a.color,
+                  "colour the stars: auto (on a terminal, unless NO_COLOR), always, never")
+      ->check(CLI::IsMember({"auto", "always", "never"}))
+      ->capture_default_str();
+  cmd->add_option(
+         "--ignore-param", a.ignore_params,
+         "match cells ignoring this parameter (repeatable); cells differing only in it are pooled")
+      ->allow_extra_args(false);  // one name per flag: `--ignore-param script a b` keeps a and b
+  cmd->add_option("--width", a.width, "mmtests layout: value width W of %W.Pf")
+      ->check(CLI::Range(1, 40))
+      ->capture_default_str();
+  cmd->add_option("--precision", a.precision, "mmtests/markdown layout: decimals P of %W.Pf")
+      ->check(CLI::Range(0, 12))
+      ->capture_default_str();
+}
+
+}  // namespace
+
+Subcommand add_compare_command(CLI::App& app) {
+  auto a = std::make_shared<CompareArgs>();
+  Subcommand s;
+  s.cmd = app.add_subcommand(
+      "compare",
+      "Compare stored runs: BASE NEW [NEW...] selectors, Hmean tables with significance");
+  s.cmd
+      ->add_option("sides", a->sides,
+                   "selectors: a variant name, or key=value[,key=value] with keys build, kernel, "
+                   "variant, run, testbox, job, workload; the first is BASE")
+      ->required();
+  add_compare_options(s.cmd, *a);
+  s.cmd->add_flag("--fail-on-regression", a->fail_on_regression,
+                  "exit like `check`: 1 on a significant regression, 3 when inconclusive");
+  s.run = [a] { return cmd_compare(*a, a->fail_on_regression); };
+  return s;
+}
+
+Subcommand add_check_command(CLI::App& app) {
+  struct CheckArgs : CompareArgs {
+    std::string base, now;
+  };
+  auto a = std::make_shared<CheckArgs>();
+  Subcommand s;
+  s.cmd = app.add_subcommand("check",
+                             "CI gate: compare BASE and NEW; exit 0 no significant "
+                             "regression, 1 regression, 3 inconclusive");
+  s.cmd->add_option("base", a->base, "BASE selector")->required();
+  s.cmd->add_option("new", a->now, "NEW selector")->required();
+  add_compare_options(s.cmd, *a);
+  s.run = [a] {
+    a->sides = {a->base, a->now};
+    return cmd_compare(*a, true);
+  };
+  return s;
+}
+
+}  // namespace nightjar
