@@ -5,6 +5,8 @@
 // tests in tests/cli/test_compare_cli.cpp.
 #include <gtest/gtest.h>
 
+#include <cctype>
+
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -60,6 +62,11 @@ struct BadSelector {
   const char* says;  // part of the message
 };
 
+// The selector as gtest prints it ("'run=abc'"), not as a byte dump.
+void PrintTo(const BadSelector& s, std::ostream* os) {
+  *os << "'" << s.text << "'";
+}
+
 class BadSelectors : public ::testing::TestWithParam<BadSelector> {};
 
 TEST_P(BadSelectors, AreUsageErrorsNamingTheSelectorAndTheFix) {
@@ -87,8 +94,13 @@ INSTANTIATE_TEST_SUITE_P(
                       BadSelector{"variant=a,variant=b", "'variant' is given twice"},
                       BadSelector{"a,b", "'variant' is given twice"},
                       BadSelector{"run=abc", "not a run id"}, BadSelector{"run=0", "not a run id"},
-                      BadSelector{"run=-3", "not a run id"},
-                      BadSelector{"run=7x", "not a run id"}));
+                      BadSelector{"run=-3", "not a run id"}, BadSelector{"run=7x", "not a run id"}),
+    [](const ::testing::TestParamInfo<BadSelector>& info) {
+      // "3_build_v1_": the index keeps names unique, the text says which.
+      std::string name = std::to_string(info.index) + "_";
+      for (const char* c = info.param.text; *c; ++c) name += std::isalnum(*c) ? *c : '_';
+      return name;
+    });
 
 // ---------------------------------------------------------------------------
 // The comparison builder, on hand-made sides

@@ -205,6 +205,11 @@ struct BadRow {
   const char* says;  // part of the message, starting with source:line
 };
 
+// The case as ctest names it, not as a byte dump.
+void PrintTo(const BadRow& r, std::ostream* os) {
+  *os << r.name;
+}
+
 const std::string kHead =
     "run,job,workload,param.clients,variant,build,kernel,testbox,iteration,metric,unit,"
     "direction,mean,value\n";

@@ -182,6 +182,11 @@ struct BadReport {
   const char* says;
 };
 
+// The case as ctest names it, not as a byte dump.
+void PrintTo(const BadReport& r, std::ostream* os) {
+  *os << r.name;
+}
+
 class GbenchBadReport : public ::testing::TestWithParam<BadReport> {};
 
 TEST_P(GbenchBadReport, IsAUsageError) {

@@ -172,6 +172,11 @@ struct PassCase {
   int clients;
 };
 
+// The parameter as ctest names it ("threads1"), not as a byte dump.
+void PrintTo(const PassCase& c, std::ostream* os) {
+  *os << c.mode << c.clients;
+}
+
 class PftPass : public ::testing::TestWithParam<PassCase> {};
 
 TEST_P(PftPass, MeasuresEveryPageOnce) {
