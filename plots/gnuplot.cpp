@@ -1,25 +1,15 @@
-// The gnuplot renderer: see plots/render_gnuplot.h.
+// The gnuplot program of `nightjar plot`: see plots/gnuplot.h.
 #include "plots/gnuplot.h"
 
-#include <fcntl.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
-#include <chrono>
 #include <cmath>
-#include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
-#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -27,19 +17,12 @@
 #include <gnuplot-iostream.h>
 
 #include "results/model/exit_codes.h"
-#include "workloads/sys/signals.h"
-
-extern char** environ;
+#include "results/model/text.h"
 
 namespace nightjar {
 namespace {
 
 namespace fs = std::filesystem;
-
-constexpr const char* kInstallHint =
-    "install the package gnuplot-nox (Debian/Ubuntu: apt-get install gnuplot-nox; "
-    "ci/install-deps.sh "
-    "installs it), or name the program with --gnuplot PATH";
 
 // A gnuplot string in double quotes: backslash escapes are processed there, so
 // '\' and '"' are escaped and a newline becomes \n (a line break in titles).
@@ -105,8 +88,10 @@ double change_x(const PlotSeries& s, const stats::ChangePoint& cp) {
   return (s.points[cp.index - 1].x + s.points[cp.index].x) / 2;
 }
 
-void send_commands(Gnuplot& gp, const PlotData& d, const ImageSpec& img,
-                   const std::string& output_path) {
+// The terminal, output, titles, key, footnote and y format. Returns the
+// footnote's line count.
+std::size_t send_header(Gnuplot& gp, const PlotData& d, const ImageSpec& img,
+                        const std::string& output_path) {
   if (img.format == ImageFormat::png) {
     // pngcairo draws antialiased text; plain png (libgd) is the fallback.
     gp << "if (strstrt(GPVAL_TERMINALS, ' pngcairo ') > 0) {\n"
@@ -129,12 +114,10 @@ void send_commands(Gnuplot& gp, const PlotData& d, const ImageSpec& img,
   gp << "set key outside right top vertical Left reverse\n";
   const std::vector<std::string> foot = wrap_parts(d.footnote, std::max(40, img.width / 6));
   if (!foot.empty()) {
-    std::string text;
-    for (const auto& line : foot) text += (text.empty() ? "" : "\n") + line;
     // The first line sits at the given height and the others below it: lift
     // it by a line (about 12 px at font size 8) for each line that follows.
     const double y = (8.0 + 12.0 * static_cast<double>(foot.size() - 1)) / img.height;
-    gp << "set label 1 " << quote(text) << " at screen 0.01, screen " << number(y)
+    gp << "set label 1 " << quote(join(foot, "\n")) << " at screen 0.01, screen " << number(y)
        << " left font ',8'\n";
   }
   // Large values in plain digits (3500000), not gnuplot's 3.5e+06.
@@ -145,8 +128,12 @@ void send_commands(Gnuplot& gp, const PlotData& d, const ImageSpec& img,
       for (double v : p.samples) top = std::max(top, std::abs(v));
     }
   if (top >= 1e4 && top < 1e9) gp << "set format y '%.0f'\n";
+  return foot.size();
+}
 
-  // The x axis.
+// The x axis: scale, ticks, offsets, and the bottom margin (room for the x
+// label, rotated tick labels and `foot_lines` footnote lines).
+void send_x_axis(Gnuplot& gp, const PlotData& d, std::size_t foot_lines) {
   bool long_ticks = d.x_ticks.size() > 8;
   for (const auto& t : d.x_ticks) long_ticks = long_ticks || t.second.size() > 6;
   switch (d.x_scale) {
@@ -179,11 +166,12 @@ void send_commands(Gnuplot& gp, const PlotData& d, const ImageSpec& img,
     }
   }
   if (long_ticks) gp << "set xtics rotate by -35 left\n";
-  // Room for the x label, rotated tick labels and the footnote lines.
-  gp << "set bmargin " << (long_ticks ? 6 : 4) + foot.size() << "\n";
+  gp << "set bmargin " << (long_ticks ? 6 : 4) + foot_lines << "\n";
   gp << "set xtics nomirror\n";
+}
 
-  // Change points: a dashed line in the series' colour where the level steps.
+// Change points: a dashed line in the series' colour where the level steps.
+void send_change_points(Gnuplot& gp, const PlotData& d) {
   int tag = 1;
   for (std::size_t i = 0; i < d.series.size(); ++i) {
     const PlotSeries& s = d.series[i];
@@ -197,8 +185,11 @@ void send_commands(Gnuplot& gp, const PlotData& d, const ImageSpec& img,
       tag += 2;
     }
   }
+}
 
-  // The plot command: per series, the samples (history) then the means.
+// The plot command and its inline data: per series, the samples (history)
+// then the means.
+void send_series(Gnuplot& gp, const PlotData& d) {
   const bool bars = d.error_bars != ErrorBars::none;
   std::string plot = "plot ";
   bool first = true;
@@ -234,97 +225,17 @@ void send_commands(Gnuplot& gp, const PlotData& d, const ImageSpec& img,
       gp.send1d(rows);
     }
   }
+}
+
+void send_commands(Gnuplot& gp, const PlotData& d, const ImageSpec& img,
+                   const std::string& output_path) {
+  const std::size_t foot_lines = send_header(gp, d, img, output_path);
+  send_x_axis(gp, d, foot_lines);
+  send_change_points(gp, d);
+  send_series(gp, d);
   gp << "unset output\n";
   gp << std::flush;
 }
-
-// Ignores SIGPIPE while in scope: if gnuplot dies early, writing to its pipe
-// fails with EPIPE instead of killing nightjar, and its exit status is reported.
-class IgnoreSigpipe {
- public:
-  IgnoreSigpipe() {
-    struct sigaction sa {};
-    sa.sa_handler = SIG_IGN;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGPIPE, &sa, &old_);
-  }
-  ~IgnoreSigpipe() { sigaction(SIGPIPE, &old_, nullptr); }
-  IgnoreSigpipe(const IgnoreSigpipe&) = delete;
-  IgnoreSigpipe& operator=(const IgnoreSigpipe&) = delete;
-
- private:
-  struct sigaction old_ {};
-};
-
-// A file descriptor closed on destruction.
-class Fd {
- public:
-  explicit Fd(int fd = -1) : fd_(fd) {}
-  ~Fd() { reset(); }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-  int release() { return std::exchange(fd_, -1); }
-  void reset() {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
-
- private:
-  int fd_;
-};
-
-// The gnuplot child: killed and reaped on destruction unless already reaped,
-// so no exit path leaves it running.
-class Child {
- public:
-  explicit Child(pid_t pid) : pid_(pid) {}
-  ~Child() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGKILL);
-      int status = 0;
-      while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
-      }
-    }
-  }
-  Child(const Child&) = delete;
-  Child& operator=(const Child&) = delete;
-
-  /// The wait status once the child ended, else std::nullopt (non-blocking).
-  std::optional<int> poll() {
-    int status = 0;
-    pid_t r = ::waitpid(pid_, &status, WNOHANG);
-    if (r == pid_) {
-      pid_ = -1;
-      return status;
-    }
-    if (r < 0 && errno != EINTR) {
-      pid_ = -1;
-      return -1;
-    }
-    return std::nullopt;
-  }
-
- private:
-  pid_t pid_;
-};
-
-// A temporary file removed on destruction unless kept.
-class TempFile {
- public:
-  explicit TempFile(std::string path) : path_(std::move(path)) {}
-  ~TempFile() {
-    if (!kept_) ::unlink(path_.c_str());
-  }
-  TempFile(const TempFile&) = delete;
-  TempFile& operator=(const TempFile&) = delete;
-  const std::string& path() const { return path_; }
-  void keep() { kept_ = true; }
-
- private:
-  std::string path_;
-  bool kept_ = false;
-};
 
 std::string read_fd(int fd) {
   std::string out;
@@ -335,21 +246,9 @@ std::string read_fd(int fd) {
   return out;
 }
 
-std::string tail_lines(const std::string& text, std::size_t lines) {
-  std::string t = text;
-  while (!t.empty() && (t.back() == '\n' || t.back() == ' ')) t.pop_back();
-  std::size_t pos = t.size();
-  for (std::size_t i = 0; i < lines && pos != std::string::npos && pos > 0; ++i)
-    pos = t.rfind('\n', pos - 1);
-  std::string out = pos == std::string::npos ? t : t.substr(pos + 1);
-  std::replace(out.begin(), out.end(), '\n', ' ');
-  return out;
-}
+}  // namespace
 
-// Why the file at `path` is not a complete image of `format`, or "" when it is.
-std::string image_problem(const std::string& path, ImageFormat format) {
-  std::ifstream in(path, std::ios::binary);
-  std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+std::string image_problem(std::string_view data, ImageFormat format) {
   if (data.empty()) return "the file is empty";
   if (format == ImageFormat::png) {
     static const char kSig[] = "\x89PNG\r\n\x1a\n";
@@ -360,10 +259,12 @@ std::string image_problem(const std::string& path, ImageFormat format) {
   }
   if (data.find("<svg") == std::string::npos) return "it has no <svg> element";
   auto end = data.find_last_not_of(" \t\r\n");
-  if (end == std::string::npos || end < 5 || data.compare(end - 5, 6, "</svg>") != 0)
+  if (end == std::string_view::npos || end < 5 || data.compare(end - 5, 6, "</svg>") != 0)
     return "it does not end with </svg>";
   return "";
 }
+
+namespace {
 
 std::string lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -394,31 +295,6 @@ std::pair<int, int> parse_image_size(const std::string& text) {
   return {w, h};
 }
 
-std::string find_gnuplot(const std::string& program) {
-  auto executable = [](const fs::path& p) {
-    std::error_code ec;
-    return fs::is_regular_file(p, ec) && ::access(p.c_str(), X_OK) == 0;
-  };
-  if (program.find('/') != std::string::npos) {
-    if (executable(program)) return program;
-    throw EnvironmentError(
-        fmt::format("plot: gnuplot program {} does not exist or is not "
-                    "executable; {}",
-                    program, kInstallHint));
-  }
-  const char* path_env = std::getenv("PATH");
-  std::string path = path_env ? path_env : "/usr/local/bin:/usr/bin:/bin";
-  std::stringstream dirs(path);
-  std::string dir;
-  while (std::getline(dirs, dir, ':')) {
-    fs::path candidate = fs::path(dir.empty() ? "." : dir) / program;
-    if (executable(candidate)) return candidate.string();
-  }
-  throw EnvironmentError(fmt::format(
-      "plot: {} is not installed (not found on PATH={}); nightjar draws plots with gnuplot: {}",
-      program, path, kInstallHint));
-}
-
 void write_gnuplot_commands(std::FILE* out, const PlotData& data, const ImageSpec& image,
                             const std::string& output_path) {
   // gnuplot-iostream writes to the descriptor and closes the FILE it is given:
@@ -443,93 +319,6 @@ std::string gnuplot_script(const PlotData& data, const ImageSpec& image,
   std::string text = read_fd(::fileno(f));
   std::fclose(f);
   return text;
-}
-
-void render_plot(const PlotData& data, const ImageSpec& image, const std::string& output_path,
-                 const std::string& gnuplot_path, double timeout_seconds) {
-  install_interrupt_handlers();
-  // The temporary image, beside the output so that rename() is atomic.
-  const fs::path out(output_path);
-  const fs::path dir = out.has_parent_path() ? out.parent_path() : fs::path(".");
-  std::string tmpl = (dir / ("." + out.filename().string() + ".XXXXXX")).string();
-  Fd tmp_fd(::mkstemp(tmpl.data()));
-  if (tmp_fd.get() < 0)
-    throw EnvironmentError(fmt::format("plot: -o {}: cannot create a file in {}: {}", output_path,
-                                       dir.string(), std::strerror(errno)));
-  TempFile tmp(tmpl);
-  const mode_t mask = ::umask(0);
-  ::umask(mask);
-  ::fchmod(tmp_fd.get(), 0666 & ~mask);
-  tmp_fd.reset();
-
-  // gnuplot's messages (stdout and stderr) go to an anonymous file: a pipe
-  // could fill while nightjar is still writing commands.
-  Fd messages(::memfd_create("nightjar-gnuplot", MFD_CLOEXEC));
-  if (messages.get() < 0)
-    throw EnvironmentError(std::string("plot: memfd_create: ") + std::strerror(errno));
-  int pipe_fds[2];
-  if (::pipe2(pipe_fds, O_CLOEXEC) != 0)
-    throw EnvironmentError(std::string("plot: pipe: ") + std::strerror(errno));
-  Fd pipe_read(pipe_fds[0]), pipe_write(pipe_fds[1]);
-
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, pipe_read.get(), 0);
-  posix_spawn_file_actions_adddup2(&actions, messages.get(), 1);
-  posix_spawn_file_actions_adddup2(&actions, messages.get(), 2);
-  std::string arg0 = gnuplot_path, arg1 = "-d";  // -d: no ~/.gnuplot, default settings
-  char* argv[] = {arg0.data(), arg1.data(), nullptr};
-  pid_t pid = 0;
-  int rc = ::posix_spawn(&pid, gnuplot_path.c_str(), &actions, nullptr, argv, environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0)
-    throw EnvironmentError(fmt::format("plot: cannot start {}: {}; {}", gnuplot_path,
-                                       std::strerror(rc), kInstallHint));
-  Child child(pid);
-  pipe_read.reset();
-
-  {
-    IgnoreSigpipe ignore;
-    std::FILE* f = ::fdopen(pipe_write.get(), "w");
-    if (!f) throw EnvironmentError(std::string("plot: fdopen: ") + std::strerror(errno));
-    pipe_write.release();  // the FILE owns it now; gnuplot-iostream closes it
-    Gnuplot gp(f);
-    try {
-      send_commands(gp, data, image, tmp.path());
-    } catch (const std::ios_base::failure&) {
-      // gnuplot stopped reading (it failed): its status and messages say why.
-    }
-  }  // closes the pipe: gnuplot reads end-of-input and exits
-
-  const auto start = std::chrono::steady_clock::now();
-  std::optional<int> status;
-  while (!(status = child.poll())) {
-    if (interrupted()) throw Interrupted();  // ~Child kills and reaps gnuplot
-    if (std::chrono::steady_clock::now() - start > std::chrono::duration<double>(timeout_seconds))
-      throw EnvironmentError(fmt::format(
-          "plot: {} ran longer than {:g} s drawing {} and was killed; {} was left as it was",
-          gnuplot_path, timeout_seconds, output_path, output_path));
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  const std::string said = read_fd(messages.get());
-  if (*status < 0 || !WIFEXITED(*status) || WEXITSTATUS(*status) != 0) {
-    std::string how = *status < 0 ? std::string("could not be waited for")
-                      : WIFSIGNALED(*status)
-                          ? fmt::format("was killed by signal {}", WTERMSIG(*status))
-                          : fmt::format("exited with {}", WEXITSTATUS(*status));
-    throw EnvironmentError(
-        fmt::format("plot: {} {} drawing {}{}; {} was left as it was", gnuplot_path, how,
-                    output_path, said.empty() ? "" : ": " + tail_lines(said, 4), output_path));
-  }
-  if (std::string why = image_problem(tmp.path(), image.format); !why.empty())
-    throw EnvironmentError(
-        fmt::format("plot: {} did not write a valid {} image for {} ({}){}; {} was left as it was",
-                    gnuplot_path, image.format == ImageFormat::png ? "PNG" : "SVG", output_path,
-                    why, said.empty() ? "" : ": " + tail_lines(said, 4), output_path));
-  if (::rename(tmp.path().c_str(), output_path.c_str()) != 0)
-    throw EnvironmentError(fmt::format("plot: cannot rename {} to {}: {}", tmp.path(), output_path,
-                                       std::strerror(errno)));
-  tmp.keep();
 }
 
 }  // namespace nightjar

@@ -15,15 +15,10 @@
 #include <fmt/format.h>
 
 #include "results/model/exit_codes.h"
+#include "results/model/text.h"
 
 namespace nightjar {
 namespace {
-
-std::string join(const std::vector<std::string>& items, const char* sep = ", ") {
-  std::string out;
-  for (const auto& s : items) out += (out.empty() ? "" : sep) + s;
-  return out;
-}
 
 // "a, b, c", or the first `max` and how many there are in all.
 std::string list_of(const std::vector<std::string>& items, std::size_t max = 12) {

@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "workloads/exec.h"
+#include "workloads/sys/process.h"
 
 namespace nightjar::test {
 

@@ -1,20 +1,12 @@
-// The `exec` workload and run_command(): see workloads/exec.h.
+// The `exec` workload: see workloads/exec.h. Running the command is the
+// process toolkit's (workloads/sys/process.h); this file parses its output.
 
 #include "workloads/exec.h"
 
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/types.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -26,365 +18,10 @@
 #include <nlohmann/json.hpp>
 
 #include "results/model/exit_codes.h"
-#include "workloads/sys/signals.h"
-
-extern char** environ;
+#include "results/model/text.h"
+#include "workloads/sys/process.h"
 
 namespace nightjar {
-
-// ---------------------------------------------------------------------------
-// Command lines
-// ---------------------------------------------------------------------------
-
-std::vector<std::string> split_command_line(const std::string& text, const std::string& field) {
-  std::size_t first = text.find_first_not_of(" \t\r\n");
-  if (first == std::string::npos)
-    throw ParamError{field,
-                     "empty command; write the program and its arguments, such as "
-                     "`" +
-                         field + ": ./bench --size 1M`"};
-  std::vector<std::string> words;
-  if (text[first] == '[') {
-    nlohmann::json j;
-    try {
-      j = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::exception&) {
-      throw ParamError{field,
-                       "starts with '[' but is not a JSON array; write a JSON array of "
-                       "strings such as '[\"./bench\", \"--size\", \"1M\"]' or a plain "
-                       "command line such as ./bench --size 1M"};
-    }
-    if (!j.is_array() || j.empty())
-      throw ParamError{field,
-                       "the JSON array is empty; write at least the program, such as "
-                       "'[\"./bench\"]'"};
-    for (const auto& e : j) {
-      if (!e.is_string())
-        throw ParamError{field, "the JSON array holds " + std::string(e.type_name()) +
-                                    "; every element must be a string, such as '[\"./bench\", "
-                                    "\"10\"]'"};
-      words.push_back(e.get<std::string>());
-    }
-    if (words.front().empty()) throw ParamError{field, "the program name is empty"};
-    return words;
-  }
-  std::string word;
-  bool in_word = false;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
-      if (in_word) words.push_back(std::move(word));
-      word.clear();
-      in_word = false;
-    } else if (c == '\'') {
-      std::size_t end = text.find('\'', i + 1);
-      if (end == std::string::npos)
-        throw ParamError{field, "unbalanced single quote in '" + text +
-                                    "'; close it, or quote the whole command for the job file "
-                                    "with the other kind of quotes"};
-      word.append(text, i + 1, end - i - 1);
-      in_word = true;
-      i = end;
-    } else if (c == '"') {
-      std::size_t j = i + 1;
-      for (; j < text.size() && text[j] != '"'; ++j) {
-        if (text[j] == '\\' && j + 1 < text.size() &&
-            std::strchr("\"\\$`", text[j + 1]) != nullptr) {
-          word += text[++j];
-        } else {
-          word += text[j];
-        }
-      }
-      if (j >= text.size())
-        throw ParamError{field, "unbalanced double quote in '" + text + "'; close it"};
-      in_word = true;
-      i = j;
-    } else if (c == '\\') {
-      if (i + 1 >= text.size())
-        throw ParamError{field, "trailing backslash in '" + text + "'; remove it or write \\\\"};
-      word += text[++i];
-      in_word = true;
-    } else {
-      word += c;
-      in_word = true;
-    }
-  }
-  if (in_word) words.push_back(std::move(word));
-  if (words.empty() || words.front().empty())
-    throw ParamError{field, "empty program name in '" + text + "'"};
-  return words;
-}
-
-// ---------------------------------------------------------------------------
-// Child processes
-// ---------------------------------------------------------------------------
-
-std::string output_tail(const std::string& text, std::size_t max_lines, std::size_t max_chars) {
-  std::string_view t = text;
-  while (!t.empty() && (t.back() == '\n' || t.back() == '\r' || t.back() == ' '))
-    t.remove_suffix(1);
-  std::vector<std::string_view> lines;
-  std::size_t end = t.size();
-  while (lines.size() < max_lines && end > 0) {
-    std::size_t nl = t.rfind('\n', end - 1);
-    std::size_t start = nl == std::string_view::npos ? 0 : nl + 1;
-    std::string_view line = t.substr(start, end - start);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    lines.push_back(line);
-    if (nl == std::string_view::npos) break;
-    end = nl;
-  }
-  std::string out;
-  for (auto it = lines.rbegin(); it != lines.rend(); ++it) {
-    if (!out.empty()) out += " | ";
-    out += *it;
-  }
-  if (out.size() > max_chars) out = "..." + out.substr(out.size() - max_chars);
-  return out;
-}
-
-std::string CommandResult::describe(double timeout_sec) const {
-  if (!started) return error;
-  if (interrupted) return "interrupted";
-  if (timed_out)
-    return timeout_sec > 0 ? fmt::format("timed out after {:g} s", timeout_sec) : "timed out";
-  if (signal != 0) {
-    const char* name = sigabbrev_np(signal);
-    return fmt::format("killed by SIG{}", name ? name : std::to_string(signal).c_str());
-  }
-  return fmt::format("exited with status {}", exit_code);
-}
-
-std::string CommandResult::tail(std::size_t max_lines, std::size_t max_chars) const {
-  std::string e = output_tail(err, max_lines, max_chars);
-  std::string o = output_tail(out, max_lines, max_chars);
-  std::string r;
-  if (!e.empty()) r += "stderr: " + e;
-  if (!o.empty()) r += (r.empty() ? "" : "; ") + std::string("stdout: ") + o;
-  return r.empty() ? "no output" : r;
-}
-
-namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
-// A pipe whose ends are closed on destruction.
-struct Pipe {
-  int fd[2] = {-1, -1};
-  explicit Pipe(const char* what) {
-    if (::pipe2(fd, O_CLOEXEC) != 0)
-      throw EnvironmentError(
-          fmt::format("cannot create a pipe for {}: {}", what, std::strerror(errno)));
-  }
-  ~Pipe() {
-    close_read();
-    close_write();
-  }
-  void close_read() {
-    if (fd[0] >= 0) ::close(fd[0]);
-    fd[0] = -1;
-  }
-  void close_write() {
-    if (fd[1] >= 0) ::close(fd[1]);
-    fd[1] = -1;
-  }
-};
-
-// Reads what is available from `fd` into `buf` (up to `limit` bytes kept).
-// Returns false at end of file or on a hard error.
-bool drain(int fd, std::string& buf, std::size_t limit, bool& truncated) {
-  char chunk[65536];
-  while (true) {
-    ssize_t n = ::read(fd, chunk, sizeof chunk);
-    if (n > 0) {
-      std::size_t room = buf.size() < limit ? limit - buf.size() : 0;
-      std::size_t keep = std::min<std::size_t>(room, static_cast<std::size_t>(n));
-      buf.append(chunk, keep);
-      if (keep < static_cast<std::size_t>(n)) truncated = true;
-      continue;
-    }
-    if (n == 0) return false;
-    if (errno == EINTR) continue;
-    if (errno == EAGAIN || errno == EWOULDBLOCK) return true;
-    return false;
-  }
-}
-
-}  // namespace
-
-CommandResult run_command(const CommandSpec& spec) {
-  CommandResult r;
-  if (spec.argv.empty() || spec.argv.front().empty()) {
-    r.error = "empty command";
-    return r;
-  }
-  // Everything the child needs is prepared before fork(): after it the child
-  // only makes async-signal-safe calls (and exec).
-  std::vector<std::string> env_strings;
-  for (char** e = environ; e && *e; ++e) {
-    std::string_view kv(*e);
-    std::string key(kv.substr(0, kv.find('=')));
-    if (!spec.env.count(key)) env_strings.emplace_back(kv);
-  }
-  for (const auto& [k, v] : spec.env) env_strings.push_back(k + "=" + v);
-  std::vector<char*> envp, argv;
-  for (auto& s : env_strings) envp.push_back(s.data());
-  envp.push_back(nullptr);
-  std::vector<std::string> args = spec.argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  // PATH lookup is done here, with nightjar's PATH (or the one in spec.env).
-  std::string program = args.front();
-  if (program.find('/') == std::string::npos) {
-    std::string path = spec.env.count("PATH") ? spec.env.at("PATH")
-                       : std::getenv("PATH")  ? std::getenv("PATH")
-                                              : "/usr/local/bin:/usr/bin:/bin";
-    std::string found;
-    std::stringstream dirs(path);
-    std::string dir;
-    while (std::getline(dirs, dir, ':')) {
-      std::string candidate = (dir.empty() ? "." : dir) + "/" + program;
-      struct stat st {};
-      if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
-          ::access(candidate.c_str(), X_OK) == 0) {
-        found = candidate;
-        break;
-      }
-    }
-    if (found.empty()) {
-      r.error = fmt::format("cannot run '{}': not found in PATH ({})", program, path);
-      return r;
-    }
-    program = found;
-  }
-
-  Pipe out("the command's output"), err("the command's errors"), status("exec status");
-  int devnull = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-  const pid_t parent = ::getpid();
-  const char* cwd = spec.cwd.empty() ? nullptr : spec.cwd.c_str();
-  const auto t0 = Clock::now();
-  pid_t pid = ::fork();
-  if (pid < 0) {
-    if (devnull >= 0) ::close(devnull);
-    r.error = fmt::format("cannot start '{}': fork failed: {}", args.front(), std::strerror(errno));
-    return r;
-  }
-  if (pid == 0) {
-    ::setpgid(0, 0);
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) ::_exit(127);
-    struct sigaction dfl {};
-    dfl.sa_handler = SIG_DFL;
-    ::sigemptyset(&dfl.sa_mask);
-    for (int sig : {SIGINT, SIGTERM, SIGPIPE, SIGQUIT, SIGHUP}) ::sigaction(sig, &dfl, nullptr);
-    sigset_t none;
-    ::sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    if (devnull >= 0) ::dup2(devnull, 0);
-    ::dup2(out.fd[1], 1);
-    ::dup2(spec.merge_stderr ? out.fd[1] : err.fd[1], 2);
-    int report[2] = {0, 0};
-    if (cwd != nullptr && ::chdir(cwd) != 0) {
-      report[0] = 'c';
-      report[1] = errno;
-    } else {
-      ::execve(program.c_str(), argv.data(), envp.data());
-      report[0] = 'e';
-      report[1] = errno;
-    }
-    ssize_t ignored = ::write(status.fd[1], report, sizeof report);
-    (void)ignored;
-    ::_exit(127);
-  }
-  ::setpgid(pid, pid);  // also in the parent: no race with kill(-pid) below
-  if (devnull >= 0) ::close(devnull);
-  out.close_write();
-  err.close_write();
-  status.close_write();
-  r.started = true;
-
-  for (int fd : {out.fd[0], err.fd[0]}) ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
-  bool out_open = true, err_open = true;
-  bool exited = false;  // the child has exited (not reaped yet: its pid stays ours)
-  std::optional<Clock::time_point> kill_sent, exit_seen;
-  auto interrupted_now = [&] {
-    return spec.interrupted ? spec.interrupted() : nightjar::interrupted();
-  };
-  auto kill_group = [&](int sig) { ::kill(-pid, sig); };
-
-  while (true) {
-    if (!exited) {
-      siginfo_t info{};
-      info.si_pid = 0;
-      if (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
-          info.si_pid == pid) {
-        exited = true;
-        exit_seen = Clock::now();
-        // Whatever the command left running in its group goes now, while
-        // the unreaped leader still reserves the group id.
-        kill_group(SIGKILL);
-      }
-    }
-    if (!exited && !r.interrupted && !r.timed_out) {
-      if (interrupted_now()) {
-        r.interrupted = true;
-      } else if (spec.timeout_sec > 0 && seconds_since(t0) > spec.timeout_sec) {
-        r.timed_out = true;
-      }
-      if (r.interrupted || r.timed_out) {
-        kill_group(SIGTERM);
-        kill_sent = Clock::now();
-      }
-    }
-    if (!exited && kill_sent && seconds_since(*kill_sent) > spec.kill_grace_sec)
-      kill_group(SIGKILL);
-    if ((!out_open && !err_open) && exited) break;
-    // Output held open by a process that left the group (setsid): stop
-    // waiting for it a little after the command itself ended.
-    if (exited && exit_seen && seconds_since(*exit_seen) > 2.0) break;
-
-    pollfd fds[2];
-    nfds_t n = 0;
-    if (out_open) fds[n++] = {out.fd[0], POLLIN, 0};
-    if (err_open) fds[n++] = {err.fd[0], POLLIN, 0};
-    if (n > 0) {
-      int pr = ::poll(fds, n, 10);
-      if (pr < 0 && errno != EINTR) break;
-      if (out_open) out_open = drain(out.fd[0], r.out, spec.capture_limit, r.truncated);
-      if (err_open) err_open = drain(err.fd[0], r.err, spec.capture_limit, r.truncated);
-    } else {
-      ::usleep(2000);
-    }
-  }
-
-  int wstatus = 0;
-  struct rusage ru {};
-  while (::wait4(pid, &wstatus, 0, &ru) < 0 && errno == EINTR) {
-  }
-  r.wall_sec = seconds_since(t0);
-  r.cpu_sec = static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-              static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
-  if (WIFEXITED(wstatus)) r.exit_code = WEXITSTATUS(wstatus);
-  if (WIFSIGNALED(wstatus)) r.signal = WTERMSIG(wstatus);
-
-  int report[2] = {0, 0};
-  ssize_t got;
-  while ((got = ::read(status.fd[0], report, sizeof report)) < 0 && errno == EINTR) {
-  }
-  if (got == static_cast<ssize_t>(sizeof report)) {
-    r.started = false;
-    if (report[0] == 'c')
-      r.error = fmt::format("cannot change to the directory '{}': {}", spec.cwd,
-                            std::strerror(report[1]));
-    else
-      r.error = fmt::format("cannot run '{}': {}", args.front(), std::strerror(report[1]));
-  }
-  return r;
-}
 
 // ---------------------------------------------------------------------------
 // Metric rules
@@ -423,12 +60,6 @@ std::optional<double> leading_number(std::string_view text, bool whole) {
       (rest.front() == '.' || std::isdigit(static_cast<unsigned char>(rest.front()))))
     return std::nullopt;
   return v;
-}
-
-std::string trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return std::string(s);
 }
 
 ParseRule parse_rule(const std::string& text) {
@@ -498,9 +129,9 @@ std::map<std::string, double> extract_metrics(const std::string& output,
       while (std::getline(in, line)) {
         std::size_t eq = line.find('=');
         if (eq == std::string::npos) continue;
-        std::string key = trim(std::string_view(line).substr(0, eq));
+        std::string key(trim(std::string_view(line).substr(0, eq)));
         if (!wanted.count(key)) continue;
-        std::string value = trim(std::string_view(line).substr(eq + 1));
+        std::string value(trim(std::string_view(line).substr(eq + 1)));
         if (auto v = leading_number(value, false)) {
           found[key] = *v;
           bad.erase(key);
@@ -545,7 +176,7 @@ std::map<std::string, double> extract_metrics(const std::string& output,
         std::stringstream in(output);
         std::string line, candidate;
         while (std::getline(in, line)) {
-          std::string t = trim(line);
+          std::string t(trim(line));
           if (!t.empty() && t.front() == '{') candidate = t;
         }
         try {
@@ -649,11 +280,9 @@ class ExecSession : public CellSession {
     std::vector<std::string> missing;
     result.metrics = extract_metrics(text, c_.metrics, c_.rule, c_.regex, missing);
     if (!missing.empty()) {
-      std::string why;
-      for (const auto& m : missing) why += (why.empty() ? "" : "; ") + m;
       result.metrics.clear();
-      result.failure =
-          fmt::format("metric not found in the command's {}: {}; {}", c_.stream, why, r.tail());
+      result.failure = fmt::format("metric not found in the command's {}: {}; {}", c_.stream,
+                                   join(missing, "; "), r.tail());
       return result;
     }
     for (const auto& d : c_.metrics) {

@@ -17,7 +17,7 @@
 
 #include "results/io/gbench.h"
 #include "results/model/exit_codes.h"
-#include "workloads/exec.h"
+#include "workloads/sys/process.h"
 
 namespace nightjar {
 namespace {

@@ -9,24 +9,21 @@
 //    creates the threads, waits until every one has reached the barrier and
 //    opens it; munmap follows the join.
 //  - processes mode: the children are forked per iteration (a fresh mm each,
-//    as pft -n); each child maps its own slice, reports ready over a pipe and
-//    blocks reading a second pipe, which the parent closes once all are ready
-//    (end-of-file releases every reader at once). Children send their clocks
-//    back through a MAP_SHARED anonymous region and munmap after the pass.
+//    as pft -n) as a Workers group (workloads/sys/process.h); each child maps
+//    its own slice, reports ready and waits at the group's start gate, which
+//    the parent opens once all are ready (end-of-file on a pipe releases
+//    every reader at once). Children send their clocks back through a
+//    MAP_SHARED anonymous region (SharedRecords) and munmap after the pass.
 // A worker's timed region is: CLOCK_MONOTONIC, CLOCK_THREAD_CPUTIME_ID, the
 // touch loop, CLOCK_THREAD_CPUTIME_ID, CLOCK_MONOTONIC; getrusage(RUSAGE_THREAD)
 // is read just outside it for minflt and system time.
 #include "workloads/pft.h"
 #include "results/model/params.h"
 
-#include <fcntl.h>
-#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/resource.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -46,6 +43,8 @@
 #include <vector>
 
 #include "results/model/exit_codes.h"
+#include "results/model/text.h"
+#include "workloads/sys/process.h"
 
 namespace nightjar {
 namespace {
@@ -115,16 +114,6 @@ std::uint64_t mem_available_bytes() {
   return 0;
 }
 
-std::string signal_text(int sig) {
-  const char* abbrev = ::sigabbrev_np(sig);
-  std::string s = abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(sig);
-  return s;
-}
-
-std::string errno_text(int err) {
-  return std::error_code(err, std::generic_category()).message();
-}
-
 /// What one worker measured. Written once, after the worker's timed region;
 /// 128-byte aligned so neighbouring workers never share a cache line pair.
 struct alignas(128) WorkerRecord {
@@ -188,7 +177,6 @@ void block_interrupts() noexcept {
 /// An mmap'ed region, unmapped on destruction.
 class Mapping {
  public:
-  Mapping() = default;
   Mapping(std::size_t bytes, int flags) : bytes_(bytes) {
     void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, flags, -1, 0);
     if (p == MAP_FAILED) {
@@ -200,16 +188,6 @@ class Mapping {
   }
   Mapping(const Mapping&) = delete;
   Mapping& operator=(const Mapping&) = delete;
-  Mapping(Mapping&& o) noexcept { *this = std::move(o); }
-  Mapping& operator=(Mapping&& o) noexcept {
-    if (this != &o) {
-      reset();
-      std::swap(addr_, o.addr_);
-      std::swap(bytes_, o.bytes_);
-      std::swap(error_, o.error_);
-    }
-    return *this;
-  }
   ~Mapping() { reset(); }
   void reset() noexcept {
     if (addr_) ::munmap(addr_, bytes_);
@@ -223,24 +201,6 @@ class Mapping {
   char* addr_ = nullptr;
   std::size_t bytes_ = 0;
   int error_ = 0;
-};
-
-/// A file descriptor, closed on destruction.
-class Fd {
- public:
-  Fd() = default;
-  explicit Fd(int fd) : fd_(fd) {}
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() { reset(); }
-  void reset() noexcept {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
-  int get() const { return fd_; }
-
- private:
-  int fd_ = -1;
 };
 
 /// The threads-mode start barrier: workers count themselves in and wait on
@@ -266,76 +226,10 @@ struct StartGate {
   }
 };
 
-/// What a forked worker needs; prepared before fork() so the child allocates
-/// nothing.
-struct ChildArgs {
-  std::size_t pages;
-  std::size_t page;
-  WorkerRecord* record;  ///< in the MAP_SHARED region
-  int ready_r;
-  int ready_w;
-  int go_r;
-  int go_w;
-  pid_t parent;
-};
+/// The exit status of a forked worker whose mmap failed (the record says why).
+constexpr int kChildSetupFailed = 2;
 
-enum ChildExit : int {
-  kChildOk = 0,
-  kChildSetupFailed = 2,
-  kChildOrphaned = 3,
-  kChildGateFailed = 4
-};
-
-/// The body of a forked worker. Only async-signal-safe calls: the parent may
-/// have other threads.
-[[noreturn]] void child_main(const ChildArgs& a) noexcept {
-  // Never outlive nightjar: SIGKILL when the forking thread goes away; if it
-  // already went before prctl took effect, leave now.
-  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (::getppid() != a.parent) ::_exit(kChildOrphaned);
-  block_interrupts();
-  ::prctl(PR_SET_NAME, "pft-worker");
-  ::close(a.ready_r);
-  ::close(a.go_w);
-
-  const std::size_t bytes = a.pages * a.page;
-  void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  const int map_errno = p == MAP_FAILED ? errno : 0;
-  if (map_errno) a.record->error = map_errno;
-  char c = 'r';
-  while (::write(a.ready_w, &c, 1) < 0 && errno == EINTR) {
-  }
-  ::close(a.ready_w);
-  if (map_errno) ::_exit(kChildSetupFailed);
-
-  // The start barrier: the parent closes the write end once every child is
-  // ready; end-of-file wakes all readers together.
-  ssize_t r;
-  while ((r = ::read(a.go_r, &c, 1)) < 0 && errno == EINTR) {
-  }
-  if (r != 0) ::_exit(kChildGateFailed);
-
-  fault_slice(static_cast<char*>(p), a.pages, a.page, a.record);
-  ::munmap(p, bytes);
-  ::_exit(kChildOk);
-}
-
-/// waitpid() that retries on EINTR (the runner's handlers omit SA_RESTART).
-pid_t wait_child(pid_t pid, int* status, int flags) {
-  pid_t r;
-  while ((r = ::waitpid(pid, status, flags)) < 0 && errno == EINTR) {
-  }
-  return r;
-}
-
-struct Child {
-  pid_t pid = -1;
-  bool reaped = false;
-  int status = 0;
-};
-
-/// The state of one pft cell: its slices, the shared result records and,
-/// during a processes-mode pass, the children.
+/// The state of one pft cell: its slices and the shared result records.
 class PftSession : public CellSession {
  public:
   PftSession(const Cell& cell, RunContext& ctx)
@@ -343,7 +237,8 @@ class PftSession : public CellSession {
         processes_(cell.text("mode") == "processes"),
         workers_(static_cast<std::size_t>(std::max<std::int64_t>(cell.count("clients"), 1))),
         page_(page_size()),
-        pages_(cell.bytes("size") / page_) {
+        pages_(cell.bytes("size") / page_),
+        records_(workers_, "pft: the workers' results") {
     if (pages_ < workers_)
       throw EnvironmentError("pft: size " + size_text(cell, cell.bytes("size")) +
                              " is fewer pages than clients=" + std::to_string(workers_) +
@@ -357,13 +252,6 @@ class PftSession : public CellSession {
       slices_.push_back({offset, n});
       offset += n;
     }
-    std::size_t record_bytes = (workers_ * sizeof(WorkerRecord) + page_ - 1) / page_ * page_;
-    records_ = Mapping(record_bytes, MAP_SHARED | MAP_ANONYMOUS);
-    if (!records_.get())
-      throw EnvironmentError(
-          "pft: cannot map " + human_bytes(record_bytes) +
-          " of shared memory for worker results: " + errno_text(records_.error()));
-    children_.reserve(workers_);
 
     if (workers_ > ctx.machine.cpus)
       ctx.warn("pft: clients=" + std::to_string(workers_) + " is more than the " +
@@ -378,8 +266,6 @@ class PftSession : public CellSession {
     std::string thp = first_line(kThpPath);
     if (!thp.empty()) ctx.record("pft.thp_enabled", selected_choice(thp));
   }
-
-  ~PftSession() override { kill_and_reap_children(); }
 
   /// An untimed pass over the same size: first-touch memory of a fresh VM
   /// faults several times slower (the host backs the guest's memory).
@@ -406,14 +292,19 @@ class PftSession : public CellSession {
     std::size_t pages;
   };
 
-  WorkerRecord* records() const { return reinterpret_cast<WorkerRecord*>(records_.get()); }
-
   /// One pass of every worker; the records hold the results afterwards.
   /// Returns the reason of a failed sample; throws EnvironmentError when the
   /// pass cannot be set up and Interrupted when a worker died of an interrupt.
   std::optional<std::string> run_pass() {
-    std::memset(records_.get(), 0, workers_ * sizeof(WorkerRecord));
+    records_.clear();
     return processes_ ? run_processes_pass() : run_threads_pass();
+  }
+
+  /// "worker I did not finish its pass" for the first record not done.
+  std::optional<std::string> unfinished_worker() const {
+    for (std::size_t i = 0; i < workers_; ++i)
+      if (!records_[i].done) return "worker " + std::to_string(i) + " did not finish its pass";
+    return std::nullopt;
   }
 
   std::optional<std::string> run_threads_pass() {
@@ -434,7 +325,7 @@ class PftSession : public CellSession {
     try {
       for (std::size_t i = 0; i < workers_; ++i) {
         char* base = map.get() + slices_[i].first_page * page_;
-        WorkerRecord* rec = &records()[i];
+        WorkerRecord* rec = &records_[i];
         std::size_t pages = slices_[i].pages;
         std::size_t page = page_;
         threads.emplace_back([&gate, base, rec, pages, page] {
@@ -457,131 +348,57 @@ class PftSession : public CellSession {
     gate.release(StartGate::kGo);
     join_all();
     map.reset();
-    for (std::size_t i = 0; i < workers_; ++i)
-      if (!records()[i].done) return "worker " + std::to_string(i) + " did not finish its pass";
-    return std::nullopt;
+    return unfinished_worker();
   }
 
   std::optional<std::string> run_processes_pass() {
-    int ready[2], go[2];
-    if (::pipe2(ready, O_CLOEXEC) != 0)
-      throw EnvironmentError("pft: pipe2 failed: " + errno_text(errno));
-    Fd ready_r(ready[0]), ready_w(ready[1]);
-    if (::pipe2(go, O_CLOEXEC) != 0)
-      throw EnvironmentError("pft: pipe2 failed: " + errno_text(errno));
-    Fd go_r(go[0]), go_w(go[1]);
+    // The group kills and reaps every worker on every path out of here.
+    Workers group(WorkersSpec{.name = "pft",
+                              .noun = "worker",
+                              .numbered = true,
+                              .comm = "pft-worker",
+                              .gates = 1,
+                              .interrupted = ctx_.interrupted});
+    auto body = [this](const WorkerLink& link) noexcept { return forked_pass(link); };
+    for (std::size_t i = 0; i < workers_; ++i) group.spawn(body, workers_);
 
-    // From here on every child is killed and reaped whatever happens.
-    struct ReapGuard {
-      PftSession& s;
-      ~ReapGuard() { s.kill_and_reap_children(); }
-    } guard{*this};
-    children_.clear();
-
-    const pid_t self = ::getpid();
-    for (std::size_t i = 0; i < workers_; ++i) {
-      const ChildArgs args{.pages = slices_[i].pages,
-                           .page = page_,
-                           .record = &records()[i],
-                           .ready_r = ready_r.get(),
-                           .ready_w = ready_w.get(),
-                           .go_r = go_r.get(),
-                           .go_w = go_w.get(),
-                           .parent = self};
-      pid_t pid = ::fork();
-      if (pid == 0) child_main(args);
-      if (pid < 0)
-        throw EnvironmentError("pft: fork of worker " + std::to_string(i + 1) + " of " +
-                               std::to_string(workers_) + " failed: " + errno_text(errno) +
-                               "; lower clients or raise the process limit (ulimit -u)");
-      children_.push_back({pid, false, 0});
-    }
-    ready_w.reset();
-    go_r.reset();
-
-    // Every child reports ready (its slice mapped) or dies; a child that died
-    // before writing is noticed by polling its status.
-    std::size_t ready_count = 0;
-    bool died = false;
-    while (ready_count < workers_ && !died) {
-      pollfd pfd{ready_r.get(), POLLIN, 0};
-      int r = ::poll(&pfd, 1, 100);
-      if (r < 0 && errno != EINTR)
-        throw EnvironmentError("pft: poll on the workers' ready pipe failed: " + errno_text(errno));
-      if (r > 0) {
-        char buf[64];
-        ssize_t k = ::read(ready_r.get(), buf, sizeof buf);
-        if (k > 0) ready_count += static_cast<std::size_t>(k);
-        if (k == 0) died = true;  // every write end closed before all were ready
-        if (k < 0 && errno != EINTR && errno != EAGAIN)
-          throw EnvironmentError("pft: reading the workers' ready pipe failed: " +
-                                 errno_text(errno));
-        continue;
-      }
-      for (auto& c : children_)
-        if (!c.reaped && wait_child(c.pid, &c.status, WNOHANG) == c.pid) {
-          c.reaped = true;
-          died = true;
-        }
-      if (ctx_.interrupted()) throw Interrupted();  // the guard kills the children
-    }
+    // Every worker reports ready (its slice mapped, or the mmap failed) or
+    // dies; only then is the start gate opened.
+    const bool ready = group.await(1);
     for (std::size_t i = 0; i < workers_; ++i)
-      if (records()[i].error)
+      if (records_[i].error)
         throw EnvironmentError("pft: worker " + std::to_string(i) + " could not mmap its " +
                                human_bytes(slices_[i].pages * page_) +
-                               " slice: " + errno_text(records()[i].error) +
+                               " slice: " + errno_text(records_[i].error) +
                                "; free memory or write a smaller size such as 20%mem");
-    if (died) {
-      // Judge the children that died on their own before SIGKILLing the rest.
-      std::optional<std::string> why = children_failure();
-      kill_and_reap_children();
+    if (!ready) {
+      // Judge the workers that died on their own before the rest is killed.
+      std::optional<std::string> why = group.failure();
       return why ? why : std::optional<std::string>("a worker exited before the start barrier");
     }
 
-    go_w.reset();  // opens the barrier
-    for (auto& c : children_) {
-      if (c.reaped) continue;
-      if (wait_child(c.pid, &c.status, 0) == c.pid) c.reaped = true;
-    }
-    if (auto why = children_failure()) return why;
-    for (std::size_t i = 0; i < workers_; ++i)
-      if (!records()[i].done) return "worker " + std::to_string(i) + " did not finish its pass";
-    return std::nullopt;
+    group.open_gate(0);
+    group.wait_all();
+    if (auto why = group.failure()) return why;
+    return unfinished_worker();
   }
 
-  /// The reason of the first child that did not exit cleanly, or nullopt.
-  /// A child killed by SIGINT/SIGTERM/SIGHUP while nightjar was interrupted
-  /// means the user stopped the run: Interrupted.
-  std::optional<std::string> children_failure() {
-    for (std::size_t i = 0; i < children_.size(); ++i) {
-      const Child& c = children_[i];
-      if (!c.reaped) continue;
-      std::string who = "worker " + std::to_string(i) + " (pid " + std::to_string(c.pid) + ")";
-      if (WIFSIGNALED(c.status)) {
-        int sig = WTERMSIG(c.status);
-        if (ctx_.interrupted()) throw Interrupted();
-        std::string why = who + " was killed by " + signal_text(sig);
-        if (sig == SIGKILL) why += " (the OOM killer? see dmesg)";
-        return why;
-      }
-      if (WIFEXITED(c.status) && WEXITSTATUS(c.status) != kChildOk) {
-        int code = WEXITSTATUS(c.status);
-        if (code == kChildOrphaned) return who + " found nightjar gone before it started";
-        if (code == kChildGateFailed) return who + " could not read the start barrier pipe";
-        return who + " exited with status " + std::to_string(code);
-      }
-    }
-    return std::nullopt;
-  }
-
-  /// SIGKILLs and reaps every child not reaped yet. Never throws; waits only
-  /// for our own pids (other parts of nightjar may have children).
-  void kill_and_reap_children() noexcept {
-    for (auto& c : children_) {
-      if (c.reaped || c.pid <= 0) continue;
-      ::kill(c.pid, SIGKILL);
-      if (wait_child(c.pid, &c.status, 0) == c.pid || errno == ECHILD) c.reaped = true;
-    }
+  /// A forked worker (processes mode, a fresh mm per pass): maps its slice,
+  /// reports ready, waits for the start gate, makes its timed pass. Keeps
+  /// the worker contract of workloads/sys/process.h: system calls and plain
+  /// stores only.
+  int forked_pass(const WorkerLink& link) const noexcept {
+    const std::size_t pages = slices_[link.index()].pages;
+    WorkerRecord* record = &records_[link.index()];
+    const std::size_t bytes = pages * page_;
+    void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) record->error = errno;
+    link.report();
+    if (record->error) return kChildSetupFailed;
+    link.wait_gate(0);
+    fault_slice(static_cast<char*>(p), pages, page_, record);
+    ::munmap(p, bytes);
+    return 0;
   }
 
   /// Turns the records of a completed pass into metrics, counters and flags.
@@ -590,7 +407,7 @@ class PftSession : public CellSession {
     std::int64_t end = std::numeric_limits<std::int64_t>::min();
     std::int64_t cpu_ns = 0, stime_ns = 0, minflt = 0, pages = 0;
     for (std::size_t i = 0; i < workers_; ++i) {
-      const WorkerRecord& r = records()[i];
+      const WorkerRecord& r = records_[i];
       start = std::min(start, r.wall_start_ns);
       end = std::max(end, r.wall_end_ns);
       cpu_ns += r.cpu_ns;
@@ -637,8 +454,7 @@ class PftSession : public CellSession {
   std::size_t page_;
   std::size_t pages_;  ///< total pages touched per pass: size / page
   std::vector<Slice> slices_;
-  Mapping records_;  ///< MAP_SHARED: workers_ WorkerRecords
-  std::vector<Child> children_;
+  SharedRecords<WorkerRecord> records_;  ///< written by the workers (threads or processes)
 };
 
 class PftWorkload : public Workload {

@@ -31,8 +31,10 @@
 //   receiver: recv() until EOF, then shutdown(SHUT_WR) (the FIN).
 //   parent: /proc/stat again after the last sender reported done; reap,
 //     join, compare byte counts.
-// Children never outlive nightjar (PR_SET_PDEATHSIG SIGKILL) and are killed
-// and reaped on every exit path of an iteration, including SIGINT.
+// The senders are a Workers group (workloads/sys/process.h) with two start
+// gates (setup, go): they never outlive nightjar (PR_SET_PDEATHSIG SIGKILL)
+// and are killed and reaped on every exit path of an iteration, including
+// SIGINT.
 #include "workloads/tcp_sendfile.h"
 
 #include <arpa/inet.h>
@@ -43,10 +45,8 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -66,7 +66,9 @@
 #include <fmt/format.h>
 
 #include "results/model/exit_codes.h"
+#include "results/model/text.h"
 #include "workloads/sys/cgroup.h"
+#include "workloads/sys/process.h"
 
 namespace nightjar {
 namespace tcp {
@@ -163,10 +165,6 @@ std::int64_t now_ns(clockid_t clock = CLOCK_MONOTONIC) noexcept {
   return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
-std::string errno_text(int err) {
-  return std::strerror(err);
-}
-
 /// Where a sender stopped when it failed.
 enum Stage : int {
   kStageNone = 0,
@@ -207,10 +205,10 @@ struct alignas(128) SenderRecord {
   int done;
 };
 
-/// Everything a sender needs, prepared before fork() so the child only makes
-/// system calls (the parent may have other threads).
+/// Everything a sender needs, prepared before spawn() so that the child only
+/// makes system calls (the worker contract of workloads/sys/process.h).
 struct SenderArgs {
-  SenderRecord* record;
+  const SharedRecords<SenderRecord>* records;
   bool stream;  ///< send() from a ring instead of sendfile()
   int family;
   sockaddr_storage addr;
@@ -221,115 +219,88 @@ struct SenderArgs {
   bool use_tmpfile;      ///< O_TMPFILE works there
   char file_template[4096];
   const char* pattern;  ///< kPatternBytes of non-zero data
-  int setup_r, ready_w, go_r;
-  int close_fds[4];  ///< the parent's ends and the listener, closed in the child
-  pid_t parent;
+  int listener;         ///< the parent's listening socket, closed in the child
 };
 
 constexpr std::size_t kPatternBytes = 64 * 1024;
 
-enum ChildExit : int { kChildOk = 0, kChildFailed = 2, kChildOrphaned = 3, kChildGate = 4 };
+/// The senders' start gates: `setup` once each is in its cgroup, `go` for
+/// the timed window.
+enum Gate : std::size_t { kSetupGate = 0, kGoGate = 1 };
 
-void block_signals_of_runner() noexcept {
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  ::pthread_sigmask(SIG_BLOCK, &set, nullptr);
-}
+/// What a sender holds once set up.
+struct SenderSetup {
+  int sock = -1;
+  int fd = -1;           ///< the data file (sendfile)
+  char* ring = nullptr;  ///< the data ring (stream)
+  std::uint64_t width = 0;
+  int sndbuf = 0;
+};
 
-void write_byte(int fd, char c) noexcept {
-  while (::write(fd, &c, 1) < 0 && errno == EINTR) {
+/// Fills the sender's data: a file (sendfile) or a ring of buffers
+/// (stream), `bytes` of non-zero data. False (errno set) on failure.
+bool make_sender_data(const SenderArgs& a, std::uint64_t bytes, SenderSetup& s) noexcept {
+  if (a.stream) {
+    void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return false;
+    s.ring = static_cast<char*>(p);
+    for (std::uint64_t done = 0; done < bytes; done += kPatternBytes)
+      std::memcpy(s.ring + done, a.pattern,
+                  static_cast<std::size_t>(std::min<std::uint64_t>(kPatternBytes, bytes - done)));
+    return true;
   }
-}
-
-/// Reads until end-of-file; true when it came (false: data or an error).
-bool wait_eof(int fd) noexcept {
-  char c;
-  ssize_t n;
-  while ((n = ::read(fd, &c, 1)) < 0 && errno == EINTR) {
+  if (a.use_tmpfile) {
+    s.fd = ::open(a.file_dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+  } else {
+    char path[sizeof a.file_template];
+    std::memcpy(path, a.file_template, sizeof path);
+    s.fd = ::mkstemp(path);
+    if (s.fd >= 0) ::unlink(path);  // at once: nothing to remove even after SIGKILL
   }
-  return n == 0;
+  if (s.fd < 0) return false;
+  for (std::uint64_t done = 0; done < bytes;) {
+    std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(kPatternBytes, bytes - done));
+    ssize_t w = ::write(s.fd, a.pattern, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return false;
+    done += static_cast<std::uint64_t>(w);
+  }
+  return true;
 }
 
-/// The body of a sender process. System calls only (async-signal-safe).
-[[noreturn]] void sender_main(const SenderArgs& a) noexcept {
-  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (::getppid() != a.parent) ::_exit(kChildOrphaned);
-  block_signals_of_runner();  // the parent stops us with SIGKILL
-  struct sigaction ign {};
-  ign.sa_handler = SIG_IGN;
-  ::sigaction(SIGPIPE, &ign, nullptr);
-  ::prctl(PR_SET_NAME, a.stream ? "tcp_stream-tx" : "tcp_sendfile-tx");
-  for (int fd : a.close_fds)
-    if (fd >= 0) ::close(fd);
-  SenderRecord& r = *a.record;
+/// A sender's setup, charged to its cgroup: the socket and netperf's width
+/// from its send buffer, the data, the connection. False with the failed
+/// step in `r` (error, stage).
+bool set_up_sender(const SenderArgs& a, SenderRecord& r, SenderSetup& s) noexcept {
   auto fail = [&](int stage) {
     r.error = errno ? errno : EIO;
     r.stage = stage;
-    write_byte(a.ready_w, 'e');
-    ::_exit(kChildFailed);
+    return false;
   };
-
-  // 1. Wait until the parent has moved us into our cgroup: what we allocate
-  //    from here on (socket, file pages) is charged there.
-  if (!wait_eof(a.setup_r)) ::_exit(kChildGate);
-
-  // 2. The socket, and netperf's width from its send buffer.
-  int s = ::socket(a.family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (s < 0) fail(kStageSocket);
-  int sndbuf = 0;
-  socklen_t len = sizeof sndbuf;
-  if (::getsockopt(s, SOL_SOCKET, SO_SNDBUF, &sndbuf, &len) != 0) fail(kStageSocket);
-  const std::uint64_t width = tcp::send_width(static_cast<std::uint64_t>(sndbuf), a.send_size);
-  const std::uint64_t bytes = width * a.send_size;
-
-  // 3. The data: a file (sendfile) or a ring of buffers (stream), non-zero.
-  int fd = -1;
-  char* ring = nullptr;
-  if (!a.stream) {
-    if (a.use_tmpfile) {
-      fd = ::open(a.file_dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-    } else {
-      char path[sizeof a.file_template];
-      std::memcpy(path, a.file_template, sizeof path);
-      fd = ::mkstemp(path);
-      if (fd >= 0) ::unlink(path);  // at once: nothing to remove even after SIGKILL
-    }
-    if (fd < 0) fail(kStageFile);
-    for (std::uint64_t done = 0; done < bytes;) {
-      std::size_t n =
-          static_cast<std::size_t>(std::min<std::uint64_t>(kPatternBytes, bytes - done));
-      ssize_t w = ::write(fd, a.pattern, n);
-      if (w < 0 && errno == EINTR) continue;
-      if (w <= 0) fail(kStageFile);
-      done += static_cast<std::uint64_t>(w);
-    }
-  } else {
-    void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) fail(kStageFile);
-    ring = static_cast<char*>(p);
-    for (std::uint64_t done = 0; done < bytes; done += kPatternBytes)
-      std::memcpy(ring + done, a.pattern,
-                  static_cast<std::size_t>(std::min<std::uint64_t>(kPatternBytes, bytes - done)));
-  }
-
-  // 4. Connect, report ready, wait for the start barrier.
-  if (::connect(s, reinterpret_cast<const sockaddr*>(&a.addr), a.addr_len) != 0)
-    fail(kStageConnect);
+  s.sock = ::socket(a.family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (s.sock < 0) return fail(kStageSocket);
+  socklen_t len = sizeof s.sndbuf;
+  if (::getsockopt(s.sock, SOL_SOCKET, SO_SNDBUF, &s.sndbuf, &len) != 0) return fail(kStageSocket);
+  s.width = tcp::send_width(static_cast<std::uint64_t>(s.sndbuf), a.send_size);
+  if (!make_sender_data(a, s.width * a.send_size, s)) return fail(kStageFile);
+  if (::connect(s.sock, reinterpret_cast<const sockaddr*>(&a.addr), a.addr_len) != 0)
+    return fail(kStageConnect);
   sockaddr_storage local{};
   socklen_t llen = sizeof local;
-  ::getsockname(s, reinterpret_cast<sockaddr*>(&local), &llen);
+  ::getsockname(s.sock, reinterpret_cast<sockaddr*>(&local), &llen);
   r.local_port =
       ntohs(local.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&local)->sin6_port
                                         : reinterpret_cast<sockaddr_in*>(&local)->sin_port);
-  r.sndbuf = sndbuf;
-  r.width = width;
-  write_byte(a.ready_w, 'r');
-  if (!wait_eof(a.go_r)) ::_exit(kChildGate);
+  r.sndbuf = s.sndbuf;
+  r.width = s.width;
+  return true;
+}
 
-  // 5. The timed loop. The deadline is checked with the coarse clock (a few
-  //    ns per call); elapsed is measured with the precise one.
+/// The timed loop: sendfile()/send() of send_size cyclically over the width
+/// chunks until the duration has passed; then our FIN and the wait for the
+/// receiver's. The deadline is checked with the coarse clock (a few ns per
+/// call); elapsed is measured with the precise one.
+void send_for_duration(const SenderArgs& a, const SenderSetup& s, SenderRecord& r) noexcept {
   const std::int64_t start = now_ns();
   const std::int64_t deadline = now_ns(CLOCK_MONOTONIC_COARSE) + a.duration_ns;
   std::uint64_t sent = 0, chunk = 0;
@@ -338,9 +309,9 @@ bool wait_eof(int fd) noexcept {
     ssize_t n;
     if (!a.stream) {
       off_t off = static_cast<off_t>(chunk * a.send_size);
-      n = ::sendfile(s, fd, &off, a.send_size);
+      n = ::sendfile(s.sock, s.fd, &off, a.send_size);
     } else {
-      n = ::send(s, ring + chunk * a.send_size, a.send_size, 0);
+      n = ::send(s.sock, s.ring + chunk * a.send_size, a.send_size, 0);
     }
     if (n < 0) {
       if (errno == EINTR) continue;
@@ -348,15 +319,14 @@ bool wait_eof(int fd) noexcept {
       break;
     }
     sent += static_cast<std::uint64_t>(n);
-    if (++chunk == width) chunk = 0;
+    if (++chunk == s.width) chunk = 0;
     if (now_ns(CLOCK_MONOTONIC_COARSE) >= deadline) break;
   }
   r.bytes_sent = sent;
-  // 6. End of test: our FIN, then wait for the receiver's.
-  ::shutdown(s, SHUT_WR);
+  ::shutdown(s.sock, SHUT_WR);
   char sink[256];
   ssize_t k;
-  while ((k = ::recv(s, sink, sizeof sink, 0)) > 0 || (k < 0 && errno == EINTR)) {
+  while ((k = ::recv(s.sock, sink, sizeof sink, 0)) > 0 || (k < 0 && errno == EINTR)) {
   }
   const std::int64_t end = now_ns();
   r.start_ns = start;
@@ -368,41 +338,29 @@ bool wait_eof(int fd) noexcept {
     r.error = errno;
     r.stage = kStageShutdown;
   }
-  r.done = 1;
-  write_byte(a.ready_w, 'd');
-  ::_exit(r.error ? kChildFailed : kChildOk);
 }
 
-/// A file descriptor, closed on destruction.
-class Fd {
- public:
-  Fd() = default;
-  explicit Fd(int fd) : fd_(fd) {}
-  Fd(Fd&& o) noexcept : fd_(o.release()) {}
-  Fd& operator=(Fd&& o) noexcept {
-    if (this != &o) {
-      reset();
-      fd_ = o.release();
-    }
-    return *this;
+/// The body of a sender process (a worker of workloads/sys/process.h):
+/// reports twice, once set up (or failed) and once done. Its record, not its
+/// exit status, says how it went: it exits with 0 once it has reported.
+int sender_main(const SenderArgs& a, const WorkerLink& link) noexcept {
+  ::close(a.listener);
+  SenderRecord& r = (*a.records)[link.index()];
+  // Wait until the parent has moved us into our cgroup: what we allocate
+  // from here on (socket, file pages) is charged there.
+  link.wait_gate(kSetupGate);
+  SenderSetup s;
+  if (!set_up_sender(a, r, s)) {
+    link.report();
+    return 0;
   }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() { reset(); }
-  void reset() noexcept {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
-  int release() noexcept {
-    int f = fd_;
-    fd_ = -1;
-    return f;
-  }
-  int get() const { return fd_; }
-
- private:
-  int fd_ = -1;
-};
+  link.report();  // ready
+  link.wait_gate(kGoGate);
+  send_for_duration(a, s, r);
+  r.done = 1;
+  link.report();
+  return 0;
+}
 
 /// The aggregate "cpu" line of /proc/stat: busy and total ticks (busy = all
 /// but idle: iowait counts as busy, as netperf -c does).
@@ -427,7 +385,7 @@ CpuTicks read_cpu_ticks() {
 
 /// One accepted connection and its receiving thread.
 struct Receiver {
-  Fd fd;
+  UniqueFd fd;
   int rcvbuf = 0;
   std::uint64_t recv_size = 0;
   std::atomic<std::uint64_t> bytes{0};
@@ -460,24 +418,6 @@ void receive_loop(Receiver* r) noexcept {
   }
   r->bytes.store(total);
   ::shutdown(r->fd.get(), SHUT_WR);
-}
-
-struct Child {
-  pid_t pid = -1;
-  bool reaped = false;
-  int status = 0;
-};
-
-pid_t wait_child(pid_t pid, int* status, int flags) {
-  pid_t r;
-  while ((r = ::waitpid(pid, status, flags)) < 0 && errno == EINTR) {
-  }
-  return r;
-}
-
-std::string signal_name(int sig) {
-  const char* abbrev = ::sigabbrev_np(sig);
-  return abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(sig);
 }
 
 /// True when O_TMPFILE files can be created in `dir`.
@@ -521,12 +461,14 @@ class TcpSession : public CellSession {
         recv_size_(cell.bytes("recv_size")),
         duration_(cell.seconds("duration")),
         cpu_util_(cell.flag("cpu_util")),
-        ipv6_(cell.text("family") == "ipv6") {
+        ipv6_(cell.text("family") == "ipv6"),
+        records_(static_cast<std::size_t>(clients_),
+                 name() + std::string(": the senders' results")) {
     // The listener for the whole cell: loopback only, an ephemeral port
     // unless the job names one.
     const int port = static_cast<int>(cell.count("port"));
     family_ = ipv6_ ? AF_INET6 : AF_INET;
-    listener_ = Fd(::socket(family_, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    listener_.reset(::socket(family_, SOCK_STREAM | SOCK_CLOEXEC, 0));
     if (listener_.get() < 0)
       throw EnvironmentError(fmt::format("{}: socket() failed: {}{}", name(), errno_text(errno),
                                          socket_advice(errno)));
@@ -560,15 +502,7 @@ class TcpSession : public CellSession {
     listen_port_ = ntohs(ipv6_ ? reinterpret_cast<sockaddr_in6*>(&addr_)->sin6_port
                                : reinterpret_cast<sockaddr_in*>(&addr_)->sin_port);
 
-    // Shared result records and the data pattern, prepared before any fork.
-    std::size_t rec_bytes = static_cast<std::size_t>(clients_) * sizeof(SenderRecord);
-    void* p = ::mmap(nullptr, rec_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED)
-      throw EnvironmentError(fmt::format("{}: cannot map {} bytes of shared memory: {}", name(),
-                                         rec_bytes, errno_text(errno)));
-    records_ = static_cast<SenderRecord*>(p);
-    records_bytes_ = rec_bytes;
-    records_map_.reset(p, rec_bytes);
+    // The data pattern, prepared before any fork.
     pattern_.resize(kPatternBytes);
     // Non-zero, not trivially repeating data (a file of zeros may be treated
     // specially by some paths).
@@ -623,18 +557,12 @@ class TcpSession : public CellSession {
   /// Kills and reaps the senders, wakes and joins the receivers, closes
   /// every socket of the pass. Never throws.
   void abort_pass() noexcept {
-    for (auto& c : children_)
-      if (!c.reaped && c.pid > 0) ::kill(c.pid, SIGKILL);
-    for (auto& c : children_) {
-      if (c.reaped || c.pid <= 0) continue;
-      if (wait_child(c.pid, &c.status, 0) == c.pid || errno == ECHILD) c.reaped = true;
-    }
+    senders_.reset();  // SIGKILL and reap (workloads/sys/process.h Workers)
     for (auto& r : receivers_)
-      if (r->fd.get() >= 0) ::shutdown(r->fd.get(), SHUT_RDWR);
+      if (r->fd) ::shutdown(r->fd.get(), SHUT_RDWR);
     for (auto& r : receivers_)
       if (r->thread.joinable()) r->thread.join();
     receivers_.clear();
-    children_.clear();
   }
 
   [[noreturn]] void fail_env(const std::string& message) {
@@ -650,67 +578,10 @@ class TcpSession : public CellSession {
     }
   }
 
-  /// Waits until `want` bytes arrived on `fd` (each sender writes one per
-  /// event), polling for interrupts and dead children. Returns false when a
-  /// child died first or `deadline_ns` passed.
-  bool collect(int fd, int want, std::int64_t deadline_ns, std::string* chars) {
-    int got = 0;
-    while (got < want) {
-      check_interrupt();
-      if (now_ns() > deadline_ns) return false;
-      pollfd pfd{fd, POLLIN, 0};
-      int r = ::poll(&pfd, 1, 100);
-      if (r < 0 && errno != EINTR)
-        fail_env(fmt::format("{}: poll failed: {}", name(), errno_text(errno)));
-      if (r > 0) {
-        char buf[256];
-        ssize_t n = ::read(fd, buf, sizeof buf);
-        if (n > 0) {
-          got += static_cast<int>(n);
-          if (chars) chars->append(buf, static_cast<std::size_t>(n));
-        }
-        if (n == 0) return false;  // every sender closed its end
-        continue;
-      }
-      // A sender exits only after reporting done or a setup error; one that
-      // is gone without either died (killed, OOM): stop waiting for it.
-      bool died = false;
-      for (std::size_t i = 0; i < children_.size(); ++i) {
-        Child& c = children_[i];
-        if (!c.reaped && wait_child(c.pid, &c.status, WNOHANG) == c.pid) c.reaped = true;
-        if (c.reaped && !records_[i].done && !records_[i].error) died = true;
-      }
-      if (died) {
-        pollfd last{fd, POLLIN, 0};  // what it wrote before dying, if anything
-        if (::poll(&last, 1, 0) <= 0) return false;
-      }
-    }
-    return true;
-  }
-
-  /// The reason a sender died on its own, or "" (Interrupted if the user stopped us).
-  std::string children_failure() {
-    for (std::size_t i = 0; i < children_.size(); ++i) {
-      Child& c = children_[i];
-      if (!c.reaped && wait_child(c.pid, &c.status, WNOHANG) == c.pid) c.reaped = true;
-      if (!c.reaped) continue;
-      if (WIFSIGNALED(c.status)) {
-        check_interrupt();
-        return fmt::format("client {} (pid {}) was killed by {}", i, c.pid,
-                           signal_name(WTERMSIG(c.status)));
-      }
-      if (WIFEXITED(c.status) && WEXITSTATUS(c.status) == kChildOrphaned)
-        return fmt::format("client {} found nightjar gone before it started", i);
-      if (WIFEXITED(c.status) && WEXITSTATUS(c.status) == kChildGate)
-        return fmt::format("client {} could not read the start barrier", i);
-    }
-    return "";
-  }
-
   /// The error of a sender's setup, as an EnvironmentError message, or "".
   std::string setup_error() const {
     for (int i = 0; i < clients_; ++i) {
-      const SenderRecord& r = records_[i];
+      const SenderRecord& r = records_[static_cast<std::size_t>(i)];
       if (!r.error || r.stage == kStageSend || r.stage == kStageShutdown) continue;
       std::string what = stage_text(r.stage);
       if (r.stage == kStageConnect)
@@ -722,82 +593,47 @@ class TcpSession : public CellSession {
     return "";
   }
 
-  IterationResult run_pass(double seconds) {
-    std::memset(static_cast<void*>(records_), 0, records_bytes_);
-    int setup[2], ready[2], go[2];
-    if (::pipe2(setup, O_CLOEXEC) != 0 || ::pipe2(ready, O_CLOEXEC) != 0 ||
-        ::pipe2(go, O_CLOEXEC) != 0)
-      throw EnvironmentError(fmt::format("{}: pipe2 failed: {}", name(), errno_text(errno)));
-    Fd setup_r(setup[0]), setup_w(setup[1]), ready_r(ready[0]), ready_w(ready[1]), go_r(go[0]),
-        go_w(go[1]);
-    // From here on, every path out kills/reaps senders and joins receivers.
-    struct Guard {
-      TcpSession& s;
-      ~Guard() { s.abort_pass(); }
-    } guard{*this};
+  /// A failed sample: the first sender that died on its own, else `otherwise`.
+  IterationResult failed_pass(const std::string& otherwise) {
+    std::optional<std::string> why = senders_->failure();
+    abort_pass();
+    IterationResult r;
+    r.failure = why ? *why : otherwise;
+    return r;
+  }
 
-    SenderArgs args{};
-    args.stream = stream_;
-    args.family = family_;
-    args.addr = addr_;
-    args.addr_len = addr_len_;
-    args.send_size = send_size_;
-    args.duration_ns = static_cast<std::int64_t>(seconds * 1e9);
-    args.file_dir = file_dir_.c_str();
-    args.use_tmpfile = use_tmpfile_;
-    std::snprintf(args.file_template, sizeof args.file_template, "%s/nightjar-%s-XXXXXX",
-                  file_dir_.c_str(), name());
-    args.pattern = pattern_.data();
-    args.setup_r = setup_r.get();
-    args.ready_w = ready_w.get();
-    args.go_r = go_r.get();
-    args.close_fds[0] = setup_w.get();
-    args.close_fds[1] = ready_r.get();
-    args.close_fds[2] = go_w.get();
-    args.close_fds[3] = listener_.get();
-    args.parent = ::getpid();
-
-    children_.reserve(static_cast<std::size_t>(clients_));
-    for (int i = 0; i < clients_; ++i) {
-      args.record = &records_[i];
-      pid_t pid = ::fork();
-      if (pid == 0) sender_main(args);
-      if (pid < 0)
-        fail_env(
-            fmt::format("{}: fork of client {} of {} failed: {}; lower clients or raise the "
-                        "process limit (ulimit -u)",
-                        name(), i + 1, clients_, errno_text(errno)));
-      children_.push_back({pid, false, 0});
-      // Into its cgroup before it allocates anything (it waits on `setup`).
-      if (ctx_.cgroups) {
-        try {
-          ctx_.cgroups->attach(ctx_.cgroups->leaf(i), pid);
-        } catch (const std::exception& e) {
-          fail_env(e.what());
-        }
+  /// Forks the senders (each blocks at the setup gate), moves each into its
+  /// cgroup before it allocates anything, then opens the setup gate.
+  void start_senders(SenderArgs& args) {
+    senders_.emplace(WorkersSpec{.name = name(),
+                                 .noun = "client",
+                                 .numbered = true,
+                                 .comm = stream_ ? "tcp_stream-tx" : "tcp_sendfile-tx",
+                                 .gates = 2,
+                                 .interrupted = ctx_.interrupted});
+    auto body = [&args](const WorkerLink& link) noexcept { return sender_main(args, link); };
+    const auto clients = static_cast<std::size_t>(clients_);
+    for (std::size_t i = 0; i < clients; ++i) {
+      try {
+        senders_->spawn(body, clients);
+      } catch (const EnvironmentError& e) {
+        fail_env(e.what());
+      }
+      if (!ctx_.cgroups) continue;
+      try {
+        ctx_.cgroups->attach(ctx_.cgroups->leaf(static_cast<int>(i)), senders_->pid(i));
+      } catch (const std::exception& e) {
+        fail_env(e.what());
       }
     }
-    setup_r.reset();
-    ready_w.reset();
-    go_r.reset();
-    setup_w.reset();  // releases the senders' setup
+    senders_->open_gate(kSetupGate);
+  }
 
-    // Every sender: socket, file, connect -> 'r' (or 'e' and exit).
-    std::string events;
-    const std::int64_t setup_deadline = now_ns() + 60'000'000'000LL;
-    bool all_ready = collect(ready_r.get(), clients_, setup_deadline, &events);
-    if (std::string err = setup_error(); !err.empty()) fail_env(err);
-    if (!all_ready) {
-      std::string why = children_failure();
-      abort_pass();
-      IterationResult r;
-      r.failure = why.empty() ? std::string("a client did not get ready within 60 s") : why;
-      return r;
-    }
-
-    // Accept the N connections; match each to its sender by port.
+  /// Accepts the N connections and matches each to its sender by port.
+  std::vector<Receiver*> accept_connections() {
     std::map<int, int> by_port;
-    for (int i = 0; i < clients_; ++i) by_port[records_[i].local_port] = i;
+    for (int i = 0; i < clients_; ++i)
+      by_port[records_[static_cast<std::size_t>(i)].local_port] = i;
     std::vector<Receiver*> slot(static_cast<std::size_t>(clients_), nullptr);
     int accepted = 0;
     const std::int64_t accept_deadline = now_ns() + 10'000'000'000LL;
@@ -816,7 +652,7 @@ class TcpSession : public CellSession {
         fail_env(fmt::format("{}: accept failed: {}{}", name(), errno_text(errno),
                              socket_advice(errno)));
       }
-      Fd conn(fd);
+      UniqueFd conn(fd);
       int pport =
           ntohs(peer.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&peer)->sin6_port
                                            : reinterpret_cast<sockaddr_in*>(&peer)->sin_port);
@@ -832,68 +668,48 @@ class TcpSession : public CellSession {
       receivers_.push_back(std::move(rec));
       ++accepted;
     }
-    // Receiver threads inherit a mask without SIGINT/SIGTERM.
-    {
-      sigset_t block, old;
-      sigemptyset(&block);
-      sigaddset(&block, SIGINT);
-      sigaddset(&block, SIGTERM);
-      ::pthread_sigmask(SIG_BLOCK, &block, &old);
-      try {
-        for (auto* r : slot) r->thread = std::thread(receive_loop, r);
-      } catch (const std::system_error& e) {
-        ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
-        fail_env(
-            fmt::format("{}: cannot start a receiver thread: {}; lower clients", name(), e.what()));
-      }
+    return slot;
+  }
+
+  /// A receiving thread per connection; they inherit a mask without
+  /// SIGINT/SIGTERM, so the runner's thread gets them.
+  void start_receivers(const std::vector<Receiver*>& slot) {
+    sigset_t block, old;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    ::pthread_sigmask(SIG_BLOCK, &block, &old);
+    try {
+      for (auto* r : slot) r->thread = std::thread(receive_loop, r);
+    } catch (const std::system_error& e) {
       ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+      fail_env(
+          fmt::format("{}: cannot start a receiver thread: {}; lower clients", name(), e.what()));
     }
+    ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  }
 
-    // The start barrier.
-    CpuTicks before = cpu_util_ ? read_cpu_ticks() : CpuTicks{};
-    const std::int64_t t0 = now_ns();
-    go_w.reset();
-
-    // Wait for every sender's 'd' (done).
-    const std::int64_t deadline =
-        t0 + static_cast<std::int64_t>(seconds * 1e9) +
-        std::max<std::int64_t>(30'000'000'000LL, static_cast<std::int64_t>(seconds * 1e9));
-    events.clear();
-    bool all_done = collect(ready_r.get(), clients_, deadline, &events);
-    const std::int64_t t1 = now_ns();
-    CpuTicks after = cpu_util_ ? read_cpu_ticks() : CpuTicks{};
-    if (!all_done) {
-      std::string why = children_failure();
-      abort_pass();
-      IterationResult r;
-      r.failure = !why.empty() ? why
-                               : fmt::format("a client did not finish within {:.0f} s of the start",
-                                             static_cast<double>(deadline - t0) / 1e9);
-      return r;
-    }
-    for (auto& c : children_)
-      if (!c.reaped && wait_child(c.pid, &c.status, 0) == c.pid) c.reaped = true;
-    for (auto* r : slot)
-      if (r->thread.joinable()) r->thread.join();
-
+  /// The figures of a completed pass: failures of senders or receivers,
+  /// else the summary (tcp::summarize) over the window t0..t1 (ns).
+  IterationResult pass_result(const std::vector<Receiver*>& slot, const CpuTicks& before,
+                              const CpuTicks& after, std::int64_t t0, std::int64_t t1) const {
     for (int i = 0; i < clients_; ++i) {
-      const SenderRecord& rec = records_[i];
-      if (rec.error) {
+      const SenderRecord& rec = records_[static_cast<std::size_t>(i)];
+      std::optional<std::string> failure;
+      if (rec.error)
+        failure = fmt::format("client {}: {} failed: {}", i, stage_text(rec.stage),
+                              errno_text(rec.error));
+      else if (int err = slot[static_cast<std::size_t>(i)]->error.load())
+        failure = fmt::format("client {}: the receiver's recv() failed: {}", i, errno_text(err));
+      if (failure) {
         IterationResult r;
-        r.failure = fmt::format("client {}: {} failed: {}", i, stage_text(rec.stage),
-                                errno_text(rec.error));
-        return r;
-      }
-      if (int err = slot[static_cast<std::size_t>(i)]->error.load()) {
-        IterationResult r;
-        r.failure = fmt::format("client {}: the receiver's recv() failed: {}", i, errno_text(err));
+        r.failure = std::move(failure);
         return r;
       }
     }
-
     std::vector<ClientFigures> figures;
     for (int i = 0; i < clients_; ++i) {
-      const SenderRecord& rec = records_[i];
+      const SenderRecord& rec = records_[static_cast<std::size_t>(i)];
       const Receiver& rv = *slot[static_cast<std::size_t>(i)];
       ClientFigures f;
       f.bytes_sent = rec.bytes_sent;
@@ -912,6 +728,60 @@ class TcpSession : public CellSession {
                           ctx_.machine.cpus);
   }
 
+  SenderArgs sender_args(double seconds) const {
+    SenderArgs args{};
+    args.records = &records_;
+    args.stream = stream_;
+    args.family = family_;
+    args.addr = addr_;
+    args.addr_len = addr_len_;
+    args.send_size = send_size_;
+    args.duration_ns = static_cast<std::int64_t>(seconds * 1e9);
+    args.file_dir = file_dir_.c_str();
+    args.use_tmpfile = use_tmpfile_;
+    std::snprintf(args.file_template, sizeof args.file_template, "%s/nightjar-%s-XXXXXX",
+                  file_dir_.c_str(), name());
+    args.pattern = pattern_.data();
+    args.listener = listener_.get();
+    return args;
+  }
+
+  IterationResult run_pass(double seconds) {
+    using Clock = std::chrono::steady_clock;
+    records_.clear();
+    // From here on, every path out kills/reaps senders and joins receivers.
+    struct Guard {
+      TcpSession& s;
+      ~Guard() { s.abort_pass(); }
+    } guard{*this};
+    SenderArgs args = sender_args(seconds);
+    start_senders(args);
+
+    // Every sender: socket, file, connect -> ready (or its error recorded).
+    const bool all_ready = senders_->await(1, Clock::now() + std::chrono::seconds(60));
+    if (std::string err = setup_error(); !err.empty()) fail_env(err);
+    if (!all_ready) return failed_pass("a client did not get ready within 60 s");
+    const std::vector<Receiver*> slot = accept_connections();
+    start_receivers(slot);
+
+    // The timed window: from the go gate to the last sender's done.
+    const CpuTicks before = cpu_util_ ? read_cpu_ticks() : CpuTicks{};
+    const std::int64_t t0 = now_ns();
+    const auto limit = std::chrono::duration<double>(seconds + std::max(30.0, seconds));
+    senders_->open_gate(kGoGate);
+    const bool all_done =
+        senders_->await(2, Clock::now() + std::chrono::duration_cast<Clock::duration>(limit));
+    const std::int64_t t1 = now_ns();
+    const CpuTicks after = cpu_util_ ? read_cpu_ticks() : CpuTicks{};
+    if (!all_done)
+      return failed_pass(
+          fmt::format("a client did not finish within {:.0f} s of the start", limit.count()));
+    senders_->wait_all();
+    for (auto* r : slot)
+      if (r->thread.joinable()) r->thread.join();
+    return pass_result(slot, before, after, t0, t1);
+  }
+
   RunContext& ctx_;
   bool stream_;
   int clients_;
@@ -919,28 +789,15 @@ class TcpSession : public CellSession {
   double duration_;
   bool cpu_util_, ipv6_;
   int family_ = AF_INET6;
-  Fd listener_;
+  UniqueFd listener_;
   sockaddr_storage addr_{};
   socklen_t addr_len_ = 0;
   int listen_port_ = 0;
-  /// Unmaps on destruction, also when the constructor throws after mapping.
-  struct SharedMap {
-    void* addr = nullptr;
-    std::size_t bytes = 0;
-    void reset(void* a, std::size_t b) {
-      addr = a;
-      bytes = b;
-    }
-    ~SharedMap() {
-      if (addr) ::munmap(addr, bytes);
-    }
-  } records_map_;
-  SenderRecord* records_ = nullptr;
-  std::size_t records_bytes_ = 0;
+  SharedRecords<SenderRecord> records_;  ///< written by the senders
   std::vector<char> pattern_;
   std::string file_dir_;
   bool use_tmpfile_ = false;
-  std::vector<Child> children_;
+  std::optional<Workers> senders_;  ///< during a pass
   std::vector<std::unique_ptr<Receiver>> receivers_;
 };
 

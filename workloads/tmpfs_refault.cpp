@@ -3,11 +3,12 @@
 // phases of an iteration, and docs/workloads.md for parameters and metrics.
 //
 // Where the time is taken, so that read_time holds only the refaults:
-//  - the reader is a child process moved into the memcg before it starts; it
+//  - the reader is a child process (a Workers group of one,
+//    workloads/sys/process.h) moved into the memcg before it starts; it
 //    maps and touches its buffer, opens the file, then takes CLOCK_MONOTONIC
 //    before the first read(2) and after the read that returns 0 (end of file),
-//    as dd times its copy; it reports both through a pipe;
-//  - /proc/vmstat snapshots (harness/monitors.h) are taken by nightjar right
+//    as dd times its copy; it writes both to shared memory and reports;
+//  - /proc/vmstat snapshots (workloads/sys/monitors.h) are taken by nightjar right
 //    before the reader is released and right after it reported, outside the
 //    timed region;
 //  - evict_time is the eviction call(s) only: the memory.force_empty write,
@@ -17,17 +18,12 @@
 #include "results/model/params.h"
 
 #include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -35,12 +31,13 @@
 #include <cstring>
 #include <fstream>
 #include <limits>
-#include <system_error>
 #include <vector>
 
 #include "results/model/exit_codes.h"
+#include "results/model/text.h"
 #include "workloads/sys/cgroup.h"
 #include "workloads/sys/monitors.h"
+#include "workloads/sys/process.h"
 #include "workloads/sys/tmpfs.h"
 #include "workloads/sys/zram.h"
 
@@ -60,10 +57,6 @@ constexpr std::uint64_t kPageoutPasses = 4;
 /// Set by the test hook below: the file the current phase name is written to.
 constexpr const char* kPhaseFileEnv = "NIGHTJAR_TMPFS_REFAULT_PHASE_FILE";
 constexpr const char* kZswapEnabled = "/sys/module/zswap/parameters/enabled";
-
-std::string errno_text(int err) {
-  return std::error_code(err, std::generic_category()).message();
-}
 
 std::uint64_t page_size() {
   static const std::uint64_t page = [] {
@@ -153,18 +146,6 @@ std::uint64_t margin(std::uint64_t size) {
   return size / 64 + 16 * kMiB;
 }
 
-pid_t wait_child(pid_t pid, int* status, int flags) {
-  pid_t r;
-  while ((r = ::waitpid(pid, status, flags)) < 0 && errno == EINTR) {
-  }
-  return r;
-}
-
-std::string signal_text(int sig) {
-  const char* abbrev = ::sigabbrev_np(sig);
-  return abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(sig);
-}
-
 // --- the pattern --------------------------------------------------------
 
 inline std::uint64_t splitmix64(std::uint64_t& state) noexcept {
@@ -190,9 +171,8 @@ void fill_unit(Pattern pattern, std::uint64_t unit, std::uint64_t seed, char* ou
 // --- the writer and reader processes -------------------------------------
 
 enum ChildKind : int { kWriter = 1, kReader = 2 };
-enum ChildExit : int { kChildOk = 0, kChildOrphaned = 3, kChildNoGo = 4 };
 
-/// What a writer or reader reports through its pipe.
+/// What a writer or reader reports (SharedRecords), once its work is done.
 struct ChildReport {
   int done = 0;   ///< 1: the fields below are complete
   int error = 0;  ///< errno of the failing call, 0 = none
@@ -201,16 +181,15 @@ struct ChildReport {
   std::int64_t t0_ns = 0, t1_ns = 0;  ///< CLOCK_MONOTONIC around the work
 };
 
-/// Everything the child needs, prepared before fork() so it allocates nothing.
+/// Everything the child needs, prepared before spawn() so it allocates
+/// nothing (the worker contract of workloads/sys/process.h).
 struct ChildArgs {
   int kind;
-  const char* comm;
   const char* path;
   std::uint64_t size;
   std::size_t block;
   Pattern pattern;
-  int go_r, go_w, rep_r, rep_w;
-  pid_t parent;
+  ChildReport* report;  ///< in shared memory
 };
 
 void write_all(int fd, const void* p, std::size_t n) noexcept {
@@ -292,63 +271,22 @@ void reader_body(const ChildArgs& a, ChildReport& r) noexcept {
   ::close(fd);
 }
 
-/// The body of a forked writer/reader. Async-signal-safe calls only.
-[[noreturn]] void child_main(const ChildArgs& a) noexcept {
-  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (::getppid() != a.parent) ::_exit(kChildOrphaned);
-  // Ctrl-C reaches the whole process group: the child ignores it and is
-  // killed by nightjar, which decides what an interrupt means.
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  sigaddset(&set, SIGPIPE);
-  ::sigprocmask(SIG_BLOCK, &set, nullptr);
-  ::prctl(PR_SET_NAME, a.comm);
-  ::close(a.go_w);
-  ::close(a.rep_r);
+/// The body of a forked writer/reader (a worker of workloads/sys/process.h).
+/// Async-signal-safe calls only. Its report is a local until the work is
+/// done, so the timed loop touches no shared page.
+int child_main(const ChildArgs& a, const WorkerLink& link) noexcept {
   // Released once nightjar has moved us into the memcg.
-  char c = 0;
-  ssize_t k;
-  while ((k = ::read(a.go_r, &c, 1)) < 0 && errno == EINTR) {
-  }
-  if (k != 1) ::_exit(kChildNoGo);
+  link.wait_gate(0);
   ChildReport r;
   if (a.kind == kWriter)
     writer_body(a, r);
   else
     reader_body(a, r);
   r.done = 1;
-  write_all(a.rep_w, &r, sizeof r);
-  ::_exit(kChildOk);
+  *a.report = r;
+  link.report();
+  return 0;
 }
-
-/// A pipe end, closed on destruction.
-struct Fd {
-  int fd = -1;
-  Fd() = default;
-  explicit Fd(int f) : fd(f) {}
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() { reset(); }
-  void reset() noexcept {
-    if (fd >= 0) ::close(fd);
-    fd = -1;
-  }
-};
-
-/// A child process: SIGKILLed and reaped on destruction unless reaped before.
-struct ChildGuard {
-  pid_t pid = -1;
-  bool reaped = false;
-  int status = 0;
-  ~ChildGuard() {
-    if (pid > 0 && !reaped) {
-      ::kill(pid, SIGKILL);
-      wait_child(pid, &status, 0);
-    }
-  }
-};
 
 /// A read-only shared mapping of a file, unmapped on destruction.
 struct FileMap {
@@ -644,69 +582,37 @@ const CgroupTree* RefaultRig::tree() const {
 
 RefaultRig::ChildOutcome RefaultRig::run_child(const char* comm, int kind, MonitorSnapshot* before,
                                                MonitorSnapshot* after) {
-  int go[2], rep[2];
-  if (::pipe2(go, O_CLOEXEC) != 0)
-    throw EnvironmentError("tmpfs_refault: pipe2 failed: " + errno_text(errno));
-  Fd go_r(go[0]), go_w(go[1]);
-  if (::pipe2(rep, O_CLOEXEC) != 0)
-    throw EnvironmentError("tmpfs_refault: pipe2 failed: " + errno_text(errno));
-  Fd rep_r(rep[0]), rep_w(rep[1]);
-
-  const ChildArgs args{kind,    comm,    file_.c_str(), opt_.size, opt_.block_size, opt_.pattern,
-                       go_r.fd, go_w.fd, rep_r.fd,      rep_w.fd,  ::getpid()};
-  ChildGuard child;
-  child.pid = ::fork();
-  if (child.pid == 0) child_main(args);
-  if (child.pid < 0)
-    throw EnvironmentError(std::string("tmpfs_refault: fork of the ") + comm +
-                           " process failed: " + errno_text(errno));
-  go_r.reset();
-  rep_w.reset();
-  if (!memcg_.empty()) tree()->attach(memcg_, child.pid);
+  SharedRecords<ChildReport> report(1, "tmpfs_refault: the report of " + std::string(comm));
+  const ChildArgs args{kind, file_.c_str(), opt_.size, opt_.block_size, opt_.pattern, &report[0]};
+  // The group kills and reaps the child on every path out of here.
+  Workers child(WorkersSpec{.name = "tmpfs_refault",
+                            .noun = comm,
+                            .numbered = false,
+                            .comm = comm,
+                            .gates = 1,
+                            .interrupted = opt_.interrupted});
+  child.spawn([&args](const WorkerLink& link) noexcept { return child_main(args, link); });
+  if (!memcg_.empty()) tree()->attach(memcg_, child.pid(0));
   if (before) *before = take_snapshot();
-  const char go_byte = 'g';
-  write_all(go_w.fd, &go_byte, 1);
-  go_w.reset();
+  child.open_gate(0);
+  const bool reported = child.await(1);  // Interrupted when opt_.interrupted()
+  if (after) *after = take_snapshot();
+  child.wait_all();
 
   ChildOutcome out;
-  std::size_t got = 0;
-  char* dst = reinterpret_cast<char*>(&out.report);
-  for (;;) {
-    if (opt_.interrupted()) throw Interrupted();  // the guard kills the child
-    pollfd pfd{rep_r.fd, POLLIN, 0};
-    int r = ::poll(&pfd, 1, 100);
-    if (r < 0 && errno != EINTR)
-      throw EnvironmentError("tmpfs_refault: poll failed: " + errno_text(errno));
-    if (r <= 0) continue;
-    ssize_t k = ::read(rep_r.fd, dst + got, sizeof out.report - got);
-    if (k < 0 && errno == EINTR) continue;
-    if (k <= 0) break;  // end of file: the child exited (or died)
-    got += static_cast<std::size_t>(k);
-    if (got == sizeof out.report) break;
-  }
-  if (after) *after = take_snapshot();
-  if (wait_child(child.pid, &child.status, 0) == child.pid) child.reaped = true;
-  const std::string who = std::string(comm) + " (pid " + std::to_string(child.pid) + ")";
-  if (got != sizeof out.report || !out.report.done) {
+  out.report = report[0];
+  if (!reported || !out.report.done) {
     if (opt_.interrupted()) throw Interrupted();
-    if (child.reaped && WIFSIGNALED(child.status)) {
-      int sig = WTERMSIG(child.status);
-      out.failure = who + " was killed by " + signal_text(sig) +
-                    (sig == SIGKILL ? " (the OOM killer? see dmesg)" : "");
-    } else if (child.reaped && WIFEXITED(child.status)) {
-      out.failure = who + " exited with status " + std::to_string(WEXITSTATUS(child.status)) +
-                    " before reporting";
-    } else {
-      out.failure = who + " ended without reporting";
-    }
+    out.failure = child.failure().value_or(child.label(0) + " ended without reporting");
     return out;
   }
   if (out.report.error) {
     const char* const kStage[] = {"?", "mmap of its buffer", "open of the file",
                                   kind == kWriter ? "write" : "read", "close"};
     const int s = out.report.stage >= 1 && out.report.stage <= 4 ? out.report.stage : 0;
-    out.failure = who + ": " + kStage[s] + " failed after " + std::to_string(out.report.bytes) +
-                  " bytes of " + file_ + ": " + errno_text(out.report.error);
+    out.failure = child.label(0) + ": " + kStage[s] + " failed after " +
+                  std::to_string(out.report.bytes) + " bytes of " + file_ + ": " +
+                  errno_text(out.report.error);
   }
   return out;
 }
@@ -743,92 +649,95 @@ std::optional<std::uint64_t> RefaultRig::memcg_value(const std::string& key) con
   return it->second;
 }
 
+double RefaultRig::evict_force_empty() {
+  // One write: the kernel reclaims the whole memcg (swapping shmem out) and
+  // returns early with EINTR when a signal arrives.
+  const std::string knob = memcg_ + "/memory.force_empty";
+  const std::int64_t t0 = clock_ns();
+  for (;;) {
+    int err = write_knob_once(knob, "0");
+    if (err == EINTR && !opt_.interrupted()) continue;
+    if (err == EINTR) throw Interrupted();
+    if (err)
+      throw EnvironmentError("tmpfs_refault: writing " + knob + " failed: " + errno_text(err));
+    break;
+  }
+  return static_cast<double>(clock_ns() - t0) / 1e9;
+}
+
+double RefaultRig::evict_reclaim() {
+  // memory.reclaim fails with EAGAIN when it reclaimed less than asked: ask
+  // again until the memcg's shmem is out or three rounds in a row made no
+  // progress.
+  const std::int64_t t0 = clock_ns();
+  int stalled = 0;
+  std::uint64_t shmem = memcg_value("shmem").value_or(pages_ * page_);
+  for (int round = 0; round < 1000 && shmem > 0 && stalled < 3; ++round) {
+    if (opt_.interrupted()) throw Interrupted();
+    const std::uint64_t want = std::max<std::uint64_t>(tree()->memory_current(memcg_), page_);
+    const int err = write_knob_once(memcg_ + "/memory.reclaim", std::to_string(want));
+    if (err == EINTR) continue;  // the loop head checks the interrupt flag
+    if (err && err != EAGAIN)    // EAGAIN: reclaimed less than asked
+      throw EnvironmentError("tmpfs_refault: writing " + memcg_ +
+                             "/memory.reclaim failed: " + errno_text(err));
+    const std::uint64_t now = memcg_value("shmem").value_or(0);
+    stalled = now < shmem ? 0 : stalled + 1;
+    shmem = now;
+  }
+  return static_cast<double>(clock_ns() - t0) / 1e9;
+}
+
+double RefaultRig::evict_pageout() {
+  FileMap map(file_, opt_.size);
+  if (map.addr == MAP_FAILED)
+    throw EnvironmentError("tmpfs_refault: cannot map " + file_ + ": " + errno_text(map.error));
+  // MADV_PAGEOUT reclaims only pages mapped in this process: map them all
+  // first (one read per page), untimed.
+  volatile char sink = 0;
+  for (std::size_t off = 0; off < opt_.size; off += page_) {
+    if (off % kPageoutSpan == 0 && opt_.interrupted()) throw Interrupted();
+    sink = sink + map.get()[off];
+  }
+  auto pageout_pass = [&] {
+    for (std::size_t off = 0; off < opt_.size; off += kPageoutSpan) {
+      if (opt_.interrupted()) throw Interrupted();
+      const std::size_t len = std::min<std::size_t>(kPageoutSpan, opt_.size - off);
+      if (::madvise(map.get() + off, len, MADV_PAGEOUT) != 0) {
+        int e = errno;
+        throw EnvironmentError("tmpfs_refault: madvise(MADV_PAGEOUT) failed: " + errno_text(e) +
+                               (e == EINVAL ? " (needs Linux 5.4+); write evict: auto" : ""));
+      }
+    }
+  };
+  const std::int64_t t0 = clock_ns();
+  pageout_pass();
+  // The kernel skips pages it cannot isolate at that moment (still in a
+  // per-CPU LRU batch, or held by another reclaimer): repeat, like the
+  // memory.reclaim loop, while passes still make progress.
+  for (std::uint64_t left = resident_pages(), pass = 1; left > 0 && pass < kPageoutPasses; ++pass) {
+    pageout_pass();
+    const std::uint64_t now = resident_pages();
+    if (now >= left) break;
+    left = now;
+  }
+  return static_cast<double>(clock_ns() - t0) / 1e9;
+}
+
 EvictResult RefaultRig::evict() {
   opt_.phase("evict");
   EvictResult r;
   const MonitorSnapshot before = take_snapshot();
-  std::int64_t t0 = 0, t1 = 0;
-  const std::uint64_t file_bytes = pages_ * page_;
   try {
     switch (*plan_.method) {
-      case EvictMethod::force_empty: {
-        // One write: the kernel reclaims the whole memcg (swapping shmem out)
-        // and returns early with EINTR when a signal arrives.
-        const std::string knob = memcg_ + "/memory.force_empty";
-        t0 = clock_ns();
-        for (;;) {
-          int err = write_knob_once(knob, "0");
-          if (err == EINTR && !opt_.interrupted()) continue;
-          if (err == EINTR) throw Interrupted();
-          if (err)
-            throw EnvironmentError("tmpfs_refault: writing " + knob +
-                                   " failed: " + errno_text(err));
-          break;
-        }
-        t1 = clock_ns();
+      case EvictMethod::force_empty:
+        r.seconds = evict_force_empty();
         break;
-      }
-      case EvictMethod::reclaim: {
-        // memory.reclaim fails with EAGAIN when it reclaimed less than asked:
-        // ask again until the memcg's shmem is out or three rounds in a row
-        // made no progress.
-        t0 = clock_ns();
-        int stalled = 0;
-        std::uint64_t shmem = memcg_value("shmem").value_or(file_bytes);
-        for (int round = 0; round < 1000 && shmem > 0 && stalled < 3; ++round) {
-          if (opt_.interrupted()) throw Interrupted();
-          const std::uint64_t want = std::max<std::uint64_t>(tree()->memory_current(memcg_), page_);
-          const int err = write_knob_once(memcg_ + "/memory.reclaim", std::to_string(want));
-          if (err == EINTR) continue;  // the loop head checks the interrupt flag
-          if (err && err != EAGAIN)    // EAGAIN: reclaimed less than asked
-            throw EnvironmentError("tmpfs_refault: writing " + memcg_ +
-                                   "/memory.reclaim failed: " + errno_text(err));
-          const std::uint64_t now = memcg_value("shmem").value_or(0);
-          stalled = now < shmem ? 0 : stalled + 1;
-          shmem = now;
-        }
-        t1 = clock_ns();
+      case EvictMethod::reclaim:
+        r.seconds = evict_reclaim();
         break;
-      }
-      case EvictMethod::pageout: {
-        FileMap map(file_, opt_.size);
-        if (map.addr == MAP_FAILED)
-          throw EnvironmentError("tmpfs_refault: cannot map " + file_ + ": " +
-                                 errno_text(map.error));
-        // MADV_PAGEOUT reclaims only pages mapped in this process: map them
-        // all first (one read per page), untimed.
-        volatile char sink = 0;
-        for (std::size_t off = 0; off < opt_.size; off += page_) {
-          if (off % kPageoutSpan == 0 && opt_.interrupted()) throw Interrupted();
-          sink = sink + map.get()[off];
-        }
-        auto pageout_pass = [&] {
-          for (std::size_t off = 0; off < opt_.size; off += kPageoutSpan) {
-            if (opt_.interrupted()) throw Interrupted();
-            const std::size_t len = std::min<std::size_t>(kPageoutSpan, opt_.size - off);
-            if (::madvise(map.get() + off, len, MADV_PAGEOUT) != 0) {
-              int e = errno;
-              throw EnvironmentError(
-                  "tmpfs_refault: madvise(MADV_PAGEOUT) failed: " + errno_text(e) +
-                  (e == EINVAL ? " (needs Linux 5.4+); write evict: auto" : ""));
-            }
-          }
-        };
-        t0 = clock_ns();
-        pageout_pass();
-        // The kernel skips pages it cannot isolate at that moment (still in a
-        // per-CPU LRU batch, or held by another reclaimer): repeat, like the
-        // memory.reclaim loop, while passes still make progress.
-        for (std::uint64_t left = resident_pages(), pass = 1; left > 0 && pass < kPageoutPasses;
-             ++pass) {
-          pageout_pass();
-          const std::uint64_t now = resident_pages();
-          if (now >= left) break;
-          left = now;
-        }
-        t1 = clock_ns();
+      case EvictMethod::pageout:
+        r.seconds = evict_pageout();
         break;
-      }
       case EvictMethod::automatic:
         break;
     }
@@ -840,7 +749,6 @@ EvictResult RefaultRig::evict() {
   }
   if (opt_.interrupted()) throw Interrupted();
   const MonitorSnapshot after = take_snapshot();
-  r.seconds = static_cast<double>(t1 - t0) / 1e9;
 
   EvictCheck check;
   check.pages = pages_;
@@ -1152,7 +1060,7 @@ class TmpfsRefaultWorkload : public Workload {
              " = Y): swapped-out pages stop in zswap and never reach zram, so the read would "
              "not measure zram refaults; disable it for the run: echo N > " +
              refault::kZswapEnabled;
-    if (find_program("mkswap").empty())
+    if (find_mkswap().empty())
       return std::string("mkswap not found (PATH, /usr/sbin, /sbin); install util-linux");
     ZramSelection zram = select_zram_device();
     if (!zram.choice) return zram.reason;

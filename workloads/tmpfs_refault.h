@@ -5,10 +5,11 @@
 // flush: the path the measured kernel changes make cheaper.
 //
 // Each iteration sets up and tears down everything it uses (RefaultRig):
-//   1. swap: a zram device nightjar configures itself (harness/zram.h), mkswap,
-//      swapon above every other swap area;
-//   2. a memory cgroup (harness/cgroup.h; or leaf 0 of the job's `cgroup:`
-//      tree) and a tmpfs mount (harness/tmpfs.h) of file size + margin;
+//   1. swap: a zram device nightjar configures itself (workloads/sys/zram.h),
+//      mkswap, swapon above every other swap area;
+//   2. a memory cgroup (workloads/sys/cgroup.h; or leaf 0 of the job's
+//      `cgroup:` tree) and a tmpfs mount (workloads/sys/tmpfs.h) of file
+//      size + margin;
 //   3. a writer process inside the memcg writes the file (pattern);
 //   4. eviction (force_empty | reclaim | pageout), verified: the file's pages
 //      left memory (mincore, memcg shmem/swap) and reached the swap device
@@ -230,6 +231,10 @@ class RefaultRig {
                          MonitorSnapshot* after);
   const CgroupTree* tree() const;
   std::uint64_t resident_pages() const;
+  // The timed call(s) of each eviction method; each returns its seconds.
+  double evict_force_empty();
+  double evict_reclaim();
+  double evict_pageout();
   std::optional<std::uint64_t> memcg_value(const std::string& key) const;
 
   RigOptions opt_;

@@ -18,9 +18,10 @@
 
 #include "harness/run/runner.h"
 #include "results/compare/comparison.h"
+#include "results/model/text.h"
 #include "results/render/compare.h"
 #include "results/render/table.h"
-#include "workloads/exec.h"
+#include "workloads/sys/process.h"
 #include "workloads/sys/signals.h"
 
 namespace nightjar {
@@ -42,21 +43,8 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-std::string join(const std::vector<std::string>& items, const char* sep = " ") {
-  std::string out;
-  for (const auto& s : items) out += (out.empty() ? "" : sep) + s;
-  return out;
-}
-
 std::string short_sha(const std::string& sha) {
   return sha.substr(0, 12);
-}
-
-std::string trim(std::string s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
-  std::size_t i = 0;
-  while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
-  return s.substr(i);
 }
 
 std::string pct_text(double v) {
@@ -92,11 +80,14 @@ class Git {
     if (!r.started)
       throw EnvironmentError("git: " + r.error + "; install git (apt-get install git)");
     if (!r.ok() && !allow_fail)
-      throw EnvironmentError(fmt::format("`git {}` in {} {}: {}", join(args), dir_, r.describe(),
+      throw EnvironmentError(fmt::format("`git {}` in {} {}: {}", join(args, " "), dir_,
+                                         r.describe(),
                                          output_tail(r.err.empty() ? r.out : r.err, 4)));
     return r;
   }
-  std::string line(const std::vector<std::string>& args) const { return trim(run(args).out); }
+  std::string line(const std::vector<std::string>& args) const {
+    return std::string(trim(run(args).out));
+  }
   const std::string& dir() const { return dir_; }
 
  private:
@@ -112,12 +103,12 @@ std::string resolve_commit(const Git& git, const std::string& rev, const char* f
         fmt::format("{} {}: not a commit in {}; write a commit id, tag or branch "
                     "(`git -C {} log --oneline` lists them)",
                     flag, rev, git.dir(), git.dir()));
-  return trim(r.out);
+  return std::string(trim(r.out));
 }
 
 std::string subject_of(const Git& git, const std::string& sha) {
   CommandResult r = git.run({"log", "-1", "--format=%s", sha}, true);
-  return r.ok() ? trim(r.out) : "";
+  return r.ok() ? std::string(trim(r.out)) : "";
 }
 
 bool bisect_in_progress(const Git& git) {
@@ -139,7 +130,7 @@ BisectState parse_bisect_output(const CommandResult& r) {
   std::string line;
   bool listing = false;
   while (std::getline(in, line)) {
-    line = trim(line);
+    line = std::string(trim(line));
     if (auto pos = line.find(" is the first bad commit");
         pos != std::string::npos && s.first_bad.empty())
       s.first_bad = line.substr(0, pos);

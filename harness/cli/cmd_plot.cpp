@@ -1,7 +1,8 @@
 // `nightjar plot [SELECTOR...] --x AXIS --metric M -o FILE.png|.svg`: scaling
 // and history plots drawn with gnuplot (docs/plots.md). The data comes from
 // plots/plot.h (build_plot_data: every figure from the statistics module), the
-// drawing from plots/render_gnuplot.h.
+// gnuplot script from plots/gnuplot.h, and running gnuplot from
+// harness/cli/gnuplot_run.h.
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -10,6 +11,7 @@
 #include <stdexcept>
 
 #include "harness/cli/commands.h"
+#include "harness/cli/gnuplot_run.h"
 #include "plots/gnuplot.h"
 #include "plots/plot.h"
 #include "workloads/workload.h"

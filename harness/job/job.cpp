@@ -16,6 +16,7 @@
 
 #include "harness/job/yaml_parse.h"
 #include "results/model/exit_codes.h"
+#include "results/model/text.h"
 
 namespace nightjar {
 
@@ -35,15 +36,6 @@ constexpr std::size_t kMaxCells = 1'000'000;
   if (!path.empty() && line > 0) where += fmt::format(":{}", line);
   if (where.empty()) throw UsageError(fmt::format("{}: {}", field, message));
   throw UsageError(fmt::format("{}: {}: {}", where, field, message));
-}
-
-std::string join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& s : items) {
-    if (!out.empty()) out += ", ";
-    out += s;
-  }
-  return out;
 }
 
 std::size_t edit_distance(std::string_view a, std::string_view b) {
@@ -330,11 +322,6 @@ JobFile load_job(const std::string& path) {
 SetOverride parse_set(const std::string& arg) {
   constexpr const char* kExample =
       "write --set NAME=VALUE or NAME=V1,V2, such as --set clients=1,2";
-  auto trim = [](std::string_view s) {
-    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-    while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-    return s;
-  };
   std::size_t eq = arg.find('=');
   if (eq == std::string::npos)
     throw UsageError(fmt::format("--set '{}': missing '='; {}", arg, kExample));

@@ -6,9 +6,7 @@
 #include <linux/kvm.h>
 #include <signal.h>
 #include <sys/ioctl.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -31,6 +29,8 @@
 #include <nlohmann/json.hpp>
 
 #include "results/model/exit_codes.h"
+#include "results/model/text.h"
+#include "workloads/sys/process.h"
 #include "workloads/sys/signals.h"
 
 namespace nightjar {
@@ -58,48 +58,23 @@ void spew(const std::string& path, const std::string& text, fs::perms mode = fs:
   if (mode != fs::perms::none) fs::permissions(path, mode);
 }
 
-std::string trim(std::string s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
-  std::size_t b = 0;
-  while (b < s.size() && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
-  return s.substr(b);
-}
-
-// Runs argv[0] with its arguments, stdin from `in_file` (or /dev/null) and
-// stdout to `out_file` (or /dev/null), in `cwd`; returns the exit code (127
-// when it could not be started).
-int run_tool(const std::vector<std::string>& argv, const std::string& in_file,
-             const std::string& out_file, const std::string& cwd = "") {
-  pid_t pid = fork();
-  if (pid < 0) return 127;
-  if (pid == 0) {
-    if (!cwd.empty() && chdir(cwd.c_str()) != 0) _exit(127);
-    int in = open(in_file.empty() ? "/dev/null" : in_file.c_str(), O_RDONLY);
-    int out =
-        open(out_file.empty() ? "/dev/null" : out_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (in < 0 || out < 0) _exit(127);
-    dup2(in, 0);
-    dup2(out, 1);
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    execvp(args[0], args.data());
-    _exit(127);
-  }
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) return 127;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+// Runs a helper tool (decompressor, cpio) to completion through the process
+// toolkit: stdin from `in_file` (or /dev/null), stdout to `out_file` (or
+// /dev/null), in `cwd`; its stderr is captured for the error message.
+CommandResult run_tool(const std::vector<std::string>& argv, const std::string& in_file,
+                       const std::string& out_file, const std::string& cwd = "") {
+  CommandSpec spec;
+  spec.argv = argv;
+  spec.stdin_path = in_file;
+  spec.stdout_path = out_file.empty() ? "/dev/null" : out_file;
+  spec.cwd = cwd;
+  CommandResult r = run_command(spec);
+  if (r.interrupted) throw Interrupted();
+  return r;
 }
 
 bool on_path(const std::string& tool) {
-  if (tool.find('/') != std::string::npos) return access(tool.c_str(), X_OK) == 0;
-  const char* path = std::getenv("PATH");
-  std::stringstream dirs(path ? path : "/usr/bin:/bin");
-  std::string d;
-  while (std::getline(dirs, d, ':'))
-    if (!d.empty() && access((d + "/" + tool).c_str(), X_OK) == 0) return true;
-  return false;
+  return !find_program(tool).empty();
 }
 
 // Module name as modprobe compares them: basename without .ko[.xz|.zst|.gz], '-' -> '_'.
@@ -378,9 +353,9 @@ std::string stage_module(const std::string& modules_dir, const std::string& rel,
     fs::copy_file(src, dest, fs::copy_options::overwrite_existing);
   } else {
     std::string tool = ends(".xz") ? "xz" : ends(".zst") ? "zstd" : "gzip";
-    if (run_tool({tool, "-dc", src.string()}, "", dest.string()) != 0)
-      throw EnvironmentError(fmt::format("cannot decompress module {} with {}; install {}",
-                                         src.string(), tool,
+    if (CommandResult r = run_tool({tool, "-dc", src.string()}, "", dest.string()); !r.ok())
+      throw EnvironmentError(fmt::format("cannot decompress module {} with {} ({}); install {}",
+                                         src.string(), tool, r.describe(),
                                          tool == "zstd" ? "zstd"
                                          : tool == "xz" ? "xz-utils"
                                                         : "gzip"));
@@ -424,70 +399,16 @@ void build_initramfs(const fs::path& staging, const std::string& out, const Kern
   for (const auto& n : names) list += n + '\0';
   std::string list_file = (staging.parent_path() / "initramfs.list").string();
   spew(list_file, list);
-  int rc = run_tool({"cpio", "--null", "--quiet", "-o", "-H", "newc", "-R", "0:0"}, list_file, out,
-                    staging.string());
-  if (rc != 0)
+  CommandResult r = run_tool({"cpio", "--null", "--quiet", "-o", "-H", "newc", "-R", "0:0"},
+                             list_file, out, staging.string());
+  if (!r.ok())
     throw EnvironmentError(fmt::format(
-        "building the initramfs with cpio failed (exit {}){}", rc,
-        rc == 127 ? "; install cpio (apt-get install cpio, or run ci/fetch-kernels.sh)" : ""));
+        "building the initramfs with cpio failed ({}){}", r.describe(),
+        r.started ? (r.err.empty() ? "" : ": " + output_tail(r.err, 3))
+                  : "; install cpio (apt-get install cpio, or run ci/fetch-kernels.sh)"));
 }
 
 // ---------------------------------------------------------------- qemu process
-
-// qemu as a child process: killed (SIGKILL) and reaped on every path by the
-// destructor; PR_SET_PDEATHSIG kills it if nightjar itself is killed.
-class QemuProcess {
- public:
-  QemuProcess(const std::vector<std::string>& argv, const std::string& log) {
-    pid_ = fork();
-    if (pid_ < 0) throw EnvironmentError(std::string("fork failed: ") + std::strerror(errno));
-    if (pid_ == 0) {
-      setpgid(0, 0);  // Ctrl-C reaches nightjar, which then stops qemu itself
-      prctl(PR_SET_PDEATHSIG, SIGKILL);
-      int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      int in = open("/dev/null", O_RDONLY);
-      if (fd >= 0) {
-        dup2(fd, 1);
-        dup2(fd, 2);
-      }
-      if (in >= 0) dup2(in, 0);
-      std::vector<char*> args;
-      for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-      args.push_back(nullptr);
-      execvp(args[0], args.data());
-      dprintf(2, "cannot run %s: %s\n", args[0], std::strerror(errno));
-      _exit(127);
-    }
-  }
-  ~QemuProcess() { kill_now(); }
-  QemuProcess(const QemuProcess&) = delete;
-  QemuProcess& operator=(const QemuProcess&) = delete;
-
-  // Exit code once it ended (128+signal when killed), nullopt while running.
-  std::optional<int> poll() {
-    if (pid_ <= 0) return code_;
-    int status = 0;
-    pid_t r = waitpid(pid_, &status, WNOHANG);
-    if (r == pid_) {
-      pid_ = 0;
-      code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    }
-    return code_;
-  }
-  void kill_now() noexcept {
-    if (pid_ <= 0) return;
-    ::kill(pid_, SIGKILL);
-    int status = 0;
-    while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
-    }
-    code_ = 128 + SIGKILL;
-    pid_ = 0;
-  }
-
- private:
-  pid_t pid_ = -1;
-  std::optional<int> code_;
-};
 
 // A temporary directory removed on destruction unless kept.
 struct WorkDir {
@@ -619,7 +540,7 @@ std::optional<std::string> classify_vm_failure(const std::string& console,
            tail_lines(qemu_output, 3);
   if (auto p = console.find("Kernel panic - not syncing"); p != std::string::npos) {
     std::string line = console.substr(p, console.find('\n', p) - p);
-    line = trim(line);
+    line = std::string(trim(line));
     if (line.rfind("Kernel panic - ", 0) == 0) line = line.substr(15);
     return "guest kernel panic (" + line + ")";
   }
@@ -765,23 +686,26 @@ RunOutcome execute_runs_in_vms(const std::vector<PlannedJob>& plan, const RunOpt
     bool timed_out = false;
     int exit_code = 0;
     {
-      QemuProcess vm(argv, qemu_log);
+      // qemu as a ChildProcess (workloads/sys/process.h): killed and reaped
+      // on every path by its destructor; PR_SET_PDEATHSIG kills it if
+      // nightjar itself is killed.
+      ChildProcess vm(SpawnSpec{.argv = argv, .stdout_path = qemu_log, .stderr_to_stdout = true});
       std::cerr << fmt::format(
           "nightjar: kernel {}: booting qemu ({}, {} CPUs, {} MiB, timeout {} s)\n", k.release,
           accel.kvm ? "KVM" : "TCG", cpus, q.memory_mb, q.timeout_sec);
       for (;;) {
-        if (auto code = vm.poll()) {
-          exit_code = *code;
+        if (auto status = vm.poll()) {
+          exit_code = nightjar::exit_code(*status);
           break;
         }
         if (interrupted()) {
-          vm.kill_now();
+          vm.kill_and_reap();
           exit_code = 128 + SIGKILL;
           break;
         }
         if (std::chrono::steady_clock::now() - t0 > std::chrono::seconds(q.timeout_sec)) {
           timed_out = true;
-          vm.kill_now();
+          vm.kill_and_reap();
           exit_code = 128 + SIGKILL;
           break;
         }

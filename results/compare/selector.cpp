@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "results/model/exit_codes.h"
+#include "results/model/text.h"
 
 namespace nightjar {
 namespace {
@@ -17,13 +18,6 @@ namespace {
 constexpr const char* kSelectorHelp =
     "write a variant name (vanilla) or key=value pairs joined by commas, keys build, kernel, "
     "variant, run, testbox, job, workload (e.g. build=v6.18,kernel=6.1.0-13-amd64)";
-
-std::string trim(std::string_view s) {
-  auto b = s.find_first_not_of(" \t");
-  if (b == std::string_view::npos) return "";
-  auto e = s.find_last_not_of(" \t");
-  return std::string(s.substr(b, e - b + 1));
-}
 
 [[noreturn]] void bad_selector(std::string_view text, const std::string& what) {
   throw UsageError(fmt::format("selector '{}': {}; {}", text, what, kSelectorHelp));
@@ -220,7 +214,7 @@ Selector parse_selector(std::string_view text) {
   while (start <= text.size()) {
     std::size_t comma = text.find(',', start);
     if (comma == std::string_view::npos) comma = text.size();
-    std::string item = trim(text.substr(start, comma - start));
+    std::string item(trim(text.substr(start, comma - start)));
     start = comma + 1;
     if (item.empty()) bad_selector(text, "an item between commas is empty");
     std::string key, value;
@@ -229,8 +223,8 @@ Selector parse_selector(std::string_view text) {
       key = "variant";  // a bare word is a variant name
       value = item;
     } else {
-      key = trim(std::string_view(item).substr(0, eq));
-      value = trim(std::string_view(item).substr(eq + 1));
+      key = std::string(trim(std::string_view(item).substr(0, eq)));
+      value = std::string(trim(std::string_view(item).substr(eq + 1)));
       if (key.empty()) bad_selector(text, "'" + item + "' has no key before '='");
     }
     if (value.empty()) bad_selector(text, "'" + key + "=' has no value");

@@ -83,14 +83,8 @@ std::string describe_narrowing(const std::string& job, const std::string& worklo
   throw UsageError(fmt::format("{}:{}: {}", source, line, what));
 }
 
-std::string_view trim_blanks(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
 std::optional<std::int64_t> positive_integer(std::string_view text) {
-  text = trim_blanks(text);
+  text = trim(text);
   if (!text.empty() && text.front() == '+') text.remove_prefix(1);
   std::int64_t v = 0;
   auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
@@ -99,7 +93,7 @@ std::optional<std::int64_t> positive_integer(std::string_view text) {
 }
 
 std::optional<double> finite_number(std::string_view text) {
-  text = trim_blanks(text);
+  text = trim(text);
   if (!text.empty() && text.front() == '+') text.remove_prefix(1);
   double v = 0;
   auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);

@@ -6,6 +6,7 @@
 // "1.5K" is exactly 1536 bytes and "0.1s" exactly 100ms; doubles are only used
 // for ParamValue::number and for `number` parameters.
 #include "results/model/params.h"
+#include "results/model/text.h"
 
 #include <unistd.h>
 
@@ -37,12 +38,6 @@ constexpr const char* kSizeAdvice =
 constexpr const char* kDurationAdvice =
     "write seconds or use ms, s, m, h (such as 500ms, 60s, 2m, 1h)";
 constexpr const char* kCountAdvice = "write a whole number such as 4, or N%cpus such as 100%cpus";
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
 
 std::string lower(std::string_view s) {
   std::string out(s);
@@ -340,15 +335,6 @@ ParamValue parse_flag(const ParamDescriptor& desc, std::string_view text) {
   throw ParamError{desc.name, fmt::format("'{}' is not on or off; write on or off (also "
                                           "true/false, yes/no, 1/0)",
                                           text)};
-}
-
-std::string join(const std::vector<std::string>& items, std::string_view sep) {
-  std::string out;
-  for (const auto& s : items) {
-    if (!out.empty()) out += sep;
-    out += s;
-  }
-  return out;
 }
 
 ParamValue parse_choice(const ParamDescriptor& desc, std::string_view text) {

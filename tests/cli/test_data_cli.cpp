@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "test_support.h"
-#include "workloads/exec.h"
+#include "workloads/sys/process.h"
 
 using namespace nightjar::test;
 

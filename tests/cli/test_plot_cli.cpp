@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "harness/cli/gnuplot_run.h"
 #include "plots/gnuplot.h"
 #include "results/store/store.h"
 #include "test_support.h"

@@ -51,7 +51,7 @@ std::string skip_reason(bool need_memcg = true) {
   if (!zswap.empty() && (zswap[0] == 'Y' || zswap[0] == '1'))
     return "zswap is enabled: the workload skips itself (echo N > "
            "/sys/module/zswap/parameters/enabled)";
-  if (find_program("mkswap").empty()) return "mkswap (util-linux) is not installed";
+  if (find_mkswap().empty()) return "mkswap (util-linux) is not installed";
   ZramSelection z = select_zram_device();
   if (!z.choice) return z.reason;
   if (need_memcg) {

@@ -1,7 +1,7 @@
-// Unit under test: workloads/exec.{h,cpp} — command-line splitting, metric
-// declarations and extraction rules (kv, regex, JSON), run_command() (exit
-// status, signals, timeout, interruption, process-group cleanup, cwd, env)
-// and the exec workload's sessions (failed samples carry the output's tail).
+// Unit under test: workloads/exec.{h,cpp} — metric declarations and
+// extraction rules (kv, regex, JSON) and the exec workload's sessions
+// (failed samples carry the output's tail). Running the command is
+// run_command() of workloads/sys/process.h (tests/unit/test_process.cpp).
 #include "workloads/exec.h"
 
 #include <gtest/gtest.h>
@@ -35,32 +35,6 @@ Cell exec_cell(std::map<std::string, std::string> params) {
         parse_param(d, it == params.end() ? d.default_value : it->second, machine);
   }
   return cell;
-}
-
-// ---- split_command_line ------------------------------------------------------
-
-TEST(ExecCommandLine, SplitsLikeAShellWithoutExpansion) {
-  using V = std::vector<std::string>;
-  EXPECT_EQ(split_command_line("./bench --size 1M"), (V{"./bench", "--size", "1M"}));
-  EXPECT_EQ(split_command_line("  a   b\tc "), (V{"a", "b", "c"}));
-  EXPECT_EQ(split_command_line("echo 'a b' \"c d\" e\\ f"), (V{"echo", "a b", "c d", "e f"}));
-  EXPECT_EQ(split_command_line("echo $HOME '*' ~"), (V{"echo", "$HOME", "*", "~"}));
-  EXPECT_EQ(split_command_line("echo \"a\\\"b\" 'it''s'"), (V{"echo", "a\"b", "its"}));
-  EXPECT_EQ(split_command_line("echo ''"), (V{"echo", ""}));
-  EXPECT_EQ(split_command_line(R"(["./b", "x y", "--n"])"), (V{"./b", "x y", "--n"}));
-}
-
-TEST(ExecCommandLine, BadInputNamesTheField) {
-  for (const char* bad :
-       {"", "   ", "echo 'open", "echo \"open", "echo \\", "[1, 2]", "[]", "[oops"}) {
-    try {
-      split_command_line(bad);
-      ADD_FAILURE() << "accepted: " << bad;
-    } catch (const ParamError& e) {
-      EXPECT_EQ(e.field, "command");
-      EXPECT_FALSE(e.message.empty());
-    }
-  }
 }
 
 // ---- metric declarations -----------------------------------------------------
@@ -165,137 +139,6 @@ TEST(ExecExtract, JsonWholeOutputOrLastObjectLine) {
   extract_metrics("plain text", decl("ops"), ParseRule::json, "", missing);
   ASSERT_EQ(missing.size(), 1u);
   EXPECT_NE(missing[0].find("no JSON object"), std::string::npos);
-}
-
-// ---- run_command ------------------------------------------------------------
-
-TEST(ExecRunCommand, CapturesOutputAndExitStatus) {
-  CommandSpec s;
-  s.argv = {"/bin/sh", "-c", "echo out; echo err >&2; exit 3"};
-  CommandResult r = run_command(s);
-  EXPECT_TRUE(r.started);
-  EXPECT_EQ(r.exit_code, 3);
-  EXPECT_FALSE(r.ok());
-  EXPECT_EQ(r.out, "out\n");
-  EXPECT_EQ(r.err, "err\n");
-  EXPECT_EQ(r.describe(), "exited with status 3");
-  EXPECT_EQ(r.tail(), "stderr: err; stdout: out");
-}
-
-TEST(ExecRunCommand, MergedStderrAndPathLookupAndEnvAndCwd) {
-  TempDir dir;
-  CommandSpec s;
-  s.argv = {"sh", "-c", "pwd; echo x=$NJ_TEST_VALUE >&2"};
-  s.cwd = dir.path();
-  s.env["NJ_TEST_VALUE"] = "42";
-  s.merge_stderr = true;
-  CommandResult r = run_command(s);
-  ASSERT_TRUE(r.ok()) << r.describe() << r.error;
-  EXPECT_EQ(r.out, dir.path() + "\nx=42\n");
-  EXPECT_TRUE(r.err.empty());
-}
-
-TEST(ExecRunCommand, NotFoundAndBadCwdDoNotStart) {
-  CommandSpec s;
-  s.argv = {"no-such-program-nightjar"};
-  CommandResult r = run_command(s);
-  EXPECT_FALSE(r.started);
-  EXPECT_NE(r.error.find("not found in PATH"), std::string::npos) << r.error;
-  s.argv = {"/bin/true"};
-  s.cwd = "/no/such/dir";
-  r = run_command(s);
-  EXPECT_FALSE(r.started);
-  EXPECT_NE(r.error.find("/no/such/dir"), std::string::npos) << r.error;
-  s.cwd = "";
-  TempDir dir;
-  std::string text = dir.write("plain.txt", "not a program\n");  // mode 0644
-  s.argv = {text};
-  r = run_command(s);
-  EXPECT_FALSE(r.started);
-  EXPECT_NE(r.error.find("cannot run '" + text + "'"), std::string::npos) << r.error;
-}
-
-TEST(ExecRunCommand, SignalIsReported) {
-  CommandSpec s;
-  s.argv = {"/bin/sh", "-c", "kill -SEGV $$"};
-  CommandResult r = run_command(s);
-  EXPECT_EQ(r.signal, SIGSEGV);
-  EXPECT_EQ(r.describe(), "killed by SIGSEGV");
-}
-
-bool pid_alive(pid_t pid) {
-  if (::kill(pid, 0) != 0) return false;
-  // A zombie (reparented to init, not yet reaped) counts as gone.
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string all;
-  std::getline(stat, all);
-  auto close = all.rfind(')');
-  return close != std::string::npos && all.size() > close + 2 && all[close + 2] != 'Z';
-}
-
-TEST(ExecRunCommand, TimeoutKillsTheWholeGroup) {
-  TempDir dir;
-  std::string pidfile = dir.path() + "/bg.pid";
-  CommandSpec s;
-  // A background grandchild and a foreground sleep: both must go.
-  s.argv = {"/bin/sh", "-c", "sleep 30 & echo $! > " + pidfile + "; sleep 30"};
-  s.timeout_sec = 0.3;
-  auto t0 = std::chrono::steady_clock::now();
-  CommandResult r = run_command(s);
-  double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  EXPECT_TRUE(r.timed_out);
-  EXPECT_LT(took, 5.0);
-  EXPECT_EQ(r.describe(0.3), "timed out after 0.3 s");
-  pid_t bg = static_cast<pid_t>(std::stol(test::read_file(pidfile)));
-  for (int i = 0; i < 100 && pid_alive(bg); ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  EXPECT_FALSE(pid_alive(bg));
-}
-
-TEST(ExecRunCommand, LeftoverBackgroundProcessesAreKilledAtExit) {
-  TempDir dir;
-  std::string pidfile = dir.path() + "/bg.pid";
-  CommandSpec s;
-  s.argv = {"/bin/sh", "-c", "sleep 30 > /dev/null 2>&1 & echo $! > " + pidfile + "; echo done"};
-  CommandResult r = run_command(s);
-  EXPECT_TRUE(r.ok());
-  EXPECT_EQ(r.out, "done\n");
-  pid_t bg = static_cast<pid_t>(std::stol(test::read_file(pidfile)));
-  for (int i = 0; i < 100 && pid_alive(bg); ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  EXPECT_FALSE(pid_alive(bg));
-}
-
-TEST(ExecRunCommand, InterruptionStopsPromptly) {
-  std::atomic<bool> stop{false};
-  CommandSpec s;
-  s.argv = {"/bin/sleep", "30"};
-  s.interrupted = [&] { return stop.load(); };
-  std::thread t([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    stop = true;
-  });
-  auto t0 = std::chrono::steady_clock::now();
-  CommandResult r = run_command(s);
-  t.join();
-  EXPECT_TRUE(r.interrupted);
-  EXPECT_EQ(r.signal, SIGTERM);
-  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 5.0);
-}
-
-TEST(ExecRunCommand, CpuTimeOfABusyChild) {
-  CommandSpec s;
-  s.argv = {"/bin/sh", "-c", "i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done"};
-  CommandResult r = run_command(s);
-  ASSERT_TRUE(r.ok());
-  EXPECT_GT(r.cpu_sec, 0.0);
-  EXPECT_GE(r.wall_sec, 0.0);
-}
-
-TEST(ExecRunCommand, OutputTail) {
-  EXPECT_EQ(output_tail("a\nb\nc\n\n", 2), "b | c");
-  EXPECT_EQ(output_tail(""), "");
-  EXPECT_EQ(output_tail("0123456789", 5, 4), "...6789");
 }
 
 // ---- the workload ------------------------------------------------------------

@@ -20,7 +20,7 @@
 #include "results/model/exit_codes.h"
 #include "results/store/store.h"
 #include "test_support.h"
-#include "workloads/exec.h"
+#include "workloads/sys/process.h"
 #include "workloads/workload.h"
 
 namespace nightjar {

@@ -1,4 +1,5 @@
-// Unit under test: plots/plot.{h,cpp} and plots/render_gnuplot.{h,cpp} --
+// Unit under test: plots/plot.{h,cpp}, plots/gnuplot.{h,cpp} and
+// harness/cli/gnuplot_run.{h,cpp} --
 // the CI of a summary mean (exact values: t quantiles with a closed form at
 // 2 degrees of freedom), the plot record built from a results store (scaling:
 // lines per side and varying parameter, numeric and categorical axes, units,
@@ -20,6 +21,7 @@
 
 #include <fmt/format.h>
 
+#include "harness/cli/gnuplot_run.h"
 #include "plots/gnuplot.h"
 #include "results/compare/trend.h"
 #include "results/model/exit_codes.h"

@@ -37,14 +37,11 @@
 
 #include "results/model/exit_codes.h"
 #include "results/model/params.h"
+#include "results/model/text.h"
 #include "workloads/sys/probe.h"
 
 namespace nightjar {
 namespace {
-
-std::string errno_text(int err) {
-  return std::string(std::strerror(err));
-}
 
 std::optional<std::string> slurp(const std::string& path) {
   std::ifstream in(path);
@@ -52,13 +49,6 @@ std::optional<std::string> slurp(const std::string& path) {
   std::ostringstream s;
   s << in.rdbuf();
   return s.str();
-}
-
-std::string trim(std::string s) {
-  auto not_space = [](unsigned char c) { return !std::isspace(c); };
-  s.erase(s.begin(), std::find_if(s.begin(), s.end(), not_space));
-  s.erase(std::find_if(s.rbegin(), s.rend(), not_space).base(), s.end());
-  return s;
 }
 
 bool has_word(const std::string& text, const std::string& word) {
@@ -111,7 +101,7 @@ std::string known_knobs() {
 /// The value to write for a knob: sizes as bytes ("max" kept on v2, -1 on v1).
 /// Throws std::invalid_argument with what to write instead.
 std::string knob_value(const KnobInfo& k, const std::string& value, int version) {
-  std::string v = trim(value);
+  std::string v(trim(value));
   if (!k.size) {
     if (v.empty()) throw std::invalid_argument("empty value; write a number");
     for (char c : v)
@@ -386,7 +376,7 @@ void CgroupTree::attach(const std::string& dir, pid_t pid) const {
 void CgroupTree::write_knob(const std::string& dir, const std::string& knob,
                             const std::string& value) const {
   const KnobInfo* info = find_knob(knob);
-  std::string name = knob, text = trim(value);
+  std::string name = knob, text(trim(value));
   if (info) {
     auto translated = translate_knob(knob, version_);
     if (!translated)
@@ -419,9 +409,10 @@ std::uint64_t CgroupTree::memory_current(const std::string& dir) const {
   auto text = slurp(path);
   if (!text) throw EnvironmentError("cgroup: cannot read " + path + ": " + errno_text(errno));
   try {
-    return std::stoull(trim(*text));
+    return std::stoull(std::string(trim(*text)));
   } catch (const std::exception&) {
-    throw EnvironmentError("cgroup: " + path + " does not hold a number: '" + trim(*text) + "'");
+    throw EnvironmentError("cgroup: " + path + " does not hold a number: '" +
+                           std::string(trim(*text)) + "'");
   }
 }
 

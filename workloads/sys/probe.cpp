@@ -17,6 +17,8 @@
 #include <optional>
 #include <sstream>
 
+#include "results/model/text.h"
+
 namespace nightjar {
 namespace {
 
@@ -40,18 +42,10 @@ std::optional<std::string> read_file(const std::string& path) {
   return out;
 }
 
-std::string trim(std::string_view s) {
-  const char* ws = " \t\r\n";
-  auto b = s.find_first_not_of(ws);
-  if (b == std::string_view::npos) return {};
-  auto e = s.find_last_not_of(ws);
-  return std::string(s.substr(b, e - b + 1));
-}
-
 std::optional<std::string> read_trimmed(const std::string& path) {
   auto s = read_file(path);
   if (!s) return std::nullopt;
-  return trim(*s);
+  return std::string(trim(*s));
 }
 
 std::vector<std::string_view> split_ws(std::string_view s) {
@@ -188,7 +182,7 @@ std::optional<std::string> read_gzip(const std::string& path) {
 /// Number of CPUs in a kernel CPU list such as "0-3,8,10-11"; 0 if malformed.
 unsigned count_cpu_list(std::string_view list) {
   unsigned count = 0;
-  const std::string text = trim(list);
+  const std::string text(trim(list));
   for (auto part : split_char(text, ',')) {
     if (part.empty()) continue;
     auto dash = part.find('-');
@@ -213,9 +207,10 @@ std::string bracketed_selection(std::string_view text) {
   auto open = text.find('[');
   if (open != std::string_view::npos) {
     auto close = text.find(']', open + 1);
-    if (close != std::string_view::npos) return trim(text.substr(open + 1, close - open - 1));
+    if (close != std::string_view::npos)
+      return std::string(trim(text.substr(open + 1, close - open - 1)));
   }
-  return trim(text);
+  return std::string(trim(text));
 }
 
 // ---------------------------------------------------------------- kernel
@@ -256,8 +251,8 @@ Testbox probe_testbox(const std::string& root) {
     for (auto line : split_char(*info, '\n')) {
       auto colon = line.find(':');
       if (colon == std::string_view::npos) continue;
-      auto key = trim(line.substr(0, colon));
-      if (!first.count(key)) first[key] = trim(line.substr(colon + 1));
+      std::string key(trim(line.substr(0, colon)));
+      if (!first.count(key)) first[key] = std::string(trim(line.substr(colon + 1)));
     }
     for (const char* key : {"model name", "Hardware", "cpu model", "cpu", "uarch"}) {
       auto it = first.find(key);

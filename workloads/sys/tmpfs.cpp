@@ -9,18 +9,14 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
-#include <system_error>
 #include <thread>
 #include <vector>
 
 #include "results/model/exit_codes.h"
+#include "results/model/text.h"
 
 namespace nightjar {
 namespace {
-
-std::string errno_text(int err) {
-  return std::error_code(err, std::generic_category()).message();
-}
 
 void teardown_warning(const std::string& text) {
   std::fprintf(stderr, "nightjar: teardown: %s\n", text.c_str());

@@ -7,7 +7,6 @@
 #include <sys/stat.h>
 #include <sys/swap.h>
 #include <sys/sysmacros.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,17 +17,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
-#include <system_error>
 #include <thread>
 
 #include "results/model/exit_codes.h"
+#include "results/model/text.h"
+#include "workloads/sys/process.h"
 
 namespace nightjar {
 namespace {
-
-std::string errno_text(int err) {
-  return std::error_code(err, std::generic_category()).message();
-}
 
 /// The whole content of a small sysfs/procfs file; nullopt when unreadable.
 std::optional<std::string> read_text(const std::string& path) {
@@ -63,14 +59,8 @@ int write_text(const std::string& path, const std::string& value) {
   return err;
 }
 
-std::string trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return std::string(s);
-}
-
 std::optional<std::uint64_t> parse_u64(std::string_view s) {
-  std::string t = trim(s);
+  std::string t(trim(s));
   if (t.empty() || t.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
   errno = 0;
   unsigned long long v = std::strtoull(t.c_str(), nullptr, 10);
@@ -142,52 +132,6 @@ bool wait_for(const std::string& path, std::chrono::milliseconds timeout) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   return true;
-}
-
-/// waitpid() that retries on EINTR (the runner's handlers omit SA_RESTART).
-pid_t wait_child(pid_t pid, int* status) {
-  pid_t r;
-  while ((r = ::waitpid(pid, status, 0)) < 0 && errno == EINTR) {
-  }
-  return r;
-}
-
-/// Runs `argv` (argv[0] a path) with stdout to /dev/null; returns the exit
-/// status word and fills `err` with what it wrote on stderr.
-int run_program(const std::vector<std::string>& argv, std::string& err) {
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  int pipefd[2];
-  if (::pipe2(pipefd, O_CLOEXEC) != 0)
-    throw EnvironmentError("cannot create a pipe to run " + argv[0] + ": " + errno_text(errno));
-  pid_t pid = ::fork();
-  if (pid < 0) {
-    int e = errno;
-    ::close(pipefd[0]);
-    ::close(pipefd[1]);
-    throw EnvironmentError("cannot fork to run " + argv[0] + ": " + errno_text(e));
-  }
-  if (pid == 0) {
-    // Only async-signal-safe calls until exec.
-    int null = ::open("/dev/null", O_WRONLY);
-    if (null >= 0) ::dup2(null, 1);
-    ::dup2(pipefd[1], 2);
-    ::execv(args[0], args.data());
-    ::_exit(127);
-  }
-  ::close(pipefd[1]);
-  char buf[1024];
-  for (;;) {
-    ssize_t n = ::read(pipefd[0], buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    if (err.size() < 8192) err.append(buf, static_cast<std::size_t>(n));
-  }
-  ::close(pipefd[0]);
-  int status = 0;
-  wait_child(pid, &status);
-  return status;
 }
 
 void teardown_warning(const std::string& text) {
@@ -337,8 +281,8 @@ ZramDevice::ZramDevice(std::uint64_t disksize_bytes, const std::string& algorith
                                " failed: " + errno_text(errno));
       auto id = parse_u64(*text);
       if (!id)
-        throw EnvironmentError("cannot add a zram device: " + path + " gave '" + trim(*text) +
-                               "', not a device number");
+        throw EnvironmentError("cannot add a zram device: " + path + " gave '" +
+                               std::string(trim(*text)) + "', not a device number");
       id_ = static_cast<int>(*id);
       created_ = true;
       if (!wait_for(attr("disksize"), std::chrono::seconds(2)))
@@ -450,33 +394,25 @@ std::map<std::string, std::uint64_t> ZramDevice::mm_stat() const {
   return out;
 }
 
-std::string find_program(const std::string& name) {
-  std::vector<std::string> dirs;
-  if (const char* path = std::getenv("PATH")) {
-    std::istringstream in(path);
-    std::string d;
-    while (std::getline(in, d, ':'))
-      if (!d.empty()) dirs.push_back(d);
-  }
-  for (const char* d : {"/usr/sbin", "/sbin", "/usr/bin", "/bin"}) dirs.push_back(d);
-  for (const auto& d : dirs) {
-    std::string p = d + "/" + name;
-    if (::access(p.c_str(), X_OK) == 0) return p;
-  }
-  return "";
+std::string find_mkswap() {
+  return find_program("mkswap", program_search_path() + ":/usr/sbin:/sbin:/usr/bin:/bin");
 }
 
 SwapArea::SwapArea(const std::string& device, int priority, const std::string& label)
     : device_(device), priority_(priority) {
-  const std::string mkswap = find_program("mkswap");
+  const std::string mkswap = find_mkswap();
   if (mkswap.empty())
     throw EnvironmentError("mkswap not found on PATH, /usr/sbin or /sbin; install util-linux");
-  std::string err;
-  int status = run_program({mkswap, "-L", label.substr(0, 16), device}, err);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    std::string why = WIFEXITED(status) ? "exit status " + std::to_string(WEXITSTATUS(status))
-                                        : "killed by signal " + std::to_string(WTERMSIG(status));
-    throw EnvironmentError("mkswap " + device + " failed (" + why + "): " + trim(err));
+  CommandSpec spec;
+  spec.argv = {mkswap, "-L", label.substr(0, 16), device};
+  spec.stdout_path = "/dev/null";
+  spec.capture_limit = 8192;
+  spec.interrupted = [] { return false; };  // a swap header takes an instant: let it finish
+  const CommandResult r = run_command(spec);
+  if (!r.ok()) {
+    const std::string why = r.started ? describe_exit(r.wait_status) : r.error;
+    throw EnvironmentError("mkswap " + device + " failed (" + why +
+                           "): " + std::string(trim(r.err)));
   }
   const int p = std::clamp(priority, 0, kMaxSwapPriority);
   const int flags = SWAP_FLAG_PREFER | ((p << SWAP_FLAG_PRIO_SHIFT) & SWAP_FLAG_PRIO_MASK);

@@ -130,17 +130,18 @@ class ZramDevice {
   std::string device_path_;
 };
 
-/// Path of the executable `name` found on $PATH, then /usr/sbin, /sbin,
-/// /usr/bin, /bin; "" when none.
-std::string find_program(const std::string& name);
+/// Path of mkswap (util-linux) on $PATH, then /usr/sbin, /sbin, /usr/bin,
+/// /bin (root's tools are not on every user's PATH); "" when none.
+std::string find_mkswap();
 
 /// A swap area on a block device, active while the object lives. RAII: the
 /// destructor runs swapoff(2), retrying while it returns EINTR or EBUSY (a
 /// second Ctrl-C during teardown must not leave the area active).
 class SwapArea {
  public:
-  /// Writes a swap header with `mkswap -L label device` (util-linux, run as a
-  /// child process; its stderr becomes the error message) and activates it
+  /// Writes a swap header with `mkswap -L label device` (util-linux, run by
+  /// run_command of workloads/sys/process.h; its stderr becomes the error
+  /// message) and activates it
   /// with swapon(2) at `priority` (SWAP_FLAG_PREFER; 0..kMaxSwapPriority).
   /// `label` is at most 16 characters. Throws EnvironmentError: mkswap
   /// missing or failing, swapon errno (EPERM: not root; EBUSY: already in use).
