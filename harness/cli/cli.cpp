@@ -20,7 +20,7 @@
 #include "results/compare/trend.h"
 #include "results/model/exit_codes.h"
 #include "results/render/compare.h"
-#include "results/render/netperf.h"
+#include "results/render/run_output.h"
 #include "results/render/run_summary.h"
 #include "results/render/table.h"
 #include "results/render/trend.h"
@@ -50,7 +50,7 @@ struct RunArgs {
   std::string variant, build, db;
   std::optional<int> iterations, warmup;
   bool interleave = false;
-  std::string format = "text";  ///< text (summary table) | netperf (netperf result blocks)
+  std::string format = "text";  ///< a run-output format (results/render/run_output.h)
   QemuOptions vm;               ///< --kernel IMAGE...: the kernel axis in qemu (harness/qemu.h)
 };
 
@@ -77,17 +77,12 @@ ExitCode cmd_run(const RunArgs& a) {
   ResultsStore store = open_store(a.db);
   RunOutcome outcome = a.vm.kernels.empty() ? execute_runs(plan, o, store)
                                             : execute_runs_in_vms(plan, o, a.vm, store);
-  if (a.format == "netperf") {
-    std::vector<std::int64_t> other;
-    std::cout << render_netperf(store, outcome.run_ids, &other);
-    for (auto id : other)
-      std::cerr << fmt::format(
-          "nightjar: run {} has no netperf result blocks (not tcp_sendfile/"
-          "tcp_stream, or no iterations)\n",
-          id);
-  } else {
-    std::cout << render_run_summary(store, outcome.run_ids);
-  }
+  const RunOutputFormat* format = find_run_output_format(a.format);
+  if (!format)  // --format is checked against the same table when parsed
+    throw UsageError("--format: unknown run output '" + a.format + "'");
+  RunOutput output = format->render(store, outcome.run_ids);
+  std::cout << output.text;
+  for (const auto& note : output.notes) std::cerr << "nightjar: " << note << "\n";
   std::cerr << fmt::format(
       "nightjar: {} complete, {} failed, {} skipped, {} aborted; database {}\n", outcome.complete,
       outcome.failed, outcome.skipped, outcome.aborted, store.path());
@@ -436,11 +431,8 @@ int run_cli(int argc, char** argv) {
   run_cmd->add_option("--set,-s", run.sets, "key=value[,value...]: override or add a matrix axis");
   run_cmd->add_option("--db", run.db, "results database path");
   run_cmd->add_option("--context", run.context, "k=v: extra context recorded with every run");
-  run_cmd
-      ->add_option("--format", run.format,
-                   "output on stdout: text (per-cell summary) or netperf (one netperf result block "
-                   "per client and iteration of tcp_sendfile/tcp_stream runs)")
-      ->check(CLI::IsMember({"text", "netperf"}));
+  run_cmd->add_option("--format", run.format, "output on stdout: " + run_output_choices_text())
+      ->check(CLI::IsMember(run_output_names()));
   run_cmd->add_option("--kernel", run.vm.kernels,
                       "IMAGE: boot this kernel image in qemu and run the jobs inside it "
                       "(repeatable: a kernel axis; docs/qemu.md)");
