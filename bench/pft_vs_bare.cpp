@@ -32,7 +32,7 @@
 #include "results/model/exit_codes.h"
 #include "results/model/params.h"
 #include "results/stats/statistics.h"
-#include "workloads/pft.h"
+#include "workloads/workload.h"
 
 namespace {
 
@@ -218,7 +218,11 @@ int main(int argc, char** argv) {
   ctx.machine.cpus = static_cast<unsigned>(std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN)));
   ctx.warn = [](const std::string& w) { std::fprintf(stderr, "warning: %s\n", w.c_str()); };
 
-  auto workload = nightjar::make_pft_workload();
+  const nightjar::Workload* workload = nightjar::find_workload("pft");
+  if (workload == nullptr) {
+    std::fprintf(stderr, "pft_vs_bare: the pft workload is not registered (workloads/pft.cpp)\n");
+    return 4;
+  }
   try {
     workload->validate(cell, ctx.machine);
   } catch (const nightjar::ParamError& e) {

@@ -34,10 +34,16 @@ constexpr const char* kCpuTime = "cpu_time";
 
 std::vector<MetricDescriptor> builtin_metrics() {
   return {
-      {kWallTime, "s", Direction::lower_is_better, MeanKind::arithmetic,
-       "wall time of the command, from start to exit"},
-      {kCpuTime, "s", Direction::lower_is_better, MeanKind::arithmetic,
-       "user + system CPU time of the command and the children it waited for"},
+      {.name = kWallTime,
+       .unit = "s",
+       .direction = Direction::lower_is_better,
+       .mean = MeanKind::arithmetic,
+       .doc = "wall time of the command, from start to exit"},
+      {.name = kCpuTime,
+       .unit = "s",
+       .direction = Direction::lower_is_better,
+       .mean = MeanKind::arithmetic,
+       .doc = "user + system CPU time of the command and the children it waited for"},
   };
 }
 
@@ -320,58 +326,48 @@ class ExecWorkload : public Workload {
   }
   std::vector<ParamDescriptor> params() const override {
     return {
-        {"command",
-         ParamType::text,
-         "argv",
-         "",
-         "program and arguments, split like a shell without expansion (or a JSON array); "
-         "required",
-         {},
-         {},
-         {}},
-        {"shell", ParamType::flag, "", "off", "run `command` with /bin/sh -c instead", {}, {}, {}},
-        {"metrics",
-         ParamType::text,
-         "",
-         "",
-         "NAME[:UNIT[:higher|lower[:hmean|amean|gmean]]] ... (blank or ';' separated); the names "
-         "wall_time and cpu_time are measured by exec; default: wall_time",
-         {},
-         {},
-         {}},
-        {"parse",
-         ParamType::choice,
-         "",
-         "kv",
-         "how metrics are read from the output",
-         {"kv", "regex", "json"},
-         {},
-         {}},
-        {"regex",
-         ParamType::text,
-         "",
-         "",
-         "parse: regex: ECMAScript pattern with one (...) per metric, in order; last match counts",
-         {},
-         {},
-         {}},
-        {"stream",
-         ParamType::choice,
-         "",
-         "stdout",
-         "which output the metrics are read from",
-         {"stdout", "stderr", "both"},
-         {},
-         {}},
-        {"timeout",
-         ParamType::duration,
-         "s",
-         "60s",
-         "the command is killed after this long",
-         {},
-         0.001,
-         86400.0 * 7},
-        {"cwd", ParamType::text, "path", "", "working directory (default: nightjar's)", {}, {}, {}},
+        {.name = "command",
+         .type = ParamType::text,
+         .unit = "argv",
+         .default_value = "",
+         .doc = "program and arguments, split like a shell without expansion (or a JSON array); "
+                "required"},
+        {.name = "shell",
+         .type = ParamType::flag,
+         .default_value = "off",
+         .doc = "run `command` with /bin/sh -c instead"},
+        {.name = "metrics",
+         .type = ParamType::text,
+         .default_value = "",
+         .doc = "NAME[:UNIT[:higher|lower[:hmean|amean|gmean]]] ... (blank or ';' separated); "
+                "the names wall_time and cpu_time are measured by exec; default: wall_time"},
+        {.name = "parse",
+         .type = ParamType::choice,
+         .default_value = "kv",
+         .doc = "how metrics are read from the output",
+         .choices = {"kv", "regex", "json"}},
+        {.name = "regex",
+         .type = ParamType::text,
+         .default_value = "",
+         .doc = "parse: regex: ECMAScript pattern with one (...) per metric, in order; last "
+                "match counts"},
+        {.name = "stream",
+         .type = ParamType::choice,
+         .default_value = "stdout",
+         .doc = "which output the metrics are read from",
+         .choices = {"stdout", "stderr", "both"}},
+        {.name = "timeout",
+         .type = ParamType::duration,
+         .unit = "s",
+         .default_value = "60s",
+         .doc = "the command is killed after this long",
+         .min = 0.001,
+         .max = 86400.0 * 7},
+        {.name = "cwd",
+         .type = ParamType::text,
+         .unit = "path",
+         .default_value = "",
+         .doc = "working directory (default: nightjar's)"},
     };
   }
   std::vector<MetricDescriptor> metrics() const override { return builtin_metrics(); }
@@ -438,10 +434,8 @@ class ExecWorkload : public Workload {
   }
 };
 
-}  // namespace
+NIGHTJAR_WORKLOAD(ExecWorkload);
 
-std::unique_ptr<Workload> make_exec_workload() {
-  return std::make_unique<ExecWorkload>();
-}
+}  // namespace
 
 }  // namespace nightjar

@@ -60,7 +60,4 @@ std::map<std::string, double> extract_metrics(const std::string& output,
                                               ParseRule rule, const std::string& regex,
                                               std::vector<std::string>& missing);
 
-/// The `exec` workload (registered in workloads/registry.cpp).
-std::unique_ptr<Workload> make_exec_workload();
-
 }  // namespace nightjar

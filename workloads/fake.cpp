@@ -13,7 +13,7 @@
 #include <thread>
 
 #include "results/model/exit_codes.h"
-#include "workloads/builtin.h"
+#include "workloads/workload.h"
 
 namespace nightjar {
 namespace {
@@ -104,54 +104,60 @@ class FakeWorkload : public Workload {
   }
   std::vector<ParamDescriptor> params() const override {
     return {
-        {"value", ParamType::number, "ops/s", "100", "mean throughput of the samples", {}, 0.0, {}},
-        {"cv",
-         ParamType::number,
-         "%",
-         "0",
-         "coefficient of variation of the lognormal noise",
-         {},
-         0.0,
-         1000.0},
-        {"seed",
-         ParamType::count,
-         "",
-         "1",
-         "seed of the noise; same seed, same samples",
-         {},
-         0.0,
-         {}},
-        {"script",
-         ParamType::text,
-         "ops/s",
-         "",
-         "comma-separated throughput values used in order instead of noise",
-         {},
-         {},
-         {}},
-        {"fail_at",
-         ParamType::count,
-         "iteration",
-         "0",
-         "measured iteration that fails (0: none)",
-         {},
-         0.0,
-         {}},
-        {"sleep", ParamType::duration, "s", "0s", "time each iteration takes", {}, 0.0, 3600.0},
-        {"skip",
-         ParamType::text,
-         "",
-         "",
-         "if set, the cell is skipped with this reason",
-         {},
-         {},
-         {}},
+        {.name = "value",
+         .type = ParamType::number,
+         .unit = "ops/s",
+         .default_value = "100",
+         .doc = "mean throughput of the samples",
+         .min = 0.0},
+        {.name = "cv",
+         .type = ParamType::number,
+         .unit = "%",
+         .default_value = "0",
+         .doc = "coefficient of variation of the lognormal noise",
+         .min = 0.0,
+         .max = 1000.0},
+        {.name = "seed",
+         .type = ParamType::count,
+         .default_value = "1",
+         .doc = "seed of the noise; same seed, same samples",
+         .min = 0.0},
+        {.name = "script",
+         .type = ParamType::text,
+         .unit = "ops/s",
+         .default_value = "",
+         .doc = "comma-separated throughput values used in order instead of noise"},
+        {.name = "fail_at",
+         .type = ParamType::count,
+         .unit = "iteration",
+         .default_value = "0",
+         .doc = "measured iteration that fails (0: none)",
+         .min = 0.0},
+        {.name = "sleep",
+         .type = ParamType::duration,
+         .unit = "s",
+         .default_value = "0s",
+         .doc = "time each iteration takes",
+         .min = 0.0,
+         .max = 3600.0},
+        {.name = "skip",
+         .type = ParamType::text,
+         .default_value = "",
+         .doc = "if set, the cell is skipped with this reason"},
     };
   }
   std::vector<MetricDescriptor> metrics() const override {
     return {
-        {"throughput", "ops/s", Direction::higher_is_better, MeanKind::harmonic, "scripted rate"},
-        {"latency", "ms", Direction::lower_is_better, MeanKind::arithmetic, "1000 / throughput"},
+        {.name = "throughput",
+         .unit = "ops/s",
+         .direction = Direction::higher_is_better,
+         .mean = MeanKind::harmonic,
+         .doc = "scripted rate"},
+        {.name = "latency",
+         .unit = "ms",
+         .direction = Direction::lower_is_better,
+         .mean = MeanKind::arithmetic,
+         .doc = "1000 / throughput"},
     };
   }
   void validate(const Cell& cell, const MachineFacts&) const override {
@@ -167,10 +173,8 @@ class FakeWorkload : public Workload {
   }
 };
 
-}  // namespace
+NIGHTJAR_WORKLOAD(FakeWorkload);
 
-std::unique_ptr<Workload> make_fake_workload() {
-  return std::make_unique<FakeWorkload>();
-}
+}  // namespace
 
 }  // namespace nightjar

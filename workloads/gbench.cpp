@@ -1,6 +1,29 @@
-// The `gbench` workload: see workloads/gbench.h.
-#include "workloads/gbench.h"
-
+// The `gbench` workload: runs a Google Benchmark binary and stores its
+// results as samples, so that users' own micro benchmarks get nightjar's
+// matrices, compare, check, trend and bisect (docs/data.md "The gbench
+// workload").
+//
+// Parameters: `binary` (required), `filter` (--benchmark_filter), `repetitions`
+// (--benchmark_repetitions per invocation), `args` (more arguments for the
+// binary, split like exec's command), `counters` (units and directions of
+// user counters), `time_unit` (ns by default) and `timeout`.
+//
+// Metrics are the benchmarks' own, named `<benchmark>.<field>` exactly as
+// `nightjar import --format gbench` names them (results/io/gbench.h):
+// `BM_memcpy/8.real_time`, `BM_memcpy/8.cpu_time` (lower is better, in
+// `time_unit`), `BM_memcpy/8.bytes_per_second` (bytes/s, higher is better)...
+// They are declared before the run from `binary --benchmark_list_tests`
+// (real_time, cpu_time, bytes_per_second, items_per_second and the
+// `counters` of every listed benchmark), which is why real_time and cpu_time
+// have one configured unit instead of each benchmark's own.
+//
+// Iterations: each invocation runs every benchmark `repetitions` times, with
+// --benchmark_out=FILE --benchmark_out_format=json; repetition k of an
+// invocation is one nightjar iteration, so with the default repetitions: 1
+// every iteration is a fresh process, and with repetitions: R the binary runs
+// once per R iterations (the first iteration of each batch carries the
+// invocation's time and monitor deltas). Aggregates are never stored.
+// A warm-up iteration runs the binary once with one repetition.
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -18,6 +41,7 @@
 #include "results/io/gbench.h"
 #include "results/model/exit_codes.h"
 #include "workloads/sys/process.h"
+#include "workloads/workload.h"
 
 namespace nightjar {
 namespace {
@@ -94,7 +118,7 @@ std::vector<std::string> list_benchmarks(const GbenchConfig& c, std::string& err
   return names;
 }
 
-// The metrics declared for the listed benchmarks (workloads/gbench.h).
+// The metrics declared for the listed benchmarks (the file comment above).
 std::vector<MetricDescriptor> declared_metrics(const GbenchConfig& c,
                                                const std::vector<std::string>& names) {
   std::vector<MetricDescriptor> out;
@@ -226,64 +250,45 @@ class GbenchWorkload : public Workload {
   }
   std::vector<ParamDescriptor> params() const override {
     return {
-        {"binary",
-         ParamType::text,
-         "path",
-         "",
-         "the Google Benchmark executable (BENCHMARK_MAIN); required",
-         {},
-         {},
-         {}},
-        {"filter",
-         ParamType::text,
-         "regex",
-         "",
-         "--benchmark_filter: which benchmarks run (default: all)",
-         {},
-         {},
-         {}},
-        {"repetitions",
-         ParamType::count,
-         "",
-         "1",
-         "--benchmark_repetitions per invocation; each repetition is one iteration",
-         {},
-         1.0,
-         10000.0},
-        {"args",
-         ParamType::text,
-         "argv",
-         "",
-         "more arguments for the binary, split like exec's command (e.g. "
-         "--benchmark_min_time=0.1)",
-         {},
-         {},
-         {}},
-        {"counters",
-         ParamType::text,
-         "",
-         "",
-         "NAME[:UNIT[:higher|lower[:hmean|amean|gmean]]] ... for user counters (default: "
-         "*_per_second are rates: higher, Hmean; others higher, Amean, no unit)",
-         {},
-         {},
-         {}},
-        {"time_unit",
-         ParamType::choice,
-         "",
-         "ns",
-         "unit of real_time and cpu_time",
-         {"ns", "us", "ms", "s"},
-         {},
-         {}},
-        {"timeout",
-         ParamType::duration,
-         "s",
-         "10m",
-         "one invocation is killed after this long",
-         {},
-         0.001,
-         86400.0 * 7},
+        {.name = "binary",
+         .type = ParamType::text,
+         .unit = "path",
+         .default_value = "",
+         .doc = "the Google Benchmark executable (BENCHMARK_MAIN); required"},
+        {.name = "filter",
+         .type = ParamType::text,
+         .unit = "regex",
+         .default_value = "",
+         .doc = "--benchmark_filter: which benchmarks run (default: all)"},
+        {.name = "repetitions",
+         .type = ParamType::count,
+         .default_value = "1",
+         .doc = "--benchmark_repetitions per invocation; each repetition is one iteration",
+         .min = 1.0,
+         .max = 10000.0},
+        {.name = "args",
+         .type = ParamType::text,
+         .unit = "argv",
+         .default_value = "",
+         .doc = "more arguments for the binary, split like exec's command (e.g. "
+                "--benchmark_min_time=0.1)"},
+        {.name = "counters",
+         .type = ParamType::text,
+         .default_value = "",
+         .doc = "NAME[:UNIT[:higher|lower[:hmean|amean|gmean]]] ... for user counters (default: "
+                "*_per_second are rates: higher, Hmean; others higher, Amean, no unit)"},
+        {.name = "time_unit",
+         .type = ParamType::choice,
+         .default_value = "ns",
+         .doc = "unit of real_time and cpu_time",
+         .choices = {"ns", "us", "ms", "s"}},
+        {.name = "timeout",
+         .type = ParamType::duration,
+         .unit = "s",
+         .default_value = "10m",
+         .doc = "one invocation is killed after this long",
+         .min = 0.001,
+         .max = 86400.0 * 7},
     };
   }
   std::vector<MetricDescriptor> metrics() const override {
@@ -343,10 +348,8 @@ class GbenchWorkload : public Workload {
   }
 };
 
-}  // namespace
+NIGHTJAR_WORKLOAD(GbenchWorkload);
 
-std::unique_ptr<Workload> make_gbench_workload() {
-  return std::make_unique<GbenchWorkload>();
-}
+}  // namespace
 
 }  // namespace nightjar

@@ -3,7 +3,7 @@
 // per-iteration cost (monitor snapshots, the SQLite commit, progress output).
 #include <chrono>
 
-#include "workloads/builtin.h"
+#include "workloads/workload.h"
 
 namespace nightjar {
 namespace {
@@ -31,17 +31,20 @@ class NullWorkload : public Workload {
   }
   std::vector<ParamDescriptor> params() const override { return {}; }
   std::vector<MetricDescriptor> metrics() const override {
-    return {{"harness_overhead", "s", Direction::lower_is_better, MeanKind::arithmetic,
-             "wall time from the end of one iteration to the start of the next "
-             "(the first measured iteration after no warm-up has none)"}};
+    return {{.name = "harness_overhead",
+             .unit = "s",
+             .direction = Direction::lower_is_better,
+             .mean = MeanKind::arithmetic,
+             .doc = "wall time from the end of one iteration to the start of the next "
+                    "(the first measured iteration after no warm-up has none)"}};
   }
   std::unique_ptr<CellSession> start(const Cell&, RunContext&) const override {
     return std::make_unique<NullSession>();
   }
 };
 
-}  // namespace
+NIGHTJAR_WORKLOAD(NullWorkload);
 
-std::unique_ptr<Workload> make_null_workload() { return std::make_unique<NullWorkload>(); }
+}  // namespace
 
 }  // namespace nightjar

@@ -17,7 +17,6 @@
 // A worker's timed region is: CLOCK_MONOTONIC, CLOCK_THREAD_CPUTIME_ID, the
 // touch loop, CLOCK_THREAD_CPUTIME_ID, CLOCK_MONOTONIC; getrusage(RUSAGE_THREAD)
 // is read just outside it for minflt and system time.
-#include "workloads/pft.h"
 #include "results/model/params.h"
 
 #include <pthread.h>
@@ -45,6 +44,7 @@
 #include "results/model/exit_codes.h"
 #include "results/model/text.h"
 #include "workloads/sys/process.h"
+#include "workloads/workload.h"
 
 namespace nightjar {
 namespace {
@@ -457,6 +457,22 @@ class PftSession : public CellSession {
   SharedRecords<WorkerRecord> records_;  ///< written by the workers (threads or processes)
 };
 
+/// The `pft` workload (page fault test).
+///
+/// Parameters: `clients` (workers faulting concurrently), `mode`
+/// (threads|processes: pft -t / -n), `size` (bytes faulted per iteration,
+/// split evenly over the workers; mmtests uses 20% of MemTotal: `20%mem`).
+///
+/// Metrics per iteration:
+///  - `faults_per_sec` faults/sec (higher, Hmean): pages / (latest worker end −
+///    earliest worker start), pft's "fault/wsec";
+///  - `faults_per_cpu` faults/cpu-sec (higher, Hmean): pages / Σ worker CPU
+///    seconds (user+sys), pft's "flt/cpu/s";
+///  - `system_time` s (lower, Amean): Σ worker system CPU seconds;
+///  - `elapsed` s (lower, Amean): latest worker end − earliest worker start.
+/// Counters: `pft.pages` (pages touched), `pft.minflt` (minor faults of the
+/// workers over their timed regions). A sample whose minflt differs from the
+/// pages by more than 10% carries a flag (THP is the usual cause).
 class PftWorkload : public Workload {
  public:
   std::string_view name() const override { return "pft"; }
@@ -466,45 +482,51 @@ class PftWorkload : public Workload {
 
   std::vector<ParamDescriptor> params() const override {
     return {
-        {"clients",
-         ParamType::count,
-         "workers",
-         "1",
-         "workers faulting concurrently (pft -t/-n N); more than the CPUs is allowed and warned",
-         {},
-         1.0,
-         std::nullopt},
-        {"mode",
-         ParamType::choice,
-         "",
-         "threads",
-         "threads share one mm and contend on its locks (pft -t); processes each fault their "
-         "slice into their own mm (pft -n)",
-         {"threads", "processes"},
-         std::nullopt,
-         std::nullopt},
-        {"size",
-         ParamType::size,
-         "bytes",
-         "256M",
-         "total bytes faulted per iteration, split evenly over the workers, in whole pages "
-         "(mmtests: 20%mem)",
-         {},
-         static_cast<double>(page_size()),
-         std::nullopt},
+        {.name = "clients",
+         .type = ParamType::count,
+         .unit = "workers",
+         .default_value = "1",
+         .doc = "workers faulting concurrently (pft -t/-n N); more than the CPUs is allowed and "
+                "warned",
+         .min = 1.0},
+        {.name = "mode",
+         .type = ParamType::choice,
+         .default_value = "threads",
+         .doc = "threads share one mm and contend on its locks (pft -t); processes each fault "
+                "their slice into their own mm (pft -n)",
+         .choices = {"threads", "processes"}},
+        {.name = "size",
+         .type = ParamType::size,
+         .unit = "bytes",
+         .default_value = "256M",
+         .doc = "total bytes faulted per iteration, split evenly over the workers, in whole "
+                "pages (mmtests: 20%mem)",
+         .min = static_cast<double>(page_size())},
     };
   }
 
   std::vector<MetricDescriptor> metrics() const override {
     return {
-        {"faults_per_sec", "faults/sec", Direction::higher_is_better, MeanKind::harmonic,
-         "pages / (latest worker end - earliest worker start); pft's fault/wsec"},
-        {"faults_per_cpu", "faults/cpu-sec", Direction::higher_is_better, MeanKind::harmonic,
-         "pages / sum of worker CPU seconds (user+sys); pft's flt/cpu/s"},
-        {"system_time", "s", Direction::lower_is_better, MeanKind::arithmetic,
-         "sum of worker system CPU seconds over the pass (mmtests system-N)"},
-        {"elapsed", "s", Direction::lower_is_better, MeanKind::arithmetic,
-         "latest worker end - earliest worker start (mmtests elapsed-N)"},
+        {.name = "faults_per_sec",
+         .unit = "faults/sec",
+         .direction = Direction::higher_is_better,
+         .mean = MeanKind::harmonic,
+         .doc = "pages / (latest worker end - earliest worker start); pft's fault/wsec"},
+        {.name = "faults_per_cpu",
+         .unit = "faults/cpu-sec",
+         .direction = Direction::higher_is_better,
+         .mean = MeanKind::harmonic,
+         .doc = "pages / sum of worker CPU seconds (user+sys); pft's flt/cpu/s"},
+        {.name = "system_time",
+         .unit = "s",
+         .direction = Direction::lower_is_better,
+         .mean = MeanKind::arithmetic,
+         .doc = "sum of worker system CPU seconds over the pass (mmtests system-N)"},
+        {.name = "elapsed",
+         .unit = "s",
+         .direction = Direction::lower_is_better,
+         .mean = MeanKind::arithmetic,
+         .doc = "latest worker end - earliest worker start (mmtests elapsed-N)"},
     };
   }
 
@@ -546,10 +568,8 @@ class PftWorkload : public Workload {
   }
 };
 
-}  // namespace
+NIGHTJAR_WORKLOAD(PftWorkload);
 
-std::unique_ptr<Workload> make_pft_workload() {
-  return std::make_unique<PftWorkload>();
-}
+}  // namespace
 
 }  // namespace nightjar

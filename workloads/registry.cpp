@@ -1,30 +1,44 @@
-// The workload registry: adding a workload is one file plus one line here.
+// The workload registry: the storage the NIGHTJAR_WORKLOAD registrars of the
+// workload files fill before main() (workloads/workload.h), kept sorted by
+// name. Nothing here names a workload: adding one is one new file.
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 
-#include "workloads/builtin.h"
-#include "workloads/exec.h"
-#include "workloads/gbench.h"
-#include "workloads/pft.h"
-#include "workloads/tcp_sendfile.h"
-#include "workloads/tmpfs_refault.h"
 #include "workloads/workload.h"
 
 namespace nightjar {
+namespace {
+
+// Constructed on first use, so a registrar of any file may run first: the
+// order of static initialisation across files is not defined.
+std::vector<std::unique_ptr<Workload>>& registry_storage() {
+  static std::vector<std::unique_ptr<Workload>> storage;
+  return storage;
+}
+
+}  // namespace
+
+void register_workload(std::unique_ptr<Workload> workload) {
+  auto& r = registry_storage();
+  const std::string_view name = workload->name();
+  auto pos = std::lower_bound(r.begin(), r.end(), name,
+                              [](const auto& w, std::string_view n) { return w->name() < n; });
+  if (pos != r.end() && (*pos)->name() == name) {
+    // Before main(): no exception can be caught, and no output is set up yet.
+    std::fprintf(stderr,
+                 "nightjar: two workloads are registered as '%.*s' (\"%.*s\" and \"%.*s\"); "
+                 "rename one of them (NIGHTJAR_WORKLOAD, workloads/workload.h)\n",
+                 static_cast<int>(name.size()), name.data(),
+                 static_cast<int>((*pos)->summary().size()), (*pos)->summary().data(),
+                 static_cast<int>(workload->summary().size()), workload->summary().data());
+    std::abort();
+  }
+  r.insert(pos, std::move(workload));
+}
 
 const std::vector<std::unique_ptr<Workload>>& workload_registry() {
-  static const std::vector<std::unique_ptr<Workload>> registry = [] {
-    std::vector<std::unique_ptr<Workload>> r;
-    r.push_back(make_pft_workload());
-    r.push_back(make_tmpfs_refault_workload());
-    r.push_back(make_tcp_sendfile_workload());
-    r.push_back(make_tcp_stream_workload());
-    r.push_back(make_fake_workload());
-    r.push_back(make_null_workload());
-    r.push_back(make_exec_workload());
-    r.push_back(make_gbench_workload());
-    return r;
-  }();
-  return registry;
+  return registry_storage();
 }
 
 const Workload* find_workload(std::string_view name) {

@@ -1,17 +1,25 @@
 // The skeleton workload: a commented example of the workload contract
-// (workloads/workload.h). Copy this file to add a workload, then add one line
-// to workloads/registry.cpp. It is compiled and tested but not registered.
+// (workloads/workload.h), and the proof that a workload is one file. It is
+// compiled like every workloads/*.cpp (CMakeLists.txt globs them), registered
+// as `skeleton` by the NIGHTJAR_WORKLOAD line at the end of this file, listed
+// by `nightjar list`, and run by tests/cli/test_skeleton_cli.cpp.
 //
-// What it measures: how fast this CPU sums `loops` integers (loops/sec).
+// To add a workload: copy this file to workloads/NAME.cpp, rename the
+// classes, return NAME from name(), and write the declarations and the
+// measurement. Nothing else is edited: no header, no registry line.
+//
+// What it measures: how fast this CPU sums `loops` integers (loops/s).
 #include <unistd.h>
 
 #include <chrono>
-#include <cstdio>
-#include <cstdlib>
+#include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "results/model/exit_codes.h"
-#include "workloads/builtin.h"
+#include "workloads/workload.h"
 
 namespace nightjar {
 namespace {
@@ -43,8 +51,11 @@ class SkeletonSession : public CellSession {
   void warmup() override { (void)measure(); }
 
   // One measured iteration: do the work, time only the work, return every
-  // declared metric in its declared unit. Long loops poll ctx_.interrupted()
-  // and throw Interrupted so SIGINT is honoured within a fraction of a second.
+  // declared metric in its declared unit (a missing one is not stored).
+  // Counters (IterationResult::counters) explain a sample; flags warn about
+  // it. Long loops poll ctx_.interrupted() and throw Interrupted so SIGINT is
+  // honoured within a fraction of a second; an error that makes further
+  // iterations pointless throws EnvironmentError.
   IterationResult measure() override {
     auto start = std::chrono::steady_clock::now();
     volatile std::uint64_t sum = 0;
@@ -62,6 +73,7 @@ class SkeletonSession : public CellSession {
     }
     r.metrics["loops_per_sec"] = static_cast<double>(loops_) / elapsed;
     r.metrics["elapsed"] = elapsed;
+    r.counters["skeleton.loops"] = static_cast<double>(loops_);
     return r;
   }
 
@@ -73,33 +85,46 @@ class SkeletonSession : public CellSession {
 
 class SkeletonWorkload : public Workload {
  public:
-  // The name used in job files (`workload: skeleton`) and the one line shown
-  // by `nightjar list`.
+  // The name used in job files (`workload: skeleton`); unique among the
+  // registered workloads. The one line shown by `nightjar list`.
   std::string_view name() const override { return "skeleton"; }
-  std::string_view summary() const override { return "example workload: sums integers"; }
+  std::string_view summary() const override {
+    return "the example workload (workloads/skeleton.cpp; copy it to add one): sums integers";
+  }
 
-  // Typed parameters with units, defaults and bounds. The job loader parses
-  // and range-checks them before anything runs, so measure() can trust them.
+  // Typed parameters with units, defaults and bounds (base units: bytes,
+  // seconds, counts). The job loader parses and range-checks them before
+  // anything runs, so the session can trust them. An empty default_value
+  // makes a parameter required (except for ParamType::text).
   std::vector<ParamDescriptor> params() const override {
-    return {{"loops",
-             ParamType::count,
-             "loops",
-             "1000000",
-             "integers summed per iteration",
-             {},
-             1.0,
-             1e12}};
+    return {{.name = "loops",
+             .type = ParamType::count,
+             .unit = "loops",
+             .default_value = "1000000",
+             .doc = "integers summed per iteration",
+             .min = 1.0,
+             .max = 1e12}};
   }
 
   // One descriptor per metric: unit, direction (decides %change's sign) and
   // the summary mean (Hmean for rates over fixed work, Amean for times).
   std::vector<MetricDescriptor> metrics() const override {
     return {
-        {"loops_per_sec", "loops/s", Direction::higher_is_better, MeanKind::harmonic,
-         "loops / elapsed"},
-        {"elapsed", "s", Direction::lower_is_better, MeanKind::arithmetic, "time of the loop"},
+        {.name = "loops_per_sec",
+         .unit = "loops/s",
+         .direction = Direction::higher_is_better,
+         .mean = MeanKind::harmonic,
+         .doc = "loops / elapsed"},
+        {.name = "elapsed",
+         .unit = "s",
+         .direction = Direction::lower_is_better,
+         .mean = MeanKind::arithmetic,
+         .doc = "time of the loop"},
     };
   }
+
+  // (cell_metrics(cell) is left at its default, metrics(): override it only
+  // when the metrics depend on the cell's parameters, as exec's do.)
 
   // What the machine must offer, in words, for `nightjar list`.
   std::vector<std::string> requirements() const override { return {"a writable /tmp"}; }
@@ -115,15 +140,23 @@ class SkeletonWorkload : public Workload {
     return std::nullopt;
   }
 
+  // How many leaves the job's `cgroup:` tree needs (asked only when the job
+  // has a `cgroup:` section). A workload that starts N client processes and
+  // moves client i into ctx.cgroups->leaf(i) returns N (tcp_sendfile returns
+  // its `clients`). This one starts no process and attaches nothing, so one
+  // leaf: the default, written out here to show the hook.
+  int cgroup_clients(const Cell&) const override { return 1; }
+
+  // Sets the cell up and returns its session (above). Throws
+  // EnvironmentError when setup fails: the run is stored as failed.
   std::unique_ptr<CellSession> start(const Cell& cell, RunContext& ctx) const override {
     return std::make_unique<SkeletonSession>(cell, ctx);
   }
 };
 
+// The registration: this line is what makes `workload: skeleton` known to
+// job files, `nightjar list` and the results catalog (workloads/workload.h).
+NIGHTJAR_WORKLOAD(SkeletonWorkload);
+
 }  // namespace
-
-std::unique_ptr<Workload> make_skeleton_workload() {
-  return std::make_unique<SkeletonWorkload>();
-}
-
 }  // namespace nightjar

@@ -69,6 +69,7 @@
 #include "results/model/text.h"
 #include "workloads/sys/cgroup.h"
 #include "workloads/sys/process.h"
+#include "workloads/workload.h"
 
 namespace nightjar {
 namespace tcp {
@@ -813,80 +814,87 @@ class TcpWorkload : public Workload {
 
   std::vector<ParamDescriptor> params() const override {
     return {
-        {"clients",
-         ParamType::count,
-         "senders",
-         "1",
-         "concurrent sender processes, each with its own connection (netperf instances)",
-         {},
-         1.0,
-         4096.0},
-        {"send_size",
-         ParamType::size,
-         "bytes",
-         "10K",
-         "bytes per sendfile()/send() call (netperf -m); 10K = 10240",
-         {},
-         1.0,
-         static_cast<double>(1ULL << 30)},
-        {"duration",
-         ParamType::duration,
-         "s",
-         "60s",
-         "length of the timed window (netperf -l)",
-         {},
-         0.1,
-         86400.0},
-        {"family",
-         ParamType::choice,
-         "",
-         "ipv6",
-         "loopback address: ipv6 = ::1 (netperf -6), ipv4 = 127.0.0.1",
-         {"ipv6", "ipv4"},
-         std::nullopt,
-         std::nullopt},
-        {"recv_size",
-         ParamType::size,
-         "bytes",
-         "0",
-         "bytes per recv() call of the receiver; 0 = its SO_RCVBUF (netperf's default)",
-         {},
-         0.0,
-         static_cast<double>(1ULL << 30)},
-        {"cpu_util",
-         ParamType::flag,
-         "",
-         "on",
-         "measure CPU utilisation from /proc/stat and service demand (netperf -c)",
-         {},
-         std::nullopt,
-         std::nullopt},
-        {"port",
-         ParamType::count,
-         "",
-         "0",
-         "receiver's port on loopback; 0 = an ephemeral port (default)",
-         {},
-         0.0,
-         65535.0},
+        {.name = "clients",
+         .type = ParamType::count,
+         .unit = "senders",
+         .default_value = "1",
+         .doc = "concurrent sender processes, each with its own connection (netperf instances)",
+         .min = 1.0,
+         .max = 4096.0},
+        {.name = "send_size",
+         .type = ParamType::size,
+         .unit = "bytes",
+         .default_value = "10K",
+         .doc = "bytes per sendfile()/send() call (netperf -m); 10K = 10240",
+         .min = 1.0,
+         .max = static_cast<double>(1ULL << 30)},
+        {.name = "duration",
+         .type = ParamType::duration,
+         .unit = "s",
+         .default_value = "60s",
+         .doc = "length of the timed window (netperf -l)",
+         .min = 0.1,
+         .max = 86400.0},
+        {.name = "family",
+         .type = ParamType::choice,
+         .default_value = "ipv6",
+         .doc = "loopback address: ipv6 = ::1 (netperf -6), ipv4 = 127.0.0.1",
+         .choices = {"ipv6", "ipv4"}},
+        {.name = "recv_size",
+         .type = ParamType::size,
+         .unit = "bytes",
+         .default_value = "0",
+         .doc = "bytes per recv() call of the receiver; 0 = its SO_RCVBUF (netperf's default)",
+         .min = 0.0,
+         .max = static_cast<double>(1ULL << 30)},
+        {.name = "cpu_util",
+         .type = ParamType::flag,
+         .default_value = "on",
+         .doc = "measure CPU utilisation from /proc/stat and service demand (netperf -c)"},
+        {.name = "port",
+         .type = ParamType::count,
+         .default_value = "0",
+         .doc = "receiver's port on loopback; 0 = an ephemeral port (default)",
+         .min = 0.0,
+         .max = 65535.0},
     };
   }
 
   std::vector<MetricDescriptor> metrics() const override {
     return {
-        {"throughput", "Mbps", Direction::higher_is_better, MeanKind::harmonic,
-         "mean per client of bytes received x 8 / 1e6 / elapsed (netperf's 10^6bits/sec; "
-         "LKP Throughput_Mbps)"},
-        {"throughput_total", "Mbps", Direction::higher_is_better, MeanKind::harmonic,
-         "sum over clients (LKP Throughput_total_Mbps)"},
-        {"throughput_min", "Mbps", Direction::higher_is_better, MeanKind::harmonic,
-         "slowest client"},
-        {"throughput_max", "Mbps", Direction::higher_is_better, MeanKind::harmonic,
-         "fastest client"},
-        {"cpu_util", "%", Direction::lower_is_better, MeanKind::arithmetic,
-         "100 - idle% of all CPUs over the timed window, iowait busy (netperf -c); cpu_util: on"},
-        {"service_demand", "us/KB", Direction::lower_is_better, MeanKind::arithmetic,
-         "cpu_util% x 10000 / (KB/s of all clients) x CPUs (netperf's formula, KB = 1024)"},
+        {.name = "throughput",
+         .unit = "Mbps",
+         .direction = Direction::higher_is_better,
+         .mean = MeanKind::harmonic,
+         .doc = "mean per client of bytes received x 8 / 1e6 / elapsed (netperf's "
+                "10^6bits/sec; LKP Throughput_Mbps)"},
+        {.name = "throughput_total",
+         .unit = "Mbps",
+         .direction = Direction::higher_is_better,
+         .mean = MeanKind::harmonic,
+         .doc = "sum over clients (LKP Throughput_total_Mbps)"},
+        {.name = "throughput_min",
+         .unit = "Mbps",
+         .direction = Direction::higher_is_better,
+         .mean = MeanKind::harmonic,
+         .doc = "slowest client"},
+        {.name = "throughput_max",
+         .unit = "Mbps",
+         .direction = Direction::higher_is_better,
+         .mean = MeanKind::harmonic,
+         .doc = "fastest client"},
+        {.name = "cpu_util",
+         .unit = "%",
+         .direction = Direction::lower_is_better,
+         .mean = MeanKind::arithmetic,
+         .doc = "100 - idle% of all CPUs over the timed window, iowait busy (netperf -c); "
+                "cpu_util: on"},
+        {.name = "service_demand",
+         .unit = "us/KB",
+         .direction = Direction::lower_is_better,
+         .mean = MeanKind::arithmetic,
+         .doc = "cpu_util% x 10000 / (KB/s of all clients) x CPUs (netperf's formula, KB = "
+                "1024)"},
     };
   }
 
@@ -916,6 +924,11 @@ class TcpWorkload : public Workload {
     return std::nullopt;
   }
 
+  /// One leaf per sender: sender i is moved into ctx.cgroups->leaf(i).
+  int cgroup_clients(const Cell& cell) const override {
+    return static_cast<int>(cell.count("clients"));
+  }
+
   std::unique_ptr<CellSession> start(const Cell& cell, RunContext& ctx) const override {
     return std::make_unique<TcpSession>(cell, ctx, stream_);
   }
@@ -924,13 +937,13 @@ class TcpWorkload : public Workload {
   bool stream_;
 };
 
-}  // namespace
+/// `tcp_sendfile`: each sender loops sendfile(2) of `send_size` bytes over a
+/// small unlinked file of width × send_size bytes (netperf -t TCP_SENDFILE).
+NIGHTJAR_WORKLOAD(TcpWorkload, false);
+/// `tcp_stream`: the same with send(2) from a ring of width buffers
+/// (netperf -t TCP_STREAM).
+NIGHTJAR_WORKLOAD(TcpWorkload, true);
 
-std::unique_ptr<Workload> make_tcp_sendfile_workload() {
-  return std::make_unique<TcpWorkload>(false);
-}
-std::unique_ptr<Workload> make_tcp_stream_workload() {
-  return std::make_unique<TcpWorkload>(true);
-}
+}  // namespace
 
 }  // namespace nightjar

@@ -4,25 +4,19 @@
 // stream to a receiver run by nightjar for `duration`; throughput is
 // bytes received × 8 / 1e6 / elapsed per client, as netperf reports it.
 // See docs/workloads.md "tcp_sendfile" for parameters, metrics and cgroup
-// placement.
+// placement. The workloads themselves are declared and registered in
+// workloads/tcp_sendfile.cpp; this header declares the pure functions of the
+// file that tests/unit/test_tcp_sendfile.cpp checks.
 #pragma once
 
 #include <cstdint>
-#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "workloads/workload.h"
+#include "results/model/iteration.h"
 
 namespace nightjar {
-
-/// `tcp_sendfile`: each sender loops sendfile(2) of `send_size` bytes over a
-/// small unlinked file of width × send_size bytes (netperf -t TCP_SENDFILE).
-std::unique_ptr<Workload> make_tcp_sendfile_workload();
-/// `tcp_stream`: the same with send(2) from a ring of width buffers
-/// (netperf -t TCP_STREAM).
-std::unique_ptr<Workload> make_tcp_stream_workload();
 
 namespace tcp {
 

@@ -908,6 +908,27 @@ std::string size_text(const Cell& cell, std::uint64_t bytes) {
   return text + " (" + human_bytes(bytes) + ")";
 }
 
+/// The `tmpfs_refault` workload.
+///
+/// Parameters: `size` (file bytes, default 8G as in the seed; refused with the
+/// numbers when memory does not allow it), `pattern` (mixed|random|zero),
+/// `evict` (auto|force_empty|reclaim|pageout), `block_size` (read size, 1M),
+/// `hot_reread` (also time a second, resident read), `algorithm` (zram
+/// compression algorithm; "" keeps the kernel's default).
+///
+/// Metrics per iteration: `read_time` s (lower, Amean): the cold sequential
+/// read; `read_throughput` MiB/s (higher, Hmean): size / read_time;
+/// `evict_time` s (lower, Amean): the eviction; `hot_read_time` s (lower,
+/// Amean, only with hot_reread). Counters (no direction: they explain a
+/// sample, they are not a figure of merit): `tmpfs_refault.pages`,
+/// `tmpfs_refault.read.{pswpin,workingset_refault_anon,swpin_zero,pgmajfault,
+/// pgpgin,pswpout}` (/proc/vmstat deltas over the cold read),
+/// `tmpfs_refault.evict.{pswpout,swpout_zero,resident_pages,memcg_shmem_bytes,
+/// memcg_swap_bytes}`, `tmpfs_refault.zram.{orig_bytes,compr_bytes}` and
+/// `tmpfs_refault.write_time`. A sample whose read pswpin differs from the
+/// file's pages by more than 1% carries the flag "this sample did not measure
+/// refaults: ...". With a job `cgroup:` tree the file is charged to its leaf 0
+/// (cgroup_clients: the default, 1).
 class TmpfsRefaultWorkload : public Workload {
  public:
   std::string_view name() const override { return "tmpfs_refault"; }
@@ -917,73 +938,69 @@ class TmpfsRefaultWorkload : public Workload {
 
   std::vector<ParamDescriptor> params() const override {
     return {
-        {"size",
-         ParamType::size,
-         "bytes",
-         "8G",
-         "file size, a multiple of the page size (the seed: 8G); refused with the numbers when "
-         "the file and its zram copy do not fit in 90% of memory",
-         {},
-         1048576.0,
-         std::nullopt},
-        {"pattern",
-         ParamType::choice,
-         "",
-         "mixed",
-         "file content: mixed = per 4 KiB 1 KiB random + 3 KiB zeros (~4:1 in zram); random "
-         "(incompressible); zero (warned: zero pages never reach zram since ~6.12)",
-         {"mixed", "random", "zero"},
-         std::nullopt,
-         std::nullopt},
-        {"evict",
-         ParamType::choice,
-         "",
-         "auto",
-         "how the file goes to swap: auto (force_empty on cgroup v1, reclaim on v2), force_empty "
-         "(v1 memory.force_empty), reclaim (v2 memory.reclaim), pageout (MADV_PAGEOUT; no "
-         "memcg needed)",
-         {"auto", "force_empty", "reclaim", "pageout"},
-         std::nullopt,
-         std::nullopt},
-        {"block_size",
-         ParamType::size,
-         "bytes",
-         "1M",
-         "bytes per read(2) of the timed read",
-         {},
-         512.0,
-         1073741824.0},
-        {"hot_reread",
-         ParamType::flag,
-         "",
-         "off",
-         "also time a second read of the file once it is resident (hot_read_time)",
-         {},
-         std::nullopt,
-         std::nullopt},
-        {"algorithm",
-         ParamType::text,
-         "",
-         "",
-         "zram compression algorithm (lzo-rle, lz4, zstd...); empty: the kernel's default",
-         {},
-         std::nullopt,
-         std::nullopt},
+        {.name = "size",
+         .type = ParamType::size,
+         .unit = "bytes",
+         .default_value = "8G",
+         .doc = "file size, a multiple of the page size (the seed: 8G); refused with the numbers "
+                "when the file and its zram copy do not fit in 90% of memory",
+         .min = 1048576.0},
+        {.name = "pattern",
+         .type = ParamType::choice,
+         .default_value = "mixed",
+         .doc = "file content: mixed = per 4 KiB 1 KiB random + 3 KiB zeros (~4:1 in zram); "
+                "random (incompressible); zero (warned: zero pages never reach zram since ~6.12)",
+         .choices = {"mixed", "random", "zero"}},
+        {.name = "evict",
+         .type = ParamType::choice,
+         .default_value = "auto",
+         .doc = "how the file goes to swap: auto (force_empty on cgroup v1, reclaim on v2), "
+                "force_empty (v1 memory.force_empty), reclaim (v2 memory.reclaim), pageout "
+                "(MADV_PAGEOUT; no memcg needed)",
+         .choices = {"auto", "force_empty", "reclaim", "pageout"}},
+        {.name = "block_size",
+         .type = ParamType::size,
+         .unit = "bytes",
+         .default_value = "1M",
+         .doc = "bytes per read(2) of the timed read",
+         .min = 512.0,
+         .max = 1073741824.0},
+        {.name = "hot_reread",
+         .type = ParamType::flag,
+         .default_value = "off",
+         .doc = "also time a second read of the file once it is resident (hot_read_time)"},
+        {.name = "algorithm",
+         .type = ParamType::text,
+         .default_value = "",
+         .doc = "zram compression algorithm (lzo-rle, lz4, zstd...); empty: the kernel's "
+                "default"},
     };
   }
 
   std::vector<MetricDescriptor> metrics() const override {
     return {
-        {"read_time", "s", Direction::lower_is_better, MeanKind::arithmetic,
-         "cold sequential read of the whole file, every page refaulting from zram: first "
-         "read(2) to end of file, timed in the reader"},
-        {"read_throughput", "MiB/s", Direction::higher_is_better, MeanKind::harmonic,
-         "file size / read_time"},
-        {"evict_time", "s", Direction::lower_is_better, MeanKind::arithmetic,
-         "time of the eviction: the force_empty write, the memory.reclaim loop or the "
-         "MADV_PAGEOUT calls"},
-        {"hot_read_time", "s", Direction::lower_is_better, MeanKind::arithmetic,
-         "second read of the resident file (hot_reread: on only)"},
+        {.name = "read_time",
+         .unit = "s",
+         .direction = Direction::lower_is_better,
+         .mean = MeanKind::arithmetic,
+         .doc = "cold sequential read of the whole file, every page refaulting from zram: first "
+                "read(2) to end of file, timed in the reader"},
+        {.name = "read_throughput",
+         .unit = "MiB/s",
+         .direction = Direction::higher_is_better,
+         .mean = MeanKind::harmonic,
+         .doc = "file size / read_time"},
+        {.name = "evict_time",
+         .unit = "s",
+         .direction = Direction::lower_is_better,
+         .mean = MeanKind::arithmetic,
+         .doc = "time of the eviction: the force_empty write, the memory.reclaim loop or the "
+                "MADV_PAGEOUT calls"},
+        {.name = "hot_read_time",
+         .unit = "s",
+         .direction = Direction::lower_is_better,
+         .mean = MeanKind::arithmetic,
+         .doc = "second read of the resident file (hot_reread: on only)"},
     };
   }
 
@@ -1110,10 +1127,8 @@ class TmpfsRefaultWorkload : public Workload {
   }
 };
 
-}  // namespace
+NIGHTJAR_WORKLOAD(TmpfsRefaultWorkload);
 
-std::unique_ptr<Workload> make_tmpfs_refault_workload() {
-  return std::make_unique<TmpfsRefaultWorkload>();
-}
+}  // namespace
 
 }  // namespace nightjar

@@ -39,28 +39,6 @@ class SwapArea;
 class TmpfsMount;
 struct MonitorSnapshot;
 
-/// The `tmpfs_refault` workload.
-///
-/// Parameters: `size` (file bytes, default 8G as in the seed; refused with the
-/// numbers when memory does not allow it), `pattern` (mixed|random|zero),
-/// `evict` (auto|force_empty|reclaim|pageout), `block_size` (read size, 1M),
-/// `hot_reread` (also time a second, resident read), `algorithm` (zram
-/// compression algorithm; "" keeps the kernel's default).
-///
-/// Metrics per iteration: `read_time` s (lower, Amean): the cold sequential
-/// read; `read_throughput` MiB/s (higher, Hmean): size / read_time;
-/// `evict_time` s (lower, Amean): the eviction; `hot_read_time` s (lower,
-/// Amean, only with hot_reread). Counters (no direction: they explain a
-/// sample, they are not a figure of merit): `tmpfs_refault.pages`,
-/// `tmpfs_refault.read.{pswpin,workingset_refault_anon,swpin_zero,pgmajfault,
-/// pgpgin,pswpout}` (/proc/vmstat deltas over the cold read),
-/// `tmpfs_refault.evict.{pswpout,swpout_zero,resident_pages,memcg_shmem_bytes,
-/// memcg_swap_bytes}`, `tmpfs_refault.zram.{orig_bytes,compr_bytes}` and
-/// `tmpfs_refault.write_time`. A sample whose read pswpin differs from the
-/// file's pages by more than 1% carries the flag "this sample did not measure
-/// refaults: ...".
-std::unique_ptr<Workload> make_tmpfs_refault_workload();
-
 namespace refault {
 
 /// What the writer puts in the file.
@@ -253,6 +231,3 @@ class RefaultRig {
 
 }  // namespace refault
 }  // namespace nightjar
-
-// Also reachable as ::make_tmpfs_refault_workload().
-using nightjar::make_tmpfs_refault_workload;

@@ -1,10 +1,13 @@
-// The workload contract. A workload is one .cpp file in workloads/ plus one
-// line in workloads/registry.cpp; workloads/skeleton.cpp is a commented
-// example that states each hook's contract.
+// The workload contract. A workload is one .cpp file in workloads/: the
+// class, and a `NIGHTJAR_WORKLOAD(Class);` line after it that registers it.
+// workloads/skeleton.cpp is a commented example that states each hook's
+// contract (it is compiled, registered as `skeleton` and run by
+// tests/cli/test_skeleton_cli.cpp).
 //
-// Life of a cell (harness/runner.cpp):
+// Life of a cell (harness/run/runner.cpp):
 //   validate(cell)            -> ParamError: usage error, nothing stored
 //   unmet_requirement(cell)   -> reason: run stored as skipped(reason)
+//   cgroup_clients(cell)      -> leaves of the job's cgroup: tree (when it has one)
 //   session = start(cell, ctx) -> sets up (cgroups, files, servers);
 //                                 EnvironmentError: run stored as failed
 //   session->warmup()  x W    -> untimed
@@ -19,6 +22,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "results/model/declarations.h"
@@ -42,9 +46,10 @@ struct RunContext {
   std::function<void(const std::string&, const std::string&)> record = [](const std::string&,
                                                                           const std::string&) {};
   /// The cgroup tree the job's `cgroup:` section asked for, created by the
-  /// runner for this run (one leaf per client, or one shared leaf), or
-  /// nullptr when the job has none. Workloads that start client processes
-  /// attach client i to cgroups->leaf(i) before the timed window.
+  /// runner for this run (one leaf per client, Workload::cgroup_clients() of
+  /// them, or one shared leaf), or nullptr when the job has none. Workloads
+  /// that start client processes attach client i to cgroups->leaf(i) before
+  /// the timed window.
   const CgroupTree* cgroups = nullptr;
 };
 
@@ -96,16 +101,67 @@ class Workload {
     (void)cell;
     return std::nullopt;
   }
+  /// How many clients the job's `cgroup:` tree has a leaf for (per_client
+  /// placement makes leaves c0..c<n-1>; a shared leaf is one leaf whatever
+  /// n is). Called by the runner after validate(), only when the job has a
+  /// `cgroup:` section, before start(). A workload that attaches client i to
+  /// ctx.cgroups->leaf(i) returns its number of clients (tcp_sendfile: its
+  /// `clients`); must be at least 1. Default: 1 (one leaf, leaf(0)).
+  virtual int cgroup_clients(const Cell& cell) const {
+    (void)cell;
+    return 1;
+  }
   /// Sets the cell up. Throws EnvironmentError when setup fails.
   virtual std::unique_ptr<CellSession> start(const Cell& cell, RunContext& ctx) const = 0;
 };
 
-/// Every registered workload, in registry order (workloads/registry.cpp).
+/// Adds `workload` to the registry. Called before main() by the object that
+/// NIGHTJAR_WORKLOAD defines; not meant to be called by hand. Two workloads
+/// with the same name are a programming error: it prints both on stderr and
+/// aborts, so every binary (and so every test) fails at once.
+void register_workload(std::unique_ptr<Workload> workload);
+
+/// The static registrar behind NIGHTJAR_WORKLOAD: constructing one registers
+/// the workload it is given.
+struct WorkloadRegistrar {
+  explicit WorkloadRegistrar(std::unique_ptr<Workload> workload) {
+    register_workload(std::move(workload));
+  }
+};
+
+/// Every registered workload, sorted by name() (byte order), whatever order
+/// the files' registrars ran in: the order of `nightjar list` and of
+/// workload_catalog().
 const std::vector<std::unique_ptr<Workload>>& workload_registry();
 /// The workload named `name`, or nullptr.
 const Workload* find_workload(std::string_view name);
-/// The declarations (parameters, metrics) of every registered workload, as
-/// the results layer takes them (results/model/declarations.h).
+/// The declarations (parameters, metrics) of every registered workload, in
+/// registry order, as the results layer takes them
+/// (results/model/declarations.h).
 const WorkloadCatalog& workload_catalog();
 
 }  // namespace nightjar
+
+#define NIGHTJAR_WORKLOAD_JOIN2(a, b) a##b
+#define NIGHTJAR_WORKLOAD_JOIN(a, b) NIGHTJAR_WORKLOAD_JOIN2(a, b)
+
+/// Registers one instance of `Class` (a Workload), constructed with the
+/// optional constructor arguments: `NIGHTJAR_WORKLOAD(PftWorkload);`,
+/// `NIGHTJAR_WORKLOAD(TcpWorkload, false);`. Write it in the workload's own
+/// file, after the class, in the namespace that declares it (usually the
+/// file's anonymous namespace); a file may register several workloads, one
+/// line each. It defines a static WorkloadRegistrar that registers the
+/// workload during static initialisation, before main().
+///
+/// This relies on the registrar's object file being linked: the core
+/// (workloads/*.cpp and the rest) is a CMake OBJECT library whose objects are
+/// linked directly into every executable (CMakeLists.txt, nightjar_core), so
+/// the linker never drops a file that nothing references. Do not turn the
+/// core into a static archive (.a): objects of an archive are only pulled in
+/// when referenced, and a workload file is referenced by nothing but its own
+/// registrar.
+#define NIGHTJAR_WORKLOAD(Class, ...)                                                      \
+  const ::nightjar::WorkloadRegistrar NIGHTJAR_WORKLOAD_JOIN(nightjar_workload_registrar_, \
+                                                             __LINE__) {                   \
+    std::make_unique<Class>(__VA_ARGS__)                                                   \
+  }

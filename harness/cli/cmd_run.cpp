@@ -10,8 +10,7 @@
 #include "harness/run/runner.h"
 #include "harness/vm/qemu.h"
 #include "results/model/exit_codes.h"
-#include "results/render/netperf.h"
-#include "results/render/run_summary.h"
+#include "results/render/run_output.h"
 #include "workloads/sys/probe.h"
 
 namespace nightjar {
@@ -34,7 +33,7 @@ struct RunArgs {
   std::string variant, build, db;
   std::optional<int> iterations, warmup;
   bool interleave = false;
-  std::string format = "text";  ///< text (summary table) | netperf (netperf result blocks)
+  std::string format = "text";  ///< a run-output format (results/render/run_output.h)
   QemuOptions vm;               ///< --kernel IMAGE...: the kernel axis in qemu (harness/qemu.h)
 };
 
@@ -61,17 +60,12 @@ ExitCode cmd_run(const RunArgs& a) {
   ResultsStore store = open_store(a.db);
   RunOutcome outcome = a.vm.kernels.empty() ? execute_runs(plan, o, store)
                                             : execute_runs_in_vms(plan, o, a.vm, store);
-  if (a.format == "netperf") {
-    std::vector<std::int64_t> other;
-    std::cout << render_netperf(store, outcome.run_ids, &other);
-    for (auto id : other)
-      std::cerr << fmt::format(
-          "nightjar: run {} has no netperf result blocks (not tcp_sendfile/"
-          "tcp_stream, or no iterations)\n",
-          id);
-  } else {
-    std::cout << render_run_summary(store, outcome.run_ids);
-  }
+  const RunOutputFormat* format = find_run_output_format(a.format);
+  if (!format)  // --format is checked against the same table when parsed
+    throw UsageError("--format: unknown run output '" + a.format + "'");
+  RunOutput output = format->render(store, outcome.run_ids);
+  std::cout << output.text;
+  for (const auto& note : output.notes) std::cerr << "nightjar: " << note << "\n";
   std::cerr << fmt::format(
       "nightjar: {} complete, {} failed, {} skipped, {} aborted; database {}\n", outcome.complete,
       outcome.failed, outcome.skipped, outcome.aborted, store.path());
@@ -107,10 +101,8 @@ Subcommand add_run_command(CLI::App& app) {
   cmd->add_option("--set,-s", a->sets, "key=value[,value...]: override or add a matrix axis");
   cmd->add_option("--db", a->db, "results database path");
   cmd->add_option("--context", a->context, "k=v: extra context recorded with every run");
-  cmd->add_option("--format", a->format,
-                  "output on stdout: text (per-cell summary) or netperf (one netperf result block "
-                  "per client and iteration of tcp_sendfile/tcp_stream runs)")
-      ->check(CLI::IsMember({"text", "netperf"}));
+  cmd->add_option("--format", a->format, "output on stdout: " + run_output_choices_text())
+      ->check(CLI::IsMember(run_output_names()));
   cmd->add_option("--kernel", a->vm.kernels,
                   "IMAGE: boot this kernel image in qemu and run the jobs inside it "
                   "(repeatable: a kernel axis; docs/qemu.md)");

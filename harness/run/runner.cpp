@@ -174,8 +174,7 @@ class CellRun {
     };
     guarded([&] {
       if (variant_.cgroup.enabled()) {
-        auto it = cell_.params.find("clients");
-        int clients = it == cell_.params.end() ? 1 : static_cast<int>(it->second.number);
+        const int clients = job_.workload->cgroup_clients(cell_);
         cgroups_ = std::make_unique<CgroupTree>(CgroupLayout::detect(),
                                                 fmt::format("run{}-{}", run_id_, getpid()),
                                                 variant_.cgroup, clients);

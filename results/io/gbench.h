@@ -1,5 +1,5 @@
 // Google Benchmark results as nightjar samples: `nightjar import --format
-// gbench FILE.json` and the `gbench` workload (workloads/gbench.h) read the
+// gbench FILE.json` and the `gbench` workload (workloads/gbench.cpp) read the
 // same JSON the same way (docs/data.md "Google Benchmark").
 //
 // The input is Google Benchmark's JSON report (--benchmark_format=json or

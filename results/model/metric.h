@@ -18,10 +18,14 @@ enum class Direction { higher_is_better, lower_is_better };
 /// geometric for ratios (see shared/reference/statistics.md "Which mean").
 enum class MeanKind { harmonic, arithmetic, geometric };
 
-/// One named figure a workload reports per iteration.
+/// One named figure a workload reports per iteration. Workloads write it
+/// with designated initializers, fields in this order (`{.name =
+/// "elapsed", .unit = "s", .direction = Direction::lower_is_better, .mean =
+/// MeanKind::arithmetic, .doc = "..."}`); `name` and `doc` have no default,
+/// so -Wmissing-field-initializers reports a declaration without them.
 struct MetricDescriptor {
-  std::string name;  ///< e.g. "faults_per_sec"
-  std::string unit;  ///< e.g. "faults/sec", "Mbps", "s"
+  std::string name;       ///< e.g. "faults_per_sec"
+  std::string unit = {};  ///< e.g. "faults/sec", "Mbps", "s"
   Direction direction = Direction::higher_is_better;
   MeanKind mean = MeanKind::harmonic;
   std::string doc;  ///< one line for `nightjar list`

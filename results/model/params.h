@@ -31,17 +31,21 @@ enum class ParamType {
 const char* to_string(ParamType t);
 
 /// A workload's declaration of one parameter (shown by `nightjar list`).
+/// Workloads write it with designated initializers, fields in this order
+/// (`{.name = "clients", .type = ParamType::count, .doc = "..."}`): `name`
+/// and `doc` have no default, so -Wextra's -Wmissing-field-initializers
+/// reports a declaration without them; every other field may be left out.
 struct ParamDescriptor {
   std::string name;
   ParamType type = ParamType::count;
-  std::string unit;  ///< for humans: "bytes", "s", "workers"
+  std::string unit = {};  ///< for humans: "bytes", "s", "workers"
   /// Text form, parsed like job input. "" = required, except for ParamType::text,
   /// where "" means the default is the empty text (an optional text such as fake's `script`).
-  std::string default_value;
-  std::string doc;                   ///< one line: what it means
-  std::vector<std::string> choices;  ///< for ParamType::choice
-  std::optional<double> min;         ///< inclusive lower bound in base units
-  std::optional<double> max;         ///< inclusive upper bound in base units
+  std::string default_value = {};
+  std::string doc;                        ///< one line: what it means
+  std::vector<std::string> choices = {};  ///< for ParamType::choice
+  std::optional<double> min = {};         ///< inclusive lower bound in base units
+  std::optional<double> max = {};         ///< inclusive upper bound in base units
 };
 
 /// Facts about the machine needed to resolve relative values ("20%mem").

@@ -1,7 +1,7 @@
 // Unit under test: the pft workload (workloads/pft.cpp): its declaration,
 // validate(), and real small faulting passes in both modes, including that no
 // worker thread or child process outlives a session.
-#include "workloads/pft.h"
+#include "workloads/workload.h"
 
 #include <dirent.h>
 #include <sys/wait.h>
@@ -12,6 +12,7 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,13 @@ namespace nightjar {
 namespace {
 
 constexpr std::uint64_t kMiB = 1024 * 1024;
+
+// The registered pft workload (NIGHTJAR_WORKLOAD in workloads/pft.cpp).
+const Workload* pft_workload() {
+  const Workload* w = find_workload("pft");
+  if (w == nullptr) throw std::logic_error("pft is not registered (workloads/pft.cpp)");
+  return w;
+}
 
 Cell pft_cell(const std::string& mode, std::int64_t clients, std::uint64_t size,
               const std::string& size_text) {
@@ -88,7 +96,7 @@ void expect_no_children() {
 }
 
 TEST(Pft, DeclaresParametersAndMetrics) {
-  auto w = make_pft_workload();
+  auto w = pft_workload();
   EXPECT_EQ(w->name(), "pft");
   auto params = w->params();
   ASSERT_EQ(params.size(), 3u);
@@ -122,7 +130,7 @@ TEST(Pft, DeclaresParametersAndMetrics) {
 }
 
 TEST(Pft, ValidateAcceptsAReasonableCell) {
-  auto w = make_pft_workload();
+  auto w = pft_workload();
   EXPECT_NO_THROW(w->validate(pft_cell("threads", 2, 16 * kMiB, "16M"), this_machine()));
   EXPECT_NO_THROW(w->validate(pft_cell("processes", 1, 4096, "4K"), this_machine()));
 }
@@ -130,7 +138,7 @@ TEST(Pft, ValidateAcceptsAReasonableCell) {
 /// The ParamError validate() throws, or a failure when it throws nothing.
 ParamError validate_error(const Cell& cell, const MachineFacts& machine) {
   try {
-    make_pft_workload()->validate(cell, machine);
+    pft_workload()->validate(cell, machine);
   } catch (const ParamError& e) {
     return e;
   }
@@ -153,7 +161,7 @@ TEST(Pft, ValidateRejectsSizeBiggerThanMemory) {
   // Within MemTotal but inside the 10% headroom: also refused.
   e = validate_error(pft_cell("threads", 1, 1000 * kMiB, "1000M"), m);
   EXPECT_EQ(e.field, "size");
-  EXPECT_NO_THROW(make_pft_workload()->validate(pft_cell("threads", 1, 900 * kMiB, "900M"), m));
+  EXPECT_NO_THROW(pft_workload()->validate(pft_cell("threads", 1, 900 * kMiB, "900M"), m));
 }
 
 TEST(Pft, ValidateRejectsFewerPagesThanWorkers) {
@@ -189,7 +197,7 @@ TEST_P(PftPass, MeasuresEveryPageOnce) {
   ctx.machine = this_machine();
   ctx.warn = [&](const std::string& w) { warnings.push_back(w); };
   {
-    auto w = make_pft_workload();
+    auto w = pft_workload();
     Cell cell = pft_cell(c.mode, c.clients, size, "16M");
     w->validate(cell, ctx.machine);
     auto session = w->start(cell, ctx);
@@ -226,7 +234,7 @@ TEST_P(PftPass, MinorFaultsMatchPagesWithoutThp) {
   const double pages = static_cast<double>(size / 4096);
   RunContext ctx;
   ctx.machine = this_machine();
-  auto session = make_pft_workload()->start(pft_cell(c.mode, c.clients, size, "16M"), ctx);
+  auto session = pft_workload()->start(pft_cell(c.mode, c.clients, size, "16M"), ctx);
   IterationResult r = session->measure();
   ASSERT_FALSE(r.failure) << *r.failure;
   const double minflt = r.counters.at("pft.minflt");
@@ -247,7 +255,7 @@ TEST(Pft, WarnsOnceWhenClientsExceedCpus) {
   ctx.machine = this_machine();
   ctx.machine.cpus = 1;
   ctx.warn = [&](const std::string& w) { warnings.push_back(w); };
-  auto session = make_pft_workload()->start(pft_cell("threads", 2, 4 * kMiB, "4M"), ctx);
+  auto session = pft_workload()->start(pft_cell("threads", 2, 4 * kMiB, "4M"), ctx);
   IterationResult r = session->measure();
   ASSERT_FALSE(r.failure) << *r.failure;
   (void)session->measure();
@@ -266,7 +274,7 @@ TEST(Pft, InterruptAfterThePassThrowsAndLeavesNoChild) {
     // False when measure() starts, true once the workers are done.
     ctx.interrupted = [&] { return ++calls > 1; };
     {
-      auto session = make_pft_workload()->start(pft_cell(mode, 2, 4 * kMiB, "4M"), ctx);
+      auto session = pft_workload()->start(pft_cell(mode, 2, 4 * kMiB, "4M"), ctx);
       EXPECT_THROW((void)session->measure(), Interrupted);
       EXPECT_GE(calls, 2);
       EXPECT_THROW((void)session->measure(), Interrupted);
@@ -282,7 +290,7 @@ TEST(Pft, SizeIsSplitIntoWholePages) {
   const std::uint64_t size = 10 * 4096 + 2048;
   for (const char* mode : {"threads", "processes"}) {
     SCOPED_TRACE(mode);
-    auto session = make_pft_workload()->start(pft_cell(mode, 3, size, std::to_string(size)), ctx);
+    auto session = pft_workload()->start(pft_cell(mode, 3, size, std::to_string(size)), ctx);
     IterationResult r = session->measure();
     ASSERT_FALSE(r.failure) << *r.failure;
     EXPECT_EQ(r.counters.at("pft.pages"), 10);

@@ -4,6 +4,7 @@
 // passes — byte counts agree, bind failures are environment errors, and an
 // interrupt leaves no child process or thread behind.
 #include "workloads/tcp_sendfile.h"
+#include "workloads/workload.h"
 
 #include <dirent.h>
 #include <netinet/in.h>

@@ -33,7 +33,8 @@ constexpr std::uint64_t kGiB = 1024 * kMiB;
 
 const Workload& workload() {
   const Workload* w = find_workload("tmpfs_refault");
-  EXPECT_NE(w, nullptr) << "tmpfs_refault is not registered in workloads/registry.cpp";
+  EXPECT_NE(w, nullptr)
+      << "tmpfs_refault is not registered (NIGHTJAR_WORKLOAD in workloads/tmpfs_refault.cpp)";
   return *w;
 }
 

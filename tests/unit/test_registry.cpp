@@ -1,0 +1,137 @@
+// Unit under test: the workload registry (workloads/registry.cpp,
+// NIGHTJAR_WORKLOAD in workloads/workload.h): its defined order (by name),
+// unique names, lookup, the catalog built from it, every declaration's
+// defaults, the cgroup_clients hook, and that the skeleton workload is
+// registered by its own file alone.
+#include "workloads/workload.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "test_support.h"
+#include "workloads/sys/probe.h"
+
+namespace nightjar {
+namespace {
+
+// A cell of `w` with every default, and `overrides` (name -> text) on top.
+Cell default_cell(const Workload& w, const std::map<std::string, std::string>& overrides = {}) {
+  const MachineFacts machine = probe_machine_facts();
+  Cell cell;
+  cell.workload = std::string(w.name());
+  for (const auto& p : w.params()) {
+    auto it = overrides.find(p.name);
+    const std::string text = it != overrides.end() ? it->second : p.default_value;
+    if (text.empty() && p.type != ParamType::text) continue;  // required: no default
+    cell.params[p.name] = parse_param(p, text, machine);
+  }
+  return cell;
+}
+
+TEST(Registry, SortedByNameWithUniqueNames) {
+  const auto& r = workload_registry();
+  ASSERT_FALSE(r.empty());
+  for (std::size_t i = 1; i < r.size(); ++i)
+    EXPECT_LT(r[i - 1]->name(), r[i]->name()) << "registry order at " << i;
+}
+
+TEST(Registry, KnowsEveryBuiltInWorkload) {
+  for (const char* name : {"exec", "fake", "gbench", "null", "pft", "skeleton", "tcp_sendfile",
+                           "tcp_stream", "tmpfs_refault"}) {
+    const Workload* w = find_workload(name);
+    ASSERT_NE(w, nullptr) << name;
+    EXPECT_EQ(w->name(), name);
+    EXPECT_NE(workload_catalog().find(name), nullptr) << name;
+  }
+  EXPECT_EQ(find_workload("nope"), nullptr);
+  EXPECT_EQ(workload_catalog().find("nope"), nullptr);
+}
+
+TEST(Registry, EveryDeclarationIsDocumentedAndEveryDefaultParses) {
+  const MachineFacts machine = probe_machine_facts();
+  for (const auto& w : workload_registry()) {
+    SCOPED_TRACE(std::string(w->name()));
+    EXPECT_FALSE(w->summary().empty());
+    for (const auto& p : w->params()) {
+      EXPECT_FALSE(p.name.empty());
+      EXPECT_FALSE(p.doc.empty()) << p.name;
+      if (p.type == ParamType::choice) {
+        EXPECT_FALSE(p.choices.empty()) << p.name;
+      }
+      if (p.default_value.empty() && p.type != ParamType::text) continue;
+      EXPECT_NO_THROW((void)parse_param(p, p.default_value, machine)) << p.name;
+    }
+    for (const auto& m : w->metrics()) {
+      EXPECT_TRUE(valid_metric_name(m.name)) << m.name;
+      EXPECT_FALSE(m.unit.empty()) << m.name;
+      EXPECT_FALSE(m.doc.empty()) << m.name;
+    }
+  }
+}
+
+TEST(Registry, CgroupClientsIsTheSendersForTcpAndOneOtherwise) {
+  for (const char* name : {"tcp_sendfile", "tcp_stream"}) {
+    const Workload* w = find_workload(name);
+    ASSERT_NE(w, nullptr) << name;
+    EXPECT_EQ(w->cgroup_clients(default_cell(*w)), 1) << name;
+    EXPECT_EQ(w->cgroup_clients(default_cell(*w, {{"clients", "3"}})), 3) << name;
+  }
+  // pft has `clients` too, but attaches no worker to a cgroup: one leaf.
+  const Workload* pft = find_workload("pft");
+  ASSERT_NE(pft, nullptr);
+  EXPECT_EQ(pft->cgroup_clients(default_cell(*pft, {{"clients", "4"}})), 1);
+  for (const char* name : {"skeleton", "tmpfs_refault", "fake", "null"}) {
+    const Workload* w = find_workload(name);
+    ASSERT_NE(w, nullptr) << name;
+    EXPECT_EQ(w->cgroup_clients(default_cell(*w)), 1) << name;
+  }
+}
+
+// "Adding a workload is one file": nothing but workloads/skeleton.cpp (and
+// comments naming it) mentions the skeleton workload in the code.
+TEST(Registry, SkeletonIsRegisteredByItsOwnFileAlone) {
+  namespace fs = std::filesystem;
+  const fs::path root = test::source_path("");
+  int files = 0;
+  for (const char* dir : {"harness", "workloads", "results", "plots"})
+    for (const auto& e : fs::recursive_directory_iterator(root / dir)) {
+      const auto ext = e.path().extension();
+      if (!e.is_regular_file() || (ext != ".cpp" && ext != ".h")) continue;
+      ++files;
+      if (e.path().filename() == "skeleton.cpp") continue;
+      std::ifstream in(e.path());
+      std::string line;
+      int n = 0;
+      while (std::getline(in, line)) {
+        ++n;
+        const auto code = line.substr(0, line.find("//"));
+        EXPECT_EQ(code.find("Skeleton"), std::string::npos) << e.path() << ":" << n;
+        EXPECT_EQ(code.find("\"skeleton\""), std::string::npos) << e.path() << ":" << n;
+      }
+    }
+  EXPECT_GT(files, 20);
+  const Workload* w = find_workload("skeleton");
+  ASSERT_NE(w, nullptr);
+  EXPECT_NE(w->summary().find("example"), std::string::npos) << w->summary();
+}
+
+// A second workload named "fake", to register twice.
+class DuplicateFake : public Workload {
+ public:
+  std::string_view name() const override { return "fake"; }
+  std::string_view summary() const override { return "a second fake"; }
+  std::vector<ParamDescriptor> params() const override { return {}; }
+  std::vector<MetricDescriptor> metrics() const override { return {}; }
+  std::unique_ptr<CellSession> start(const Cell&, RunContext&) const override { return nullptr; }
+};
+
+TEST(RegistryDeathTest, DuplicateNameAbortsNamingBoth) {
+  EXPECT_DEATH(register_workload(std::make_unique<DuplicateFake>()),
+               "two workloads are registered as 'fake'.*scripted, seeded samples.*a second fake");
+}
+
+}  // namespace
+}  // namespace nightjar
