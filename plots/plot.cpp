@@ -15,6 +15,8 @@
 #include <fmt/format.h>
 
 #include "results/model/exit_codes.h"
+#include "results/stats/descriptive.h"
+#include "results/stats/tests.h"
 
 namespace nightjar {
 namespace {

@@ -1,4 +1,4 @@
-// Unit under test: harness/statistics.{h,cpp} (nightjar::stats) -- summaries,
+// Unit under test: results/stats/ (nightjar::stats) -- summaries,
 // distributions, Welch / Mann-Whitney / Benjamini-Hochberg / BCa bootstrap,
 // power, the mmtests and LKP rules, and the significance rule, plus seeded
 // simulations of the rule's false-positive rate and power.
@@ -6,7 +6,13 @@
 // Every expected value says where it comes from. "mpmath" means the value was
 // re-derived from the closed-form definition at 30 digits with Python's mpmath
 // (betainc / ncdf / erfinv), not with this code.
-#include "results/stats/statistics.h"
+#include "results/stats/bootstrap.h"
+#include "results/stats/change_points.h"
+#include "results/stats/descriptive.h"
+#include "results/stats/distributions.h"
+#include "results/stats/multiple.h"
+#include "results/stats/significance.h"
+#include "results/stats/tests.h"
 
 #include <gtest/gtest.h>
 
