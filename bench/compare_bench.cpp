@@ -42,7 +42,7 @@
 
 #include "results/compare/comparison.h"
 #include "results/render/compare.h"
-#include "results/stats/statistics.h"
+#include "results/stats/significance.h"
 #include "results/store/store.h"
 
 namespace {

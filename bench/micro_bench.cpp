@@ -33,7 +33,9 @@
 #include <vector>
 
 #include "results/io/csv.h"
-#include "results/stats/statistics.h"
+#include "results/stats/bootstrap.h"
+#include "results/stats/descriptive.h"
+#include "results/stats/tests.h"
 #include "results/store/store.h"
 #include "workloads/sys/probe.h"
 #include "workloads/workload.h"

@@ -31,7 +31,8 @@
 
 #include "results/model/exit_codes.h"
 #include "results/model/params.h"
-#include "results/stats/statistics.h"
+#include "results/stats/bootstrap.h"
+#include "results/stats/descriptive.h"
 #include "workloads/workload.h"
 
 namespace {

@@ -16,6 +16,8 @@
 
 #include "results/model/exit_codes.h"
 #include "results/model/text.h"
+#include "results/stats/descriptive.h"
+#include "results/stats/tests.h"
 
 namespace nightjar {
 namespace {

@@ -26,7 +26,7 @@
 
 #include "results/compare/selector.h"
 #include "results/model/metric.h"
-#include "results/stats/statistics.h"
+#include "results/stats/change_points.h"
 #include "results/store/store.h"
 
 namespace nightjar {

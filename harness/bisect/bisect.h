@@ -25,7 +25,7 @@
 
 #include "harness/job/job.h"
 #include "results/model/exit_codes.h"
-#include "results/stats/statistics.h"
+#include "results/stats/significance.h"
 #include "results/store/store.h"
 
 namespace nightjar {

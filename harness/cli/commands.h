@@ -10,7 +10,7 @@
 #include <string>
 
 #include "results/model/exit_codes.h"
-#include "results/stats/statistics.h"
+#include "results/stats/significance.h"
 #include "results/store/store.h"
 
 namespace nightjar {

@@ -7,6 +7,7 @@
 #include <future>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 #include <span>
 #include <stdexcept>
@@ -149,6 +150,394 @@ std::string full_suffix(const CellKey& k) {
   return s.empty() ? "" : "-" + s;
 }
 
+// The header figures of every side.
+std::vector<ComparisonSide> describe_sides(const std::vector<LoadedSide>& sides) {
+  std::vector<ComparisonSide> out;
+  for (const auto& s : sides) {
+    ComparisonSide cs;
+    cs.name = s.selector.text;
+    cs.run_ids = s.run_ids;
+    cs.variants.assign(s.variants.begin(), s.variants.end());
+    cs.builds.assign(s.builds.begin(), s.builds.end());
+    cs.kernels.assign(s.kernels.begin(), s.kernels.end());
+    cs.testboxes.assign(s.testboxes.begin(), s.testboxes.end());
+    cs.excluded = s.excluded;
+    out.push_back(std::move(cs));
+  }
+  return out;
+}
+
+// The UsageError when no cell was run on every side: each side's cells.
+UsageError no_common_cell(const std::vector<LoadedSide>& sides) {
+  std::string what;
+  for (const auto& s : sides) {
+    std::vector<std::string> cells;
+    for (const auto& [k, _] : s.cells) cells.push_back(cell_text(k.job, k.cell));
+    std::string listed;
+    for (std::size_t i = 0; i < cells.size() && i < 5; ++i) listed += (i ? ", " : "") + cells[i];
+    if (cells.size() > 5) listed += fmt::format(", ... ({} cells)", cells.size());
+    what += fmt::format("; '{}' has {}", s.selector.text, listed);
+  }
+  return UsageError(
+      "no cell was run on every side, so there is nothing to compare" + what +
+      "; select runs of the same job and parameters (--job J), or name parameters that may "
+      "differ with --ignore-param NAME");
+}
+
+// The cells present on every side, in the order they were first run on the
+// base side; the others are appended to `unmatched`. Throws UsageError when
+// no cell is on every side.
+std::vector<CellKey> match_cells(const std::vector<LoadedSide>& sides,
+                                 std::vector<UnmatchedCell>& unmatched) {
+  std::set<CellKey> all;
+  for (const auto& s : sides)
+    for (const auto& [k, _] : s.cells) all.insert(k);
+  std::vector<CellKey> matched;
+  for (const auto& k : all) {
+    std::vector<std::string> present;
+    for (const auto& s : sides)
+      if (s.cells.count(k)) present.push_back(s.selector.text);
+    if (present.size() == sides.size())
+      matched.push_back(k);
+    else
+      unmatched.push_back({k.workload, k.job, k.cell, present});
+  }
+  if (matched.empty()) throw no_common_cell(sides);
+  const LoadedSide& base = sides[0];
+  std::stable_sort(matched.begin(), matched.end(), [&](const CellKey& a, const CellKey& b) {
+    return base.cells.at(a).first_run < base.cells.at(b).first_run;
+  });
+  return matched;
+}
+
+// Operation labels of the matched cells' rows (see comparison.h).
+class Labels {
+ public:
+  Labels(const std::vector<CellKey>& matched, const LoadedSide& base)
+      : suffixes_(cell_suffixes(matched, base)) {
+    std::set<std::pair<std::string, std::string>> jobs;
+    for (const auto& k : matched) jobs.insert({k.workload, k.job});
+    several_jobs_ = jobs.size() > 1;
+  }
+
+  /// The label of `name` in cell k, before collisions are resolved.
+  std::string operator()(const CellKey& k, const std::string& name) const {
+    return prefix(k.job) + name + suffixes_.at(k);
+  }
+  /// "JOB:" when the comparison holds cells of several jobs, else "".
+  std::string prefix(const std::string& job) const { return several_jobs_ ? job + ":" : ""; }
+
+ private:
+  std::map<CellKey, std::string> suffixes_;
+  bool several_jobs_ = false;
+};
+
+// Every statistic is order-free, so each side's samples of a row are used
+// sorted: summarize() and best_mean() then skip their own sorts (this keeps
+// a 1M-sample compare fast; bench/compare_bench.cpp). load_side() sorts
+// already; other callers' samples are sorted into a copy kept here.
+class SortedSamples {
+ public:
+  std::span<const double> operator()(const std::vector<double>& v) {
+    if (std::is_sorted(v.begin(), v.end())) return std::span<const double>(v);
+    auto& copy = copies_.emplace_back(v);
+    std::sort(copy.begin(), copy.end());
+    return std::span<const double>(copy);
+  }
+
+ private:
+  std::deque<std::vector<double>> copies_;  // a deque: spans stay valid as it grows
+};
+
+// What each row of Comparison::rows is computed from, by row index.
+struct RowSources {
+  std::vector<SideSamples> samples;   // per row, per side
+  std::vector<const CellKey*> cells;  // per row
+};
+
+// The samples of `name` in cell k on every side (an empty span where a side
+// lacks it), from the cells' metrics or their monitors; nullopt when no side
+// has it.
+std::optional<SideSamples> samples_of(const std::vector<LoadedSide>& sides, const CellKey& k,
+                                      const std::string& name, ComparisonRow::Kind kind,
+                                      SortedSamples& sorted) {
+  SideSamples samples;
+  bool any = false;
+  for (const auto& s : sides) {
+    const CellSamples& cell = s.cells.at(k);
+    const auto& m = kind == ComparisonRow::Kind::metric ? cell.metrics : cell.monitors;
+    auto it = m.find(name);
+    samples.push_back(it == m.end() ? std::span<const double>() : sorted(it->second));
+    any = any || it != m.end();
+  }
+  if (!any) return std::nullopt;
+  return samples;
+}
+
+// A row of cell k without figures.
+ComparisonRow empty_row(ComparisonRow::Kind kind, const CellKey& k, const std::string& name,
+                        const std::vector<LoadedSide>& sides, const Labels& label) {
+  ComparisonRow row;
+  row.kind = kind;
+  row.workload = k.workload;
+  row.job = k.job;
+  row.cell = k.cell;
+  row.params = sides[0].cells.at(k).params;
+  row.name = name;
+  row.operation = label(k, name);
+  row.significance.resize(sides.size());
+  return row;
+}
+
+void add_row(Comparison& cmp, RowSources& src, ComparisonRow row, SideSamples samples,
+             const CellKey& k) {
+  cmp.rows.push_back(std::move(row));
+  src.samples.push_back(std::move(samples));
+  src.cells.push_back(&k);
+}
+
+// The metrics of one job's cells: the catalog's, in declared order, then any
+// with samples but no descriptor (as summary.cpp: higher is better, Amean).
+std::vector<MetricDescriptor> job_metrics(const std::string& workload,
+                                          const std::vector<const CellKey*>& cells,
+                                          const std::vector<LoadedSide>& sides,
+                                          const MetricCatalog& catalog) {
+  std::vector<MetricDescriptor> metrics;
+  if (auto it = catalog.find(workload); it != catalog.end()) metrics = it->second;
+  std::set<std::string> seen;
+  for (const auto* k : cells)
+    for (const auto& s : sides)
+      for (const auto& [name, _] : s.cells.at(*k).metrics) seen.insert(name);
+  for (const auto& d : metrics) seen.erase(d.name);
+  for (const auto& name : seen)
+    metrics.push_back({name, "", Direction::higher_is_better, MeanKind::arithmetic, ""});
+  return metrics;
+}
+
+// Metric rows: per job (in first-run order), metric in declared order, cell.
+void add_metric_rows(Comparison& cmp, RowSources& src, const std::vector<CellKey>& matched,
+                     const std::vector<LoadedSide>& sides, const MetricCatalog& catalog,
+                     const Labels& label, SortedSamples& sorted) {
+  std::vector<std::pair<std::string, std::string>> job_order;
+  for (const auto& k : matched)
+    if (std::find(job_order.begin(), job_order.end(), std::pair{k.workload, k.job}) ==
+        job_order.end())
+      job_order.push_back({k.workload, k.job});
+  for (const auto& [workload, job] : job_order) {
+    std::vector<const CellKey*> cells;
+    for (const auto& k : matched)
+      if (k.workload == workload && k.job == job) cells.push_back(&k);
+    for (const auto& d : job_metrics(workload, cells, sides, catalog)) {
+      for (const auto* k : cells) {
+        auto samples = samples_of(sides, *k, d.name, ComparisonRow::Kind::metric, sorted);
+        if (!samples) continue;
+        ComparisonRow row = empty_row(ComparisonRow::Kind::metric, *k, d.name, sides, label);
+        row.unit = d.unit;
+        row.direction = d.direction;
+        row.mean = d.mean;
+        add_row(cmp, src, std::move(row), std::move(*samples), *k);
+      }
+    }
+  }
+}
+
+// Monitor rows: names in order (grouping them by prefix), then cells.
+void add_monitor_rows(Comparison& cmp, RowSources& src, const std::vector<CellKey>& matched,
+                      const std::vector<LoadedSide>& sides, const Labels& label,
+                      SortedSamples& sorted) {
+  std::set<std::string> names;
+  for (const auto& k : matched)
+    for (const auto& s : sides)
+      for (const auto& [name, _] : s.cells.at(k).monitors) names.insert(name);
+  for (const auto& name : names) {
+    for (const auto& k : matched) {
+      auto samples = samples_of(sides, k, name, ComparisonRow::Kind::monitor, sorted);
+      if (!samples) continue;
+      ComparisonRow row = empty_row(ComparisonRow::Kind::monitor, k, name, sides, label);
+      row.direction = Direction::higher_is_better;  // only used for the plain change
+      row.mean = MeanKind::arithmetic;
+      add_row(cmp, src, std::move(row), std::move(*samples), k);
+    }
+  }
+}
+
+// The figures of one row: each side's summary, the statistic lines, %changes.
+void fill_row(ComparisonRow& row, const SideSamples& samples, const CellKey& k,
+              const std::vector<LoadedSide>& sides) {
+  for (std::size_t i = 0; i < sides.size(); ++i)
+    row.sides.push_back(figures(samples[i], sides[i].cells.at(k), row.mean));
+  if (row.kind == ComparisonRow::Kind::metric) {
+    row.lines = metric_lines(row, samples);
+  } else {
+    std::vector<double> means(sides.size(), kNaN);
+    for (std::size_t i = 0; i < sides.size(); ++i) means[i] = value_or_nan(row.sides[i].mean);
+    row.lines.push_back(make_line("Amean", false, means, Direction::higher_is_better));
+  }
+  fill_changes(row, row.direction);
+}
+
+// The figures of every row, on as many threads as there are CPUs (at most 8;
+// rows are independent and each thread fills its own rows).
+void fill_rows(Comparison& cmp, const RowSources& src, const std::vector<LoadedSide>& sides) {
+  auto fill = [&](std::size_t r) { fill_row(cmp.rows[r], src.samples[r], *src.cells[r], sides); };
+  const std::size_t threads = std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 8);
+  std::vector<std::future<void>> work;
+  for (std::size_t t = 1; t < threads && t < cmp.rows.size(); ++t)
+    work.push_back(std::async(std::launch::async, [&, t] {
+      for (std::size_t r = t; r < cmp.rows.size(); r += threads) fill(r);
+    }));
+  for (std::size_t r = 0; r < cmp.rows.size(); r += threads) fill(r);
+  for (auto& w : work) w.get();
+}
+
+void count_verdict(VerdictCounts& c, stats::Verdict v) {
+  switch (v) {
+    case stats::Verdict::regression:
+      ++c.regressions;
+      break;
+    case stats::Verdict::improvement:
+      ++c.improvements;
+      break;
+    case stats::Verdict::unchanged:
+      ++c.unchanged;
+      break;
+    case stats::Verdict::inconclusive:
+      ++c.inconclusive;
+      break;
+    case stats::Verdict::undefined:
+      ++c.undefined;
+      break;
+  }
+}
+
+// Significance: one family per NEW side, all of its metric rows (the first
+// `metric_rows` rows); fills each row's significance and the counts.
+void decide_rows(Comparison& cmp, const RowSources& src, std::size_t metric_rows,
+                 std::size_t n_sides, const stats::SignificanceOptions& options) {
+  cmp.counts.resize(n_sides - 1);
+  for (std::size_t side = 1; side < n_sides; ++side) {
+    std::vector<stats::RowInput> family;
+    family.reserve(src.samples.size());
+    for (std::size_t r = 0; r < metric_rows; ++r)
+      family.push_back(
+          {src.samples[r][0], src.samples[r][side], cmp.rows[r].direction, cmp.rows[r].mean});
+    auto decided = stats::decide_significance(family, options);
+    for (std::size_t r = 0; r < decided.size(); ++r) {
+      count_verdict(cmp.counts[side - 1], decided[r].verdict);
+      cmp.rows[r].significance[side] = std::move(decided[r]);
+    }
+  }
+}
+
+// Unique labels: rows sharing a label fall back to the full parameter list;
+// should that still collide, "#2", "#3", ... is appended.
+void make_labels_unique(std::vector<ComparisonRow>& rows, const Labels& label) {
+  std::map<std::string, std::vector<std::size_t>> by_label;
+  for (std::size_t r = 0; r < rows.size(); ++r) by_label[rows[r].operation].push_back(r);
+  for (const auto& [l, same] : by_label) {
+    if (same.size() < 2) continue;
+    for (auto r : same) {
+      auto& row = rows[r];
+      row.operation =
+          label.prefix(row.job) + row.name + full_suffix({row.workload, row.job, row.cell});
+    }
+  }
+  std::set<std::string> used;
+  for (auto& row : rows) {
+    std::string l = row.operation;
+    for (int k = 2; !used.insert(l).second; ++k) l = row.operation + "#" + std::to_string(k);
+    row.operation = l;
+  }
+}
+
+std::string verdict_line(const Comparison& cmp, const std::vector<LoadedSide>& sides) {
+  if (sides.size() == 2) return format_counts(cmp.counts[0]);
+  std::string line;
+  for (std::size_t i = 1; i < sides.size(); ++i)
+    line += (i > 1 ? "; " : "") + sides[i].selector.text + ": " + format_counts(cmp.counts[i - 1]);
+  return line;
+}
+
+// Notes on one side's pooling: one line when every matched cell pooled the
+// same number (> 1) of runs, else one per pooled cell (at most kMaxListed).
+void add_pooling_notes(std::vector<std::string>& notes, const LoadedSide& s,
+                       const std::vector<CellKey>& matched) {
+  const std::string& n = s.selector.text;
+  std::map<std::size_t, std::vector<const CellKey*>> by_runs;
+  for (const auto& k : matched) by_runs[s.cells.at(k).run_ids.size()].push_back(&k);
+  if (by_runs.size() == 1 && by_runs.begin()->first > 1) {
+    notes.push_back(fmt::format("{}: pooled {} runs per cell", n, by_runs.begin()->first));
+    return;
+  }
+  std::size_t listed = 0, more = 0;
+  for (const auto& [runs, keys] : by_runs) {
+    if (runs < 2) continue;
+    for (const auto* k : keys) {
+      if (listed++ < kMaxListed)
+        notes.push_back(
+            fmt::format("{}: pooled {} runs of {}", n, runs, cell_text(k->job, k->cell)));
+      else
+        ++more;
+    }
+  }
+  if (more) notes.push_back(fmt::format("{}: ... and {} more pooled cells", n, more));
+}
+
+// Notes on one side: pooling, aborted runs, matching runs without samples.
+void add_side_notes(std::vector<std::string>& notes, const LoadedSide& s,
+                    const std::vector<CellKey>& matched) {
+  const std::string& n = s.selector.text;
+  add_pooling_notes(notes, s, matched);
+  int aborted = 0;
+  for (const auto& k : matched) aborted += s.cells.at(k).aborted_runs;
+  if (aborted)
+    notes.push_back(fmt::format(
+        "{}: includes {} aborted run(s); their completed iterations are used", n, aborted));
+  if (!s.excluded.empty()) {
+    std::string listed;
+    for (std::size_t i = 0; i < s.excluded.size() && i < 5; ++i)
+      listed += fmt::format("{}run {} {}", i ? ", " : "", s.excluded[i].id, s.excluded[i].status);
+    if (s.excluded.size() > 5) listed += ", ...";
+    notes.push_back(fmt::format("{}: {} matching run(s) without samples not used ({})", n,
+                                s.excluded.size(), listed));
+  }
+}
+
+void add_unmatched_notes(std::vector<std::string>& notes,
+                         const std::vector<UnmatchedCell>& unmatched) {
+  for (std::size_t i = 0; i < unmatched.size(); ++i) {
+    if (i == kMaxListed) {
+      notes.push_back(fmt::format("... and {} more unmatched cells", unmatched.size() - i));
+      break;
+    }
+    const auto& u = unmatched[i];
+    std::string on;
+    for (std::size_t j = 0; j < u.present_on.size(); ++j) on += (j ? ", " : "") + u.present_on[j];
+    notes.push_back(fmt::format("unmatched: {} only on {}", cell_text(u.job, u.cell), on));
+  }
+}
+
+// Per NEW side, the reason of each inconclusive or undefined row (at most
+// kMaxListed, then one "... more" line).
+void add_undecided_notes(Comparison& cmp, const std::vector<LoadedSide>& sides) {
+  for (std::size_t side = 1; side < sides.size(); ++side) {
+    std::size_t listed = 0;
+    for (const auto& row : cmp.rows) {
+      const auto& sig = row.significance[side];
+      if (!sig || (sig->verdict != stats::Verdict::inconclusive &&
+                   sig->verdict != stats::Verdict::undefined))
+        continue;
+      if (listed++ == kMaxListed) {
+        cmp.notes.push_back(fmt::format("{}: ... more {} rows", sides[side].selector.text,
+                                        stats::to_string(sig->verdict)));
+        break;
+      }
+      cmp.notes.push_back(fmt::format("{}: {} {}: {}", sides[side].selector.text, row.operation,
+                                      stats::to_string(sig->verdict), sig->reason));
+    }
+  }
+}
+
 }  // namespace
 
 std::string format_counts(const VerdictCounts& c) {
@@ -168,308 +557,23 @@ Comparison build_comparison(const std::vector<LoadedSide>& sides, const MetricCa
   (void)stats::decide_significance({}, options);
   Comparison cmp;
   cmp.options = options;
-  const LoadedSide& base = sides[0];
-  for (const auto& s : sides) {
-    ComparisonSide cs;
-    cs.name = s.selector.text;
-    cs.run_ids = s.run_ids;
-    cs.variants.assign(s.variants.begin(), s.variants.end());
-    cs.builds.assign(s.builds.begin(), s.builds.end());
-    cs.kernels.assign(s.kernels.begin(), s.kernels.end());
-    cs.testboxes.assign(s.testboxes.begin(), s.testboxes.end());
-    cs.excluded = s.excluded;
-    cmp.sides.push_back(std::move(cs));
-  }
+  cmp.sides = describe_sides(sides);
+  const std::vector<CellKey> matched = match_cells(sides, cmp.unmatched);
+  const Labels label(matched, sides[0]);
 
-  // Matched and unmatched cells.
-  std::set<CellKey> all;
-  for (const auto& s : sides)
-    for (const auto& [k, _] : s.cells) all.insert(k);
-  std::vector<CellKey> matched;
-  for (const auto& k : all) {
-    std::vector<std::string> present;
-    for (const auto& s : sides)
-      if (s.cells.count(k)) present.push_back(s.selector.text);
-    if (present.size() == sides.size())
-      matched.push_back(k);
-    else
-      cmp.unmatched.push_back({k.workload, k.job, k.cell, present});
-  }
-  if (matched.empty()) {
-    std::string what;
-    for (const auto& s : sides) {
-      std::vector<std::string> cells;
-      for (const auto& [k, _] : s.cells) cells.push_back(cell_text(k.job, k.cell));
-      std::string listed;
-      for (std::size_t i = 0; i < cells.size() && i < 5; ++i) listed += (i ? ", " : "") + cells[i];
-      if (cells.size() > 5) listed += fmt::format(", ... ({} cells)", cells.size());
-      what += fmt::format("; '{}' has {}", s.selector.text, listed);
-    }
-    throw UsageError(
-        "no cell was run on every side, so there is nothing to compare" + what +
-        "; select runs of the same job and parameters (--job J), or name parameters that may "
-        "differ with --ignore-param NAME");
-  }
-  // Cells in the order they were first run on the base side.
-  std::stable_sort(matched.begin(), matched.end(), [&](const CellKey& a, const CellKey& b) {
-    return base.cells.at(a).first_run < base.cells.at(b).first_run;
-  });
-
-  // Labels.
-  std::set<std::pair<std::string, std::string>> jobs;
-  for (const auto& k : matched) jobs.insert({k.workload, k.job});
-  const bool several_jobs = jobs.size() > 1;
-  const auto suffixes = cell_suffixes(matched, base);
-  auto label = [&](const CellKey& k, const std::string& name) {
-    return (several_jobs ? k.job + ":" : "") + name + suffixes.at(k);
-  };
-
-  // Every statistic is order-free, so each side's samples of a row are used
-  // sorted: summarize() and best_mean() then skip their own sorts (this keeps
-  // a 1M-sample compare fast; bench/compare_bench.cpp). load_side() sorts
-  // already; other callers' samples are sorted into a copy here.
-  std::deque<std::vector<double>> sorted_store;
-  auto sorted = [&](const std::vector<double>& v) {
-    if (std::is_sorted(v.begin(), v.end())) return std::span<const double>(v);
-    auto& copy = sorted_store.emplace_back(v);
-    std::sort(copy.begin(), copy.end());
-    return std::span<const double>(copy);
-  };
-
-  // Metric rows: per job (in first-run order), metric in declared order, cell.
-  std::vector<std::pair<std::string, std::string>> job_order;
-  for (const auto& k : matched)
-    if (std::find(job_order.begin(), job_order.end(), std::pair{k.workload, k.job}) ==
-        job_order.end())
-      job_order.push_back({k.workload, k.job});
-  std::vector<SideSamples> row_samples;   // per row, per side
-  std::vector<const CellKey*> row_cells;  // per row
-  for (const auto& [workload, job] : job_order) {
-    std::vector<const CellKey*> cells;
-    for (const auto& k : matched)
-      if (k.workload == workload && k.job == job) cells.push_back(&k);
-    std::vector<MetricDescriptor> metrics;
-    if (auto it = catalog.find(workload); it != catalog.end()) metrics = it->second;
-    std::set<std::string> seen;  // metrics with samples but no descriptor
-    for (const auto* k : cells)
-      for (const auto& s : sides)
-        for (const auto& [name, _] : s.cells.at(*k).metrics) seen.insert(name);
-    for (const auto& d : metrics) seen.erase(d.name);
-    for (const auto& name : seen)  // undeclared: as summary.cpp, higher is better, Amean
-      metrics.push_back({name, "", Direction::higher_is_better, MeanKind::arithmetic, ""});
-    for (const auto& d : metrics) {
-      for (const auto* k : cells) {
-        SideSamples samples;
-        bool any = false;
-        for (const auto& s : sides) {
-          const auto& m = s.cells.at(*k).metrics;
-          auto it = m.find(d.name);
-          samples.push_back(it == m.end() ? std::span<const double>() : sorted(it->second));
-          any = any || it != m.end();
-        }
-        if (!any) continue;
-        ComparisonRow row;
-        row.kind = ComparisonRow::Kind::metric;
-        row.workload = k->workload;
-        row.job = k->job;
-        row.cell = k->cell;
-        row.params = sides[0].cells.at(*k).params;
-        row.name = d.name;
-        row.unit = d.unit;
-        row.operation = label(*k, d.name);
-        row.direction = d.direction;
-        row.mean = d.mean;
-        row.significance.resize(sides.size());
-        cmp.rows.push_back(std::move(row));
-        row_samples.push_back(std::move(samples));
-        row_cells.push_back(k);
-      }
-    }
-  }
+  SortedSamples sorted;
+  RowSources src;
+  add_metric_rows(cmp, src, matched, sides, catalog, label, sorted);
   const std::size_t metric_rows = cmp.rows.size();
+  add_monitor_rows(cmp, src, matched, sides, label, sorted);
+  fill_rows(cmp, src, sides);
+  decide_rows(cmp, src, metric_rows, sides.size(), options);
+  make_labels_unique(cmp.rows, label);
+  cmp.verdict = verdict_line(cmp, sides);
 
-  // Monitor rows: names in order (grouping them by prefix), then cells.
-  std::set<std::string> monitor_names;
-  for (const auto& k : matched)
-    for (const auto& s : sides)
-      for (const auto& [name, _] : s.cells.at(k).monitors) monitor_names.insert(name);
-  for (const auto& name : monitor_names) {
-    for (const auto& k : matched) {
-      SideSamples samples;
-      bool any = false;
-      for (const auto& s : sides) {
-        const auto& m = s.cells.at(k).monitors;
-        auto it = m.find(name);
-        samples.push_back(it == m.end() ? std::span<const double>() : sorted(it->second));
-        any = any || it != m.end();
-      }
-      if (!any) continue;
-      ComparisonRow row;
-      row.kind = ComparisonRow::Kind::monitor;
-      row.workload = k.workload;
-      row.job = k.job;
-      row.cell = k.cell;
-      row.params = sides[0].cells.at(k).params;
-      row.name = name;
-      row.operation = label(k, name);
-      row.direction = Direction::higher_is_better;  // only used for the plain change
-      row.mean = MeanKind::arithmetic;
-      row.significance.resize(sides.size());
-      cmp.rows.push_back(std::move(row));
-      row_samples.push_back(std::move(samples));
-      row_cells.push_back(&k);
-    }
-  }
-
-  // Figures of every row, on as many threads as there are CPUs (rows are
-  // independent; each thread fills its own rows).
-  auto fill = [&](std::size_t r) {
-    ComparisonRow& row = cmp.rows[r];
-    const SideSamples& samples = row_samples[r];
-    for (std::size_t i = 0; i < sides.size(); ++i)
-      row.sides.push_back(figures(samples[i], sides[i].cells.at(*row_cells[r]), row.mean));
-    if (row.kind == ComparisonRow::Kind::metric) {
-      row.lines = metric_lines(row, samples);
-    } else {
-      std::vector<double> means(sides.size(), kNaN);
-      for (std::size_t i = 0; i < sides.size(); ++i) means[i] = value_or_nan(row.sides[i].mean);
-      row.lines.push_back(make_line("Amean", false, means, Direction::higher_is_better));
-    }
-    fill_changes(row, row.direction);
-  };
-  {
-    const std::size_t threads = std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 8);
-    std::vector<std::future<void>> work;
-    for (std::size_t t = 1; t < threads && t < cmp.rows.size(); ++t)
-      work.push_back(std::async(std::launch::async, [&, t] {
-        for (std::size_t r = t; r < cmp.rows.size(); r += threads) fill(r);
-      }));
-    for (std::size_t r = 0; r < cmp.rows.size(); r += threads) fill(r);
-    for (auto& w : work) w.get();
-  }
-
-  // Significance: one family per NEW side, all of its metric rows.
-  cmp.counts.resize(sides.size() - 1);
-  for (std::size_t side = 1; side < sides.size(); ++side) {
-    std::vector<stats::RowInput> family;
-    family.reserve(row_samples.size());
-    for (std::size_t r = 0; r < metric_rows; ++r)
-      family.push_back(
-          {row_samples[r][0], row_samples[r][side], cmp.rows[r].direction, cmp.rows[r].mean});
-    auto decided = stats::decide_significance(family, options);
-    VerdictCounts& c = cmp.counts[side - 1];
-    for (std::size_t r = 0; r < decided.size(); ++r) {
-      switch (decided[r].verdict) {
-        case stats::Verdict::regression:
-          ++c.regressions;
-          break;
-        case stats::Verdict::improvement:
-          ++c.improvements;
-          break;
-        case stats::Verdict::unchanged:
-          ++c.unchanged;
-          break;
-        case stats::Verdict::inconclusive:
-          ++c.inconclusive;
-          break;
-        case stats::Verdict::undefined:
-          ++c.undefined;
-          break;
-      }
-      cmp.rows[r].significance[side] = std::move(decided[r]);
-    }
-  }
-
-  // Unique labels: rows sharing a label fall back to the full parameter list.
-  {
-    std::map<std::string, std::vector<std::size_t>> by_label;
-    for (std::size_t r = 0; r < cmp.rows.size(); ++r) by_label[cmp.rows[r].operation].push_back(r);
-    for (const auto& [l, rows] : by_label) {
-      if (rows.size() < 2) continue;
-      for (auto r : rows) {
-        auto& row = cmp.rows[r];
-        row.operation = (several_jobs ? row.job + ":" : "") + row.name +
-                        full_suffix({row.workload, row.job, row.cell});
-      }
-    }
-    std::set<std::string> used;
-    for (auto& row : cmp.rows) {
-      std::string l = row.operation;
-      for (int k = 2; !used.insert(l).second; ++k) l = row.operation + "#" + std::to_string(k);
-      row.operation = l;
-    }
-  }
-
-  // The verdict line.
-  if (sides.size() == 2) {
-    cmp.verdict = format_counts(cmp.counts[0]);
-  } else {
-    for (std::size_t i = 1; i < sides.size(); ++i)
-      cmp.verdict +=
-          (i > 1 ? "; " : "") + sides[i].selector.text + ": " + format_counts(cmp.counts[i - 1]);
-  }
-
-  // Notes.
-  for (const auto& s : sides) {
-    const std::string& n = s.selector.text;
-    std::map<std::size_t, std::vector<const CellKey*>> by_runs;
-    for (const auto& k : matched) by_runs[s.cells.at(k).run_ids.size()].push_back(&k);
-    if (by_runs.size() == 1 && by_runs.begin()->first > 1) {
-      cmp.notes.push_back(fmt::format("{}: pooled {} runs per cell", n, by_runs.begin()->first));
-    } else {
-      std::size_t listed = 0, more = 0;
-      for (const auto& [runs, keys] : by_runs) {
-        if (runs < 2) continue;
-        for (const auto* k : keys) {
-          if (listed++ < kMaxListed)
-            cmp.notes.push_back(
-                fmt::format("{}: pooled {} runs of {}", n, runs, cell_text(k->job, k->cell)));
-          else
-            ++more;
-        }
-      }
-      if (more) cmp.notes.push_back(fmt::format("{}: ... and {} more pooled cells", n, more));
-    }
-    int aborted = 0;
-    for (const auto& k : matched) aborted += s.cells.at(k).aborted_runs;
-    if (aborted)
-      cmp.notes.push_back(fmt::format(
-          "{}: includes {} aborted run(s); their completed iterations are used", n, aborted));
-    if (!s.excluded.empty()) {
-      std::string listed;
-      for (std::size_t i = 0; i < s.excluded.size() && i < 5; ++i)
-        listed += fmt::format("{}run {} {}", i ? ", " : "", s.excluded[i].id, s.excluded[i].status);
-      if (s.excluded.size() > 5) listed += ", ...";
-      cmp.notes.push_back(fmt::format("{}: {} matching run(s) without samples not used ({})", n,
-                                      s.excluded.size(), listed));
-    }
-  }
-  for (std::size_t i = 0; i < cmp.unmatched.size(); ++i) {
-    if (i == kMaxListed) {
-      cmp.notes.push_back(fmt::format("... and {} more unmatched cells", cmp.unmatched.size() - i));
-      break;
-    }
-    const auto& u = cmp.unmatched[i];
-    std::string on;
-    for (std::size_t j = 0; j < u.present_on.size(); ++j) on += (j ? ", " : "") + u.present_on[j];
-    cmp.notes.push_back(fmt::format("unmatched: {} only on {}", cell_text(u.job, u.cell), on));
-  }
-  for (std::size_t side = 1; side < sides.size(); ++side) {
-    std::size_t listed = 0;
-    for (const auto& row : cmp.rows) {
-      const auto& sig = row.significance[side];
-      if (!sig || (sig->verdict != stats::Verdict::inconclusive &&
-                   sig->verdict != stats::Verdict::undefined))
-        continue;
-      if (listed++ == kMaxListed) {
-        cmp.notes.push_back(fmt::format("{}: ... more {} rows", sides[side].selector.text,
-                                        stats::to_string(sig->verdict)));
-        break;
-      }
-      cmp.notes.push_back(fmt::format("{}: {} {}: {}", sides[side].selector.text, row.operation,
-                                      stats::to_string(sig->verdict), sig->reason));
-    }
-  }
+  for (const auto& s : sides) add_side_notes(cmp.notes, s, matched);
+  add_unmatched_notes(cmp.notes, cmp.unmatched);
+  add_undecided_notes(cmp, sides);
   return cmp;
 }
 

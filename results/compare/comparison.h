@@ -3,8 +3,8 @@
 // samples summarised, %change and the significance of each NEW side against
 // the BASE (decided over the whole family of rows of that BASE-vs-NEW pair by
 // stats::decide_significance), then monitor deltas as extra rows without a
-// verdict. Renderers (results/render_*.h) read only this record; every number
-// in it comes from the statistics module (harness/statistics.h).
+// verdict. Renderers (results/render/) read only this record; every number
+// in it comes from the statistics module (results/stats/).
 //
 // Operation labels (mmtests' "metric-parameter", e.g. `faults_per_sec-4`):
 // the metric (or monitor) name, then the values of the parameters that vary
@@ -25,7 +25,8 @@
 #include "results/compare/selector.h"
 #include "results/model/exit_codes.h"
 #include "results/model/metric.h"
-#include "results/stats/statistics.h"
+#include "results/stats/descriptive.h"
+#include "results/stats/significance.h"
 #include "results/store/store.h"
 
 namespace nightjar {

@@ -13,6 +13,7 @@
 
 #include "results/model/exit_codes.h"
 #include "results/model/text.h"
+#include "results/stats/descriptive.h"
 
 namespace nightjar {
 

@@ -16,7 +16,7 @@
 
 #include "results/model/declarations.h"
 #include "results/model/metric.h"
-#include "results/stats/statistics.h"
+#include "results/stats/change_points.h"
 #include "results/store/store.h"
 
 namespace nightjar {

@@ -10,7 +10,8 @@
 #include <sstream>
 
 #include "results/model/exit_codes.h"
-#include "results/stats/statistics.h"
+#include "results/stats/descriptive.h"
+#include "results/stats/significance.h"
 
 namespace nightjar {
 namespace {

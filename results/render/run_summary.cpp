@@ -6,7 +6,7 @@
 #include <map>
 
 #include "results/render/table.h"
-#include "results/stats/statistics.h"
+#include "results/stats/descriptive.h"
 
 namespace nightjar {
 

@@ -25,6 +25,7 @@
 #include "plots/gnuplot.h"
 #include "results/compare/trend.h"
 #include "results/model/exit_codes.h"
+#include "results/stats/tests.h"
 #include "test_support.h"
 
 namespace nightjar {

@@ -1,4 +1,4 @@
-// Unit under test: harness/statistics.{h,cpp} (nightjar::stats) -- summaries,
+// Unit under test: results/stats/ (nightjar::stats) -- summaries,
 // distributions, Welch / Mann-Whitney / Benjamini-Hochberg / BCa bootstrap,
 // power, the mmtests and LKP rules, and the significance rule, plus seeded
 // simulations of the rule's false-positive rate and power.
@@ -6,7 +6,13 @@
 // Every expected value says where it comes from. "mpmath" means the value was
 // re-derived from the closed-form definition at 30 digits with Python's mpmath
 // (betainc / ncdf / erfinv), not with this code.
-#include "results/stats/statistics.h"
+#include "results/stats/bootstrap.h"
+#include "results/stats/change_points.h"
+#include "results/stats/descriptive.h"
+#include "results/stats/distributions.h"
+#include "results/stats/multiple.h"
+#include "results/stats/significance.h"
+#include "results/stats/tests.h"
 
 #include <gtest/gtest.h>
 
@@ -281,6 +287,55 @@ TEST(StatsStudentT, QuantileInvertsCdfForFractionalDf) {
       EXPECT_NEAR(student_t_cdf(t, df), p, 1e-12 + 1e-10 * p) << "df=" << df << " p=" << p;
     }
   }
+}
+
+TEST(StatsStudentT, UpperTailAndLargeDfMatchMpmath) {
+  // mpmath at 50 digits: P(T > t) = betainc(df/2, 1/2, 0, df/(df+t²))/2, and
+  // its root for the quantiles. Relative precision far out in the tail, and
+  // at large df (below the 1e7 switch to the normal distribution).
+  auto rel = [](double got, double want) { return std::fabs(got - want) / std::fabs(want); };
+  EXPECT_LT(rel(student_t_upper_tail(30, 1e4), 1.0221635237127853332e-189), 1e-12);
+  EXPECT_LT(rel(student_t_upper_tail(50, 3), 8.808576020635987078e-6), 1e-13);
+  EXPECT_LT(rel(student_t_upper_tail(4.5, 17.776), 0.0001425063587238866373), 1e-13);
+  EXPECT_LT(rel(student_t_upper_tail(1, 1e6), 0.15865537491678906464), 1e-14);
+  EXPECT_LT(rel(student_t_upper_tail(1, 9e6), 0.15865526737427470684), 1e-14);
+  EXPECT_LT(rel(student_t_quantile(0.45, 9e6), -0.12566135040078619195), 1e-14);
+  EXPECT_LT(rel(student_t_quantile(0.2, 1e6), -0.84162159301398397242), 1e-14);
+  EXPECT_LT(rel(student_t_quantile(0.8, 2.5), 1.0101638747222389413), 1e-13);
+  EXPECT_EQ(student_t_upper_tail(-1.5, 4), 1.0 - student_t_upper_tail(1.5, 4));
+}
+
+TEST(StatsDistributions, EdgesGiveNaNOrInfinityAndNeverThrow) {
+  // Boost.Math's default policy would throw for these (domain and overflow
+  // errors); the module's contract is NaN or ±inf.
+  EXPECT_EQ(normal_quantile(-0.5), -kInf);
+  EXPECT_EQ(normal_quantile(1.5), kInf);
+  EXPECT_EQ(normal_quantile(-kInf), -kInf);
+  EXPECT_FALSE(std::signbit(normal_quantile(0.5)));
+  EXPECT_EQ(student_t_quantile(-1.0, 3), -kInf);
+  EXPECT_EQ(student_t_quantile(2.0, 3), kInf);
+  EXPECT_EQ(student_t_quantile(1.0, 1e9), kInf);
+  for (double df : {0.0, -1.0, kNaN, -kInf}) {
+    EXPECT_TRUE(std::isnan(student_t_quantile(0.3, df))) << df;
+    EXPECT_TRUE(std::isnan(student_t_cdf(1.0, df))) << df;
+    EXPECT_TRUE(std::isnan(student_t_upper_tail(1.0, df))) << df;
+  }
+  EXPECT_TRUE(std::isnan(student_t_quantile(kNaN, 3)));
+  EXPECT_TRUE(std::isnan(student_t_cdf(kNaN, 3)));
+  EXPECT_TRUE(std::isnan(student_t_upper_tail(kNaN, 3)));
+  EXPECT_EQ(student_t_upper_tail(kInf, 3), 0.0);
+  EXPECT_EQ(student_t_upper_tail(-kInf, 3), 1.0);
+  EXPECT_EQ(student_t_cdf(kInf, 1e9), 1.0);
+  EXPECT_EQ(student_t_cdf(-kInf, 1e9), 0.0);
+  EXPECT_EQ(student_t_cdf(kInf, kInf), 1.0);  // df = inf: the normal distribution
+  EXPECT_EQ(incomplete_beta(2, 3, -0.5), 0.0);
+  EXPECT_EQ(incomplete_beta(2, 3, 1.5), 1.0);
+  EXPECT_TRUE(std::isnan(incomplete_beta(0, 0, 0.5)));
+  EXPECT_TRUE(std::isnan(incomplete_beta(kNaN, 1, 0.5)));
+  EXPECT_TRUE(std::isnan(incomplete_beta(1, 1, kNaN)));
+  EXPECT_TRUE(std::isnan(incomplete_beta(-kInf, 1, 0.5)));
+  EXPECT_TRUE(std::isnan(normal_quantile(kNaN)));
+  EXPECT_TRUE(std::isnan(normal_cdf(kNaN)));
 }
 
 // ---------------------------------------------------------------------------

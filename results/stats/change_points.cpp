@@ -1,0 +1,194 @@
+// Change points: see change_points.h for the contract and the sources.
+#include "results/stats/change_points.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <stdexcept>
+
+#include "results/stats/descriptive.h"
+#include "results/stats/detail.h"
+#include "results/stats/tests.h"
+
+namespace nightjar::stats {
+
+using detail::all_finite;
+using detail::all_positive;
+using detail::amean;
+using detail::kInf;
+using detail::kNaN;
+using detail::require_unit_interval;
+
+std::vector<double> edivisive_qhat(std::span<const double> series, double exponent,
+                                   std::size_t min_segment) {
+  if (!(exponent > 0.0 && exponent < 2.0))
+    throw std::invalid_argument("edivisive exponent must be in (0, 2)");
+  if (min_segment < 2) throw std::invalid_argument("min_segment must be at least 2");
+  const std::size_t n = series.size();
+  std::vector<double> q(n + 1, kNaN);
+  if (n < 2 * min_segment) return q;
+  auto dist = [&](std::size_t i, std::size_t j) {
+    const double d = std::abs(series[i] - series[j]);
+    return exponent == 1.0 ? d : std::pow(d, exponent);
+  };
+  // Sums over pairs for the split at τ = min_segment, then moved one point at
+  // a time: when point τ joins X, its distances to X move from "between" to
+  // "within X" and its distances to the rest of Y from "within Y" to "between".
+  double within_x = 0, within_y = 0, between = 0;
+  const std::size_t t0 = min_segment;
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = i + 1; j < n; ++j) {
+      const double d = dist(i, j);
+      if (j < t0)
+        within_x += d;
+      else if (i >= t0)
+        within_y += d;
+      else
+        between += d;
+    }
+  for (std::size_t tau = t0;; ++tau) {
+    const double m = static_cast<double>(tau), k = static_cast<double>(n - tau);
+    const double e =
+        2.0 * between / (m * k) - within_x / (m * (m - 1) / 2) - within_y / (k * (k - 1) / 2);
+    q[tau] = m * k / (m + k) * e;
+    if (tau + 1 > n - min_segment) break;
+    // Move point tau from Y to X.
+    double to_x = 0, to_y = 0;
+    for (std::size_t i = 0; i < tau; ++i) to_x += dist(i, tau);
+    for (std::size_t j = tau + 1; j < n; ++j) to_y += dist(tau, j);
+    between += to_y - to_x;
+    within_x += to_x;
+    within_y -= to_y;
+  }
+  return q;
+}
+
+namespace {
+
+// The test and figures of a candidate split [begin, index) | [index, end).
+ChangePoint test_split(std::span<const double> s, std::size_t begin, std::size_t index,
+                       std::size_t end, const ChangePointOptions& opt) {
+  ChangePoint cp;
+  cp.index = index;
+  cp.segment_begin = begin;
+  cp.segment_end = end;
+  auto before = s.subspan(begin, index - begin), after = s.subspan(index, end - index);
+  auto mb = mean_of(before, opt.mean), ma = mean_of(after, opt.mean);
+  cp.mean_before = mb.value_or(kNaN);
+  cp.mean_after = ma.value_or(kNaN);
+  cp.pct_change = percent_change(cp.mean_before, cp.mean_after, opt.direction);
+  cp.p = 1.0;
+  if (all_positive(before) && all_positive(after)) {
+    if (auto w = welch_log_test(before, after)) cp.p = w->log.p;
+  } else if (auto w = welch_test(before, after)) {
+    cp.p = w->p;
+  }
+  if (std::isnan(cp.p)) cp.p = 1.0;
+  auto q = edivisive_qhat(s.subspan(begin, end - begin), opt.exponent, opt.min_segment);
+  cp.qhat = q[index - begin];
+  return cp;
+}
+
+// |%change| used to gate a change point: of the metric's mean, or of the
+// arithmetic means when that is undefined.
+double effect_of(std::span<const double> s, const ChangePoint& cp, const ChangePointOptions& opt) {
+  if (std::isfinite(cp.pct_change)) return std::abs(cp.pct_change);
+  auto before = s.subspan(cp.segment_begin, cp.index - cp.segment_begin);
+  auto after = s.subspan(cp.index, cp.segment_end - cp.index);
+  double pc = percent_change(amean(before), amean(after), opt.direction);
+  return std::isfinite(pc) ? std::abs(pc) : kInf;
+}
+
+// E-divisive on one window (indices relative to the window): keep splitting
+// the segment holding the largest Q̂ while its test passes `max_p`.
+std::vector<std::size_t> edivisive_window(std::span<const double> w, double max_p,
+                                          const ChangePointOptions& opt) {
+  std::vector<std::size_t> bounds = {0, w.size()};
+  std::vector<std::size_t> found;
+  while (true) {
+    double best_q = -kInf;
+    std::size_t best = 0, best_seg = 0;
+    for (std::size_t b = 0; b + 1 < bounds.size(); ++b) {
+      std::size_t lo = bounds[b], hi = bounds[b + 1];
+      if (hi - lo < 2 * opt.min_segment) continue;
+      auto q = edivisive_qhat(w.subspan(lo, hi - lo), opt.exponent, opt.min_segment);
+      for (std::size_t t = opt.min_segment; t + opt.min_segment <= hi - lo; ++t) {
+        if (q[t] > best_q) {
+          best_q = q[t];
+          best = lo + t;
+          best_seg = b;
+        }
+      }
+    }
+    if (best_q == -kInf) break;
+    ChangePoint cp = test_split(w, bounds[best_seg], best, bounds[best_seg + 1], opt);
+    if (!(cp.p <= max_p)) break;
+    found.push_back(best);
+    bounds.insert(bounds.begin() + static_cast<std::ptrdiff_t>(best_seg) + 1, best);
+  }
+  std::sort(found.begin(), found.end());
+  return found;
+}
+
+}  // namespace
+
+std::vector<ChangePoint> detect_change_points(std::span<const double> series,
+                                              const ChangePointOptions& opt) {
+  require_unit_interval(opt.max_p, "max_p");
+  if (!(opt.min_effect_pct >= 0.0)) throw std::invalid_argument("min_effect_pct must be >= 0");
+  if (!(opt.exponent > 0.0 && opt.exponent < 2.0))
+    throw std::invalid_argument("edivisive exponent must be in (0, 2)");
+  if (opt.min_segment < 2) throw std::invalid_argument("min_segment must be at least 2");
+  const std::size_t n = series.size();
+  if (n < 2 * opt.min_segment || !all_finite(series)) return {};
+
+  // 1. Split, window by window (Otava's first pass is 10x more lenient).
+  const double first_p = opt.max_p < 0.05 ? opt.max_p * 10 : std::min(opt.max_p * 2, 0.999);
+  const std::size_t window = opt.window == 0 ? n : std::max(opt.window, 2 * opt.min_segment);
+  const std::size_t step = std::max<std::size_t>(window / 2, 1);
+  std::vector<std::size_t> indexes;
+  for (std::size_t start = 0; start < n;) {
+    const std::size_t end = std::min(start + window, n);
+    auto found = edivisive_window(series.subspan(start, end - start), first_p, opt);
+    for (auto i : found) indexes.push_back(start + i);
+    if (end == n) break;
+    const std::size_t last = found.empty() ? 0 : start + found.back();
+    start = std::max(last, start + step);
+  }
+  std::sort(indexes.begin(), indexes.end());
+  indexes.erase(std::unique(indexes.begin(), indexes.end()), indexes.end());
+  // Points closer than min_segment to a neighbour or an end cannot be tested.
+  std::vector<std::size_t> kept;
+  for (auto i : indexes) {
+    std::size_t prev = kept.empty() ? 0 : kept.back();
+    if (i - prev >= opt.min_segment && n - i >= opt.min_segment) kept.push_back(i);
+  }
+
+  // 2. Merge: re-test each point against its neighbouring points' segments
+  // and drop the weakest until all pass.
+  auto retest = [&](std::vector<ChangePoint>& cps, std::size_t k) {
+    std::size_t begin = k == 0 ? 0 : cps[k - 1].index;
+    std::size_t end = k + 1 < cps.size() ? cps[k + 1].index : n;
+    cps[k] = test_split(series, begin, cps[k].index, end, opt);
+  };
+  std::vector<ChangePoint> cps;
+  for (auto i : kept) cps.push_back(ChangePoint{.index = i});
+  for (std::size_t k = 0; k < cps.size(); ++k) retest(cps, k);
+  while (!cps.empty()) {
+    std::size_t weakest = 0;
+    for (std::size_t k = 1; k < cps.size(); ++k)
+      if (cps[k].p > cps[weakest].p) weakest = k;
+    if (cps[weakest].p <= opt.max_p) {
+      weakest = 0;
+      for (std::size_t k = 1; k < cps.size(); ++k)
+        if (effect_of(series, cps[k], opt) < effect_of(series, cps[weakest], opt)) weakest = k;
+      if (effect_of(series, cps[weakest], opt) >= opt.min_effect_pct) break;
+    }
+    cps.erase(cps.begin() + static_cast<std::ptrdiff_t>(weakest));
+    if (weakest < cps.size()) retest(cps, weakest);
+    if (weakest > 0) retest(cps, weakest - 1);
+  }
+  return cps;
+}
+
+}  // namespace nightjar::stats

@@ -1,0 +1,420 @@
+// The significance rule, power figures and reference rules: see
+// significance.h for the contract and the source of every formula,
+// docs/statistics.md for the reasoning.
+#include "results/stats/significance.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <stdexcept>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "results/stats/descriptive.h"
+#include "results/stats/detail.h"
+#include "results/stats/distributions.h"
+#include "results/stats/multiple.h"
+#include "results/stats/tests.h"
+
+namespace nightjar::stats {
+
+using detail::all_finite;
+using detail::amean;
+using detail::kInf;
+using detail::kNaN;
+using detail::require_unit_interval;
+using detail::sample_variance;
+
+// ---------------------------------------------------------------------------
+// Power
+// ---------------------------------------------------------------------------
+
+namespace {
+
+// Sum of (t_{1-alpha/2,nu} + t_{power,nu}): the multiplier of c·√(1/n1+1/n2).
+double power_multiplier(double nu, double alpha, double power) {
+  return student_t_quantile(1.0 - alpha / 2.0, nu) + student_t_quantile(power, nu);
+}
+
+}  // namespace
+
+double smallest_detectable_change_unequal(std::size_t n_base, std::size_t n_new, double cv_pct,
+                                          double alpha, double power) {
+  require_unit_interval(alpha, "alpha");
+  require_unit_interval(power, "power");
+  if (std::isnan(cv_pct)) return kNaN;
+  if (n_base < 2 || n_new < 2) return kInf;
+  if (cv_pct == 0.0) return 0.0;
+  const double nu = static_cast<double>(n_base + n_new) - 2.0;
+  return power_multiplier(nu, alpha, power) * std::fabs(cv_pct) *
+         std::sqrt(1.0 / static_cast<double>(n_base) + 1.0 / static_cast<double>(n_new));
+}
+
+double smallest_detectable_change(std::size_t n_per_side, double cv_pct, double alpha,
+                                  double power) {
+  return smallest_detectable_change_unequal(n_per_side, n_per_side, cv_pct, alpha, power);
+}
+
+std::optional<std::size_t> iterations_needed(double delta_pct, double cv_pct, double alpha,
+                                             double power) {
+  require_unit_interval(alpha, "alpha");
+  require_unit_interval(power, "power");
+  if (!std::isfinite(delta_pct) || !std::isfinite(cv_pct) || delta_pct <= 0.0) return std::nullopt;
+  if (cv_pct == 0.0) return 2;
+  const double c = std::fabs(cv_pct);
+  const double zsum = normal_quantile(1.0 - alpha / 2.0) + normal_quantile(power);
+  const double n_normal = 2.0 * zsum * zsum * c * c / (delta_pct * delta_pct);
+  if (n_normal > 1e6) return static_cast<std::size_t>(std::ceil(n_normal)) + 1;
+  // t quantiles exceed z quantiles, so the answer is at least the normal figure.
+  auto n = std::max<std::size_t>(2, static_cast<std::size_t>(std::floor(n_normal)));
+  while (smallest_detectable_change(n, c, alpha, power) > delta_pct) ++n;
+  return n;
+}
+
+// ---------------------------------------------------------------------------
+// Reference rules
+// ---------------------------------------------------------------------------
+
+namespace {
+
+// mmtests' per-mean SD (Stat.pm calc_stddev with a mean name).
+std::optional<std::pair<double, double>> mmtests_mean_sd(std::span<const double> xs,
+                                                         MeanKind kind) {
+  if (xs.size() < 2 || !all_finite(xs)) return std::nullopt;
+  const auto mean = mean_of(xs, kind);
+  if (!mean) return std::nullopt;
+  const double n = static_cast<double>(xs.size());
+  switch (kind) {
+    case MeanKind::arithmetic:
+      return std::pair{*mean, std::sqrt(sample_variance(xs, *mean))};
+    case MeanKind::harmonic: {
+      double ss = 0.0;
+      for (double x : xs) ss += (1.0 / x - 1.0 / *mean) * (1.0 / x - 1.0 / *mean);
+      return std::pair{*mean, std::sqrt(ss * std::pow(*mean, 4) / n)};
+    }
+    case MeanKind::geometric: {
+      std::vector<double> l;
+      for (double x : xs) l.push_back(std::log(x));
+      return std::pair{*mean, *mean * std::sqrt(sample_variance(l, amean(l)))};
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+bool mmtests_interval_significant(std::span<const double> base, std::span<const double> now,
+                                  MeanKind kind) {
+  const auto b = mmtests_mean_sd(base, kind), n = mmtests_mean_sd(now, kind);
+  if (!b || !n) return false;
+  // qnorm(1 - 0.05/2), as mmtests' _calc_meanci asks R for.
+  const double z = normal_quantile(0.975);
+  const double b_lo = b->first - z * b->second, b_hi = b->first + z * b->second;
+  const double n_lo = n->first - z * n->second, n_hi = n->first + z * n->second;
+  return n_lo > b_hi || n_hi < b_lo;
+}
+
+bool lkp_significant(std::span<const double> base, std::span<const double> now,
+                     double min_ratio_change) {
+  if (base.size() < 3 || now.size() < 3 || !all_finite(base) || !all_finite(now)) return false;
+  const Summary b = summarize(base), n = summarize(now);
+  const bool up = n.min > b.median && n.median > b.max;
+  const bool down = n.max < b.median && n.median < b.min;
+  if (!up && !down) return false;
+  const double hi = std::max(b.median, n.median), lo = std::min(b.median, n.median);
+  if (!(lo > 0.0)) return true;  // LKP's MAX_RATIO when the smaller side is 0
+  return hi / lo > 1.0 + min_ratio_change;
+}
+
+// ---------------------------------------------------------------------------
+// The significance rule
+// ---------------------------------------------------------------------------
+
+std::string_view to_string(TestKind t) {
+  switch (t) {
+    case TestKind::welch:
+      return "welch";
+    case TestKind::utest:
+      return "utest";
+    case TestKind::mmtests:
+      return "mmtests";
+    case TestKind::lkp:
+      return "lkp";
+  }
+  return "welch";
+}
+
+TestKind test_kind_from_string(std::string_view s) {
+  for (TestKind t : {TestKind::welch, TestKind::utest, TestKind::mmtests, TestKind::lkp})
+    if (s == to_string(t)) return t;
+  throw std::invalid_argument("unknown test '" + std::string(s) +
+                              "' (expected welch, utest, mmtests or lkp)");
+}
+
+std::string_view to_string(Verdict v) {
+  switch (v) {
+    case Verdict::improvement:
+      return "improvement";
+    case Verdict::regression:
+      return "regression";
+    case Verdict::unchanged:
+      return "unchanged";
+    case Verdict::inconclusive:
+      return "inconclusive";
+    case Verdict::undefined:
+      return "undefined";
+  }
+  return "undefined";
+}
+
+namespace {
+
+// Smallest n per side (>= 3) at which the exact U-test can reach p < alpha.
+std::size_t utest_min_n(double alpha) {
+  std::size_t k = 3;
+  while (mann_whitney_min_p(k, k) >= alpha) ++k;  // terminates: min_p -> 0
+  return k;
+}
+
+void validate(const SignificanceOptions& opt) {
+  require_unit_interval(opt.alpha, "alpha");
+  require_unit_interval(opt.power, "power");
+  if (!(opt.min_effect_pct >= 0.0) || !std::isfinite(opt.min_effect_pct))
+    throw std::invalid_argument("min_effect_pct must be >= 0");
+}
+
+bool uses_p_values(const SignificanceOptions& opt) {
+  return opt.test == TestKind::welch || opt.test == TestKind::utest;
+}
+
+// The smallest detectable change of a row, percent: multiplier·cv, NaN when
+// the pooled CoeffVar cv is unknown (as it is with < 2 samples on a side).
+// The t multiplier depends only on (n_base, n_new), so it is computed once
+// per pair within one family.
+class DetectableChange {
+ public:
+  explicit DetectableChange(const SignificanceOptions& opt) : opt_(opt) {}
+
+  double operator()(std::size_t nb, std::size_t nn, double cv) {
+    if (std::isnan(cv)) return kNaN;
+    auto [it, added] = cache_.try_emplace(std::pair{nb, nn}, 0.0);
+    if (added) it->second = smallest_detectable_change_unequal(nb, nn, 1.0, opt_.alpha, opt_.power);
+    return it->second * cv;
+  }
+
+ private:
+  const SignificanceOptions& opt_;
+  std::map<std::pair<std::size_t, std::size_t>, double> cache_;
+};
+
+// What the first pass learns about a row for the second.
+struct RowScreen {
+  bool tested = false;      ///< reached step 3 (its verdict is decided in the second pass)
+  double pooled_cv = kNaN;  ///< sqrt((cv_base² + cv_now²)/2), percent; NaN when unknown
+  double p = kNaN;          ///< step 3's p (welch/utest); NaN when not tested
+};
+
+// Step 1: sets s.pct_change and returns true when the row is defined; else
+// sets the undefined verdict and its reason.
+bool screen_defined(const RowInput& row, Significance& s) {
+  s.pct_change = kNaN;
+  s.smallest_detectable_change_pct = kNaN;
+  if (!all_finite(row.base) || !all_finite(row.now)) {
+    s.verdict = Verdict::undefined;
+    s.reason = "a sample is not a finite number";
+    return false;
+  }
+  const auto mb = mean_of(row.base, row.mean), mn = mean_of(row.now, row.mean);
+  if (row.base.empty() || row.now.empty()) return true;  // step 2 decides
+  if (!mb || !mn) {
+    s.verdict = Verdict::undefined;
+    s.reason = fmt::format("{} undefined: a sample is <= 0", mean_label(row.mean));
+    return false;
+  }
+  s.pct_change = percent_change(*mb, *mn, row.direction);
+  if (std::isnan(s.pct_change)) {
+    s.verdict = Verdict::undefined;
+    s.reason = fmt::format("%change undefined: baseline {} is 0", mean_label(row.mean));
+    return false;
+  }
+  return true;
+}
+
+// Iterations per side to detect max(|pct_change|, min effect) at the pooled
+// CoeffVar, never below 3 (nor, for utest, below the U-test's minimum).
+std::size_t iterations_to_detect(const Significance& s, double pooled_cv,
+                                 const SignificanceOptions& opt) {
+  const double target = std::max(std::fabs(s.pct_change), opt.min_effect_pct);
+  std::size_t n = 3;
+  if (auto need = iterations_needed(target, pooled_cv, opt.alpha, opt.power))
+    n = std::max<std::size_t>(*need, 3);
+  if (opt.test == TestKind::utest) n = std::max(n, utest_min_n(opt.alpha));
+  return n;
+}
+
+// Step 3's p of a row with >= 3 samples per side: Welch on ln x (on raw x
+// for an arithmetic row with a sample <= 0), or Mann–Whitney U; NaN for the
+// reference rules.
+double row_p_value(const RowInput& row, const SignificanceOptions& opt) {
+  if (opt.test == TestKind::welch) {
+    std::optional<WelchResult> w;
+    if (auto lw = welch_log_test(row.base, row.now, opt.alpha))
+      w = lw->log;
+    else  // arithmetic row with a sample <= 0: Welch on raw values
+      w = welch_test(row.base, row.now, opt.alpha);
+    if (w) return w->p;
+  } else if (opt.test == TestKind::utest) {
+    if (auto u = mann_whitney(row.base, row.now)) return u->p;
+  }
+  return kNaN;
+}
+
+// Steps 1–3 of one row: the verdict of undefined rows and of rows with < 3
+// samples per side, the figures every defined row reports (smallest
+// detectable change, ratio CI) and the p of the rows left to decide.
+RowScreen screen_row(const RowInput& row, const SignificanceOptions& opt, DetectableChange& sdc,
+                     Significance& s) {
+  RowScreen r;
+  if (!screen_defined(row, s)) return r;
+  const Summary sb = summarize(row.base), sn = summarize(row.now);
+  if (sb.n >= 2 && sn.n >= 2)
+    r.pooled_cv = std::sqrt((sb.coeff_var * sb.coeff_var + sn.coeff_var * sn.coeff_var) / 2.0);
+  s.smallest_detectable_change_pct = sdc(sb.n, sn.n, r.pooled_cv);
+  if (auto lw = welch_log_test(row.base, row.now, opt.alpha)) {
+    s.ratio_lo = lw->ratio_lo;
+    s.ratio_hi = lw->ratio_hi;
+  }
+  if (sb.n < 3 || sn.n < 3) {
+    s.verdict = Verdict::inconclusive;
+    s.reason = fmt::format("fewer than 3 samples per side (base {}, new {})", sb.n, sn.n);
+    if (!std::isnan(r.pooled_cv)) s.iterations_needed = iterations_to_detect(s, r.pooled_cv, opt);
+    return r;
+  }
+  r.tested = true;
+  r.p = row_p_value(row, opt);
+  if (uses_p_values(opt) && !std::isnan(r.p)) s.p = r.p;
+  return r;
+}
+
+// Step 3's decision: whether the rule calls the row significant, and why.
+struct RuleOutcome {
+  bool significant = false;
+  std::string why;
+};
+
+RuleOutcome apply_rule(const RowInput& row, const SignificanceOptions& opt, double q, double pct) {
+  RuleOutcome r;
+  if (uses_p_values(opt)) {
+    r.significant = q < opt.alpha && std::fabs(pct) >= opt.min_effect_pct;
+    if (r.significant)
+      r.why = fmt::format("q={:.3g} < {:.3g} and |{:.2f}%| >= {:.3g}%", q, opt.alpha, pct,
+                          opt.min_effect_pct);
+    else if (q < opt.alpha)
+      r.why = fmt::format("q={:.3g} < {:.3g} but |{:.2f}%| < min effect {:.3g}%", q, opt.alpha, pct,
+                          opt.min_effect_pct);
+    else
+      r.why = fmt::format("q={:.3g} >= {:.3g}", q, opt.alpha);
+  } else if (opt.test == TestKind::mmtests) {
+    r.significant = mmtests_interval_significant(row.base, row.now, row.mean);
+    r.why = r.significant ? "mean +- 1.96 SD intervals do not overlap"
+                          : "mean +- 1.96 SD intervals overlap";
+  } else {
+    r.significant = lkp_significant(row.base, row.now);
+    r.why = r.significant ? "ranges separated and medians differ by > 1%"
+                          : "ranges not separated or medians within 1%";
+  }
+  return r;
+}
+
+// Step 5 for welch/utest: a row the test did not find significant is
+// inconclusive when the data could not have shown a change of the size asked
+// for, or showed one the test did not confirm; otherwise unchanged.
+void decide_not_significant(const RowInput& row, const SignificanceOptions& opt, double pooled_cv,
+                            const std::string& why, Significance& s) {
+  const double pct = s.pct_change, abs_pct = std::fabs(pct);
+  const double target = std::max(abs_pct, opt.min_effect_pct);
+  double detectable = s.smallest_detectable_change_pct;
+  const std::size_t nb = row.base.size(), nn = row.now.size();
+  std::size_t u_min_n = 0;
+  if (opt.test == TestKind::utest && mann_whitney_min_p(nb, nn) >= opt.alpha) {
+    detectable = kInf;
+    u_min_n = utest_min_n(opt.alpha);
+  }
+  if (std::isnan(detectable)) {
+    s.verdict = Verdict::inconclusive;
+    s.reason = why + "; noise unknown (CoeffVar undefined: a mean is 0)";
+  } else if (detectable > target) {
+    s.verdict = Verdict::inconclusive;
+    auto need = iterations_needed(target, pooled_cv, opt.alpha, opt.power);
+    const std::size_t n_need = std::max({need.value_or(3), std::size_t{3}, u_min_n});
+    s.iterations_needed = n_need;
+    if (std::isinf(detectable))
+      s.reason = fmt::format(
+          "{}; the exact U-test cannot reach p < {:.3g} with {}+{} samples: needs {} per side", why,
+          opt.alpha, nb, nn, n_need);
+    else
+      s.reason = fmt::format(
+          "{}; could only detect >= {:.2f}% at CV {:.2f}%: needs {} per side to detect {:.2f}%",
+          why, detectable, pooled_cv, n_need, target);
+  } else if (abs_pct >= opt.min_effect_pct) {
+    // The data could see a change this large and shows one, but the test
+    // did not confirm it (p near alpha, or q raised by Benjamini-Hochberg
+    // over many rows): not "unchanged". Doubling n shrinks the standard
+    // error by sqrt(2), which brings such a p well below alpha.
+    s.verdict = Verdict::inconclusive;
+    s.iterations_needed = std::max<std::size_t>(2 * std::max(nb, nn), 3);
+    s.reason = fmt::format(
+        "{}; the {:.2f}% change seen is not confirmed although >= {:.2f}% was detectable: "
+        "rerun with about {} per side",
+        why, pct, detectable, *s.iterations_needed);
+  } else {
+    s.verdict = Verdict::unchanged;
+    s.reason = fmt::format("{}; could detect changes >= {:.2f}% (target {:.2f}%)", why, detectable,
+                           target);
+  }
+}
+
+// Steps 3–5 of a tested row, given its BH-adjusted q (NaN for the reference
+// rules).
+void decide_row(const RowInput& row, const SignificanceOptions& opt, double q, double pooled_cv,
+                Significance& s) {
+  if (uses_p_values(opt) && !std::isnan(q)) s.q = q;
+  RuleOutcome rule = apply_rule(row, opt, q, s.pct_change);
+  if (rule.significant && s.pct_change != 0.0) {
+    s.verdict = s.pct_change > 0.0 ? Verdict::improvement : Verdict::regression;
+    s.reason = std::move(rule.why);
+  } else if (!uses_p_values(opt)) {
+    s.verdict = Verdict::unchanged;
+    s.reason = std::move(rule.why);
+  } else {
+    decide_not_significant(row, opt, pooled_cv, rule.why, s);
+  }
+}
+
+}  // namespace
+
+std::vector<Significance> decide_significance(std::span<const RowInput> family,
+                                              const SignificanceOptions& opt) {
+  validate(opt);
+  std::vector<Significance> out(family.size());
+  DetectableChange sdc(opt);
+  std::vector<RowScreen> screens;
+  screens.reserve(family.size());
+  for (std::size_t i = 0; i < family.size(); ++i)
+    screens.push_back(screen_row(family[i], opt, sdc, out[i]));
+
+  // Benjamini–Hochberg over the rows tested in step 3 (the others have p NaN).
+  std::vector<double> qvals(family.size(), kNaN);
+  if (uses_p_values(opt)) {
+    std::vector<double> pvals;
+    pvals.reserve(family.size());
+    for (const auto& r : screens) pvals.push_back(r.p);
+    qvals = benjamini_hochberg(pvals);
+  }
+  for (std::size_t i = 0; i < family.size(); ++i)
+    if (screens[i].tested) decide_row(family[i], opt, qvals[i], screens[i].pooled_cv, out[i]);
+  return out;
+}
+
+}  // namespace nightjar::stats
