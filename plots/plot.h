@@ -1,7 +1,7 @@
 // The data of a `nightjar plot` figure, built from the results store: a
-// record that the renderer (plots/render_gnuplot.h) only reads. Building it is
+// record that the renderer (plots/gnuplot.h) only reads. Building it is
 // where every figure is computed, and every figure comes from the statistics
-// module (harness/statistics.h); the renderer computes nothing.
+// module (results/stats/statistics.h); the renderer computes nothing.
 //
 // Two kinds of figure (docs/plots.md):
 //  - scaling: a metric against a cell parameter (`--x clients`): one line per
@@ -56,7 +56,7 @@ enum class XScale {
 
 /// What `nightjar plot` was asked.
 struct PlotRequest {
-  /// Sides, as `nightjar compare` selectors (results/selector.h): one line (or
+  /// Sides, as `nightjar compare` selectors (results/compare/selector.h): one line (or
   /// one group of lines) per selector. Empty: one side per variant of the runs
   /// that `query` admits, in the order the variants were first run.
   std::vector<std::string> selectors;
