@@ -150,11 +150,10 @@ const CsvFixture& csv_fixture(int runs) {
   remove_db(f.db);
   ResultsStore store(f.db);
   {
-    SQLite::Transaction tx(store.db(), SQLite::TransactionBehavior::IMMEDIATE);
-    add_missing_metrics(
-        store, "fake",
-        {{"throughput", "ops/s", Direction::higher_is_better, MeanKind::harmonic, ""},
-         {"latency", "ms", Direction::lower_is_better, MeanKind::arithmetic, ""}});
+    ResultsStore::Transaction tx(store);
+    store.add_missing_metrics(
+        "fake", {{"throughput", "ops/s", Direction::higher_is_better, MeanKind::harmonic, ""},
+                 {"latency", "ms", Direction::lower_is_better, MeanKind::arithmetic, ""}});
     std::mt19937_64 gen(7);
     std::normal_distribution<double> z(0.0, 0.02);
     for (int r = 0; r < runs; ++r) {
@@ -174,7 +173,7 @@ const CsvFixture& csv_fixture(int runs) {
         run.samples.push_back({i, "latency", 1000.0 / x});
         run.samples.push_back({i, "throughput", x});
       }
-      insert_imported_run(store, run);
+      store.insert_imported_run(run);
     }
     tx.commit();
   }

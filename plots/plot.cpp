@@ -98,18 +98,9 @@ std::vector<Side> load_sides(const ResultsStore& store, const PlotRequest& r,
   if (automatic) {
     // Runs without a variant label could only be named by a selector that
     // matches everything: they need an explicit selector (run=ID, build=B).
-    std::string sql = "SELECT variant FROM run WHERE variant <> ''";
-    if (!r.query.job.empty()) sql += " AND job=?1";
-    if (!r.query.workload.empty())
-      sql += r.query.job.empty() ? " AND workload=?1" : " AND workload=?2";
-    sql += " GROUP BY variant ORDER BY min(id)";
-    SQLite::Statement q(const_cast<SQLite::Database&>(store.db()), sql);
-    int i = 0;
-    if (!r.query.job.empty()) q.bind(++i, r.query.job);
-    if (!r.query.workload.empty()) q.bind(++i, r.query.workload);
-    while (q.executeStep()) {
+    for (auto& variant : store.variants_by_first_run(r.query.job, r.query.workload)) {
       Selector s;
-      s.variant = q.getColumn(0).getString();
+      s.variant = std::move(variant);
       s.text = s.variant;
       selectors.push_back(std::move(s));
     }
@@ -143,47 +134,12 @@ struct UsedCell {
   const CellSamples* cell = nullptr;
 };
 
-// Per-run facts for titles and histories.
-struct RunInfo {
-  std::string build, started_at, kernel, testbox;
-};
-
-std::map<std::int64_t, RunInfo> load_run_info(const ResultsStore& store,
-                                              const std::set<std::int64_t>& ids) {
-  std::map<std::int64_t, RunInfo> out;
-  if (ids.empty()) return out;
-  SQLite::Statement q(
-      const_cast<SQLite::Database&>(store.db()),
-      "SELECT r.id, r.build, r.started_at, COALESCE(k.release, ''), "
-      "COALESCE(t.hostname, '') FROM run r LEFT JOIN kernel k ON k.id = r.kernel_id "
-      "LEFT JOIN testbox t ON t.id = r.testbox_id WHERE r.id BETWEEN ? AND ?");
-  q.bind(1, *ids.begin());
-  q.bind(2, *ids.rbegin());
-  while (q.executeStep()) {
-    std::int64_t id = q.getColumn(0).getInt64();
-    if (!ids.count(id)) continue;
-    out[id] = {q.getColumn(1).getString(), q.getColumn(2).getString(), q.getColumn(3).getString(),
-               q.getColumn(4).getString()};
-  }
-  return out;
-}
-
-// The samples of `metric` of each run in `ids` (a history splits pooled cells by build).
+// The samples of `metric` of each run in `ids`, sorted (a history splits
+// pooled cells by build).
 std::map<std::int64_t, std::vector<double>> load_run_samples(const ResultsStore& store,
                                                              const std::set<std::int64_t>& ids,
                                                              const std::string& metric) {
-  std::map<std::int64_t, std::vector<double>> out;
-  if (ids.empty()) return out;
-  SQLite::Statement q(
-      const_cast<SQLite::Database&>(store.db()),
-      "SELECT run_id, value FROM sample WHERE metric = ? AND run_id BETWEEN ? AND ?");
-  q.bind(1, metric);
-  q.bind(2, *ids.begin());
-  q.bind(3, *ids.rbegin());
-  while (q.executeStep()) {
-    std::int64_t id = q.getColumn(0).getInt64();
-    if (ids.count(id)) out[id].push_back(q.getColumn(1).getDouble());
-  }
+  auto out = store.metric_samples(ids, metric);
   for (auto& [id, v] : out) std::sort(v.begin(), v.end());
   return out;
 }
@@ -310,17 +266,6 @@ std::optional<double> parse_number(const std::string& text) {
   return v;
 }
 
-// The stored number of parameter `name` of run `run_id` (run_param.number).
-std::optional<double> stored_number(const ResultsStore& store, std::int64_t run_id,
-                                    const std::string& name) {
-  SQLite::Statement q(const_cast<SQLite::Database&>(store.db()),
-                      "SELECT number FROM run_param WHERE run_id = ? AND name = ?");
-  q.bind(1, run_id);
-  q.bind(2, name);
-  if (!q.executeStep() || q.getColumn(0).isNull()) return std::nullopt;
-  return q.getColumn(0).getDouble();
-}
-
 // Tick labels for categories: every one up to 30, else every k-th.
 std::vector<std::pair<double, std::string>> category_ticks(const std::vector<std::string>& names) {
   std::vector<std::pair<double, std::string>> ticks;
@@ -330,8 +275,11 @@ std::vector<std::pair<double, std::string>> category_ticks(const std::vector<std
   return ticks;
 }
 
-void build_scaling(const ResultsStore& store, const PlotRequest& r, const std::vector<Side>& sides,
-                   const std::vector<UsedCell>& cells_with_metric, PlotData& d) {
+// The cells that have parameter r.x; the others are noted as left out.
+// UsageError, listing the parameters, when none has it.
+std::vector<UsedCell> cells_with_param(const PlotRequest& r, const std::vector<Side>& sides,
+                                       const std::vector<UsedCell>& cells_with_metric,
+                                       PlotData& d) {
   std::vector<UsedCell> cells;
   for (const auto& c : cells_with_metric) {
     if (param_of(c.cell->params, r.x))
@@ -346,78 +294,104 @@ void build_scaling(const ResultsStore& store, const PlotRequest& r, const std::v
         "plot: --x {}: no plotted cell has a parameter '{}'; their parameters are {}; or write "
         "--x build or --x date for a history",
         r.x, r.x, describe_params(cells_with_metric)));
+  return cells;
+}
 
-  // Numeric or categorical axis, from the parameter's declared type.
+// The x axis of a scaling plot: each cell's position, and the categories
+// when the parameter is not numeric.
+struct ScalingAxis {
+  std::map<const CellSamples*, double> x_of;
+  std::vector<std::string> categories;  // in first-run order; empty when numeric
+  bool numeric = true;
+  std::optional<ParamDescriptor> desc;  // the parameter's declaration, when registered
+};
+
+// Numeric or categorical axis, from the parameter's declared type: a declared
+// numeric parameter at its stored number, an undeclared one at its text read
+// as a number; else (or when a value is no number) categories.
+ScalingAxis scaling_axis(const ResultsStore& store, const PlotRequest& r,
+                         const std::vector<UsedCell>& cells) {
+  ScalingAxis a;
   std::set<std::string> workloads;
   for (const auto& c : cells) workloads.insert(c.key->workload);
-  std::optional<ParamDescriptor> desc;
-  bool declared = true, numeric = true;
+  bool declared = true;
   for (const auto& w : workloads) {
     auto pd = param_descriptor(r.query.declared, w, r.x);
     if (!pd) {
       declared = false;
       continue;
     }
-    if (!desc) desc = pd;
-    if (!numeric_type(pd->type)) numeric = false;
+    if (!a.desc) a.desc = pd;
+    if (!numeric_type(pd->type)) a.numeric = false;
   }
-  std::map<const CellSamples*, double> x_of;
   for (const auto& c : cells) {
     const std::string& text = *param_of(c.cell->params, r.x);
     std::optional<double> x;
-    if (declared && numeric)
-      x = stored_number(store, c.cell->first_run, r.x);
+    if (declared && a.numeric)
+      x = store.param_number(c.cell->first_run, r.x);
     else if (!declared)
       x = parse_number(text);
     if (!x) {
-      numeric = false;
+      a.numeric = false;
       break;
     }
-    x_of[c.cell] = *x;
+    a.x_of[c.cell] = *x;
   }
-  std::vector<std::string> categories;  // in first-run order
-  if (!numeric) {
-    std::vector<UsedCell> by_run = cells;
-    std::sort(by_run.begin(), by_run.end(), [](const UsedCell& a, const UsedCell& b) {
-      return a.cell->first_run < b.cell->first_run;
-    });
-    for (const auto& c : by_run) {
-      const std::string& text = *param_of(c.cell->params, r.x);
-      if (std::find(categories.begin(), categories.end(), text) == categories.end())
-        categories.push_back(text);
-    }
-    for (const auto& c : cells) {
-      auto it = std::find(categories.begin(), categories.end(), *param_of(c.cell->params, r.x));
-      x_of[c.cell] = static_cast<double>(it - categories.begin());
-    }
+  if (a.numeric) return a;
+  std::vector<UsedCell> by_run = cells;
+  std::sort(by_run.begin(), by_run.end(), [](const UsedCell& x, const UsedCell& y) {
+    return x.cell->first_run < y.cell->first_run;
+  });
+  for (const auto& c : by_run) {
+    const std::string& text = *param_of(c.cell->params, r.x);
+    if (std::find(a.categories.begin(), a.categories.end(), text) == a.categories.end())
+      a.categories.push_back(text);
   }
+  for (const auto& c : cells) {
+    auto it = std::find(a.categories.begin(), a.categories.end(), *param_of(c.cell->params, r.x));
+    a.x_of[c.cell] = static_cast<double>(it - a.categories.begin());
+  }
+  return a;
+}
+
+// The axis's scale, ticks and label; UsageError for --log-x on a non-numeric
+// axis or a value <= 0.
+void apply_scaling_axis(const PlotRequest& r, const std::vector<UsedCell>& cells,
+                        const ScalingAxis& a, PlotData& d) {
   if (r.log_x) {
-    if (!numeric)
+    if (!a.numeric)
       throw UsageError(
           fmt::format("plot: --log-x: parameter {} is not numeric (values {}); drop "
                       "--log-x",
-                      r.x, list_of(categories)));
-    for (const auto& [cell, x] : x_of)
+                      r.x, list_of(a.categories)));
+    for (const auto& [cell, x] : a.x_of)
       if (!(x > 0))
         throw UsageError(
             fmt::format("plot: --log-x: parameter {} has the value {} <= 0; drop "
                         "--log-x or leave that cell out with --cell",
                         r.x, *param_of(cell->params, r.x)));
   }
-  d.x_scale = !numeric ? XScale::category : r.log_x ? XScale::log : XScale::linear;
-
+  d.x_scale = !a.numeric ? XScale::category : r.log_x ? XScale::log : XScale::linear;
   // Ticks: every value with its stored text (512M, 60s), unless there are many.
-  if (numeric) {
+  if (a.numeric) {
     std::map<double, std::string> ticks;
-    for (const auto& c : cells) ticks.emplace(x_of[c.cell], *param_of(c.cell->params, r.x));
+    for (const auto& c : cells) ticks.emplace(a.x_of.at(c.cell), *param_of(c.cell->params, r.x));
     if (ticks.size() <= 25) d.x_ticks.assign(ticks.begin(), ticks.end());
   } else {
-    d.x_ticks = category_ticks(categories);
+    d.x_ticks = category_ticks(a.categories);
   }
   d.x_label = r.x;
+  const auto& desc = a.desc;
   if (desc && !desc->unit.empty() &&
       !((desc->type == ParamType::size || desc->type == ParamType::duration) && !d.x_ticks.empty()))
     d.x_label += " (" + desc->unit + ")";
+}
+
+void build_scaling(const ResultsStore& store, const PlotRequest& r, const std::vector<Side>& sides,
+                   const std::vector<UsedCell>& cells_with_metric, PlotData& d) {
+  const std::vector<UsedCell> cells = cells_with_param(r, sides, cells_with_metric, d);
+  const ScalingAxis axis = scaling_axis(store, r, cells);
+  apply_scaling_axis(r, cells, axis, d);
 
   // Lines: side, job (when several), the other parameters that vary.
   std::set<std::string> jobs;
@@ -444,7 +418,7 @@ void build_scaling(const ResultsStore& store, const PlotRequest& r, const std::v
     s.side = sides[key.first].selector.text;
     for (const auto& c : lines[key]) {
       PlotPoint p;
-      p.x = x_of[c.cell];
+      p.x = axis.x_of.at(c.cell);
       p.label = *param_of(c.cell->params, r.x);
       p.run_ids = c.cell->run_ids;
       if (!fill_point(p, c.cell->metrics.at(r.metric), d.metric, r.error_bars, alpha)) {
@@ -465,7 +439,7 @@ void build_history(const ResultsStore& store, const PlotRequest& r, const std::v
                    const std::vector<UsedCell>& cells, PlotData& d) {
   std::set<std::int64_t> ids;
   for (const auto& c : cells) ids.insert(c.cell->run_ids.begin(), c.cell->run_ids.end());
-  const auto info = load_run_info(store, ids);
+  const auto info = store.run_labels(ids);
   const auto samples = load_run_samples(store, ids, r.metric);
 
   struct Pool {
@@ -489,7 +463,7 @@ void build_history(const ResultsStore& store, const PlotRequest& r, const std::v
     for (auto id : c.cell->run_ids) {
       auto s = samples.find(id);
       if (s == samples.end()) continue;  // this run has no samples of the metric
-      const RunInfo& ri = info.at(id);
+      const RunLabels& ri = info.at(id);
       const std::string key = ri.build.empty() ? fmt::format("run:{}", id) : ri.build;
       Pool& p = pools[key];
       if (p.first_run == 0) {
@@ -576,6 +550,131 @@ void build_history(const ResultsStore& store, const PlotRequest& r, const std::v
   if (cell_ids.size() == 1) d.title += " of cell " + cell_text(*cells.front().key);
 }
 
+// The cells of the sides that pass --cell; UsageError listing the cells when none does.
+std::vector<UsedCell> filtered_cells(const PlotRequest& r, const Params& filter,
+                                     const std::vector<Side>& sides) {
+  std::vector<UsedCell> cells;
+  std::vector<std::string> all_cells;
+  for (std::size_t i = 0; i < sides.size(); ++i)
+    for (const auto& [key, cs] : sides[i].loaded.cells) {
+      all_cells.push_back(sides[i].selector.text + " " + key.job + " [" + cell_text(key) + "]");
+      if (cell_matches(cs.params, filter)) cells.push_back({i, &key, &cs});
+    }
+  if (cells.empty())
+    throw UsageError(fmt::format("plot: --cell {}: no cell matches; the cells are {}",
+                                 join(r.cell, " "), list_of(all_cells)));
+  return cells;
+}
+
+// The metrics the cells hold: in the catalog's order, then the rest by name.
+std::vector<std::string> present_metrics(const std::vector<UsedCell>& cells,
+                                         const MetricCatalog& catalog) {
+  std::vector<std::string> present;
+  std::set<std::string> names;
+  for (const auto& c : cells)
+    for (const auto& [name, v] : c.cell->metrics) names.insert(name);
+  for (const auto& [w, descs] : catalog)
+    for (const auto& m : descs)
+      if (names.count(m.name) && std::find(present.begin(), present.end(), m.name) == present.end())
+        present.push_back(m.name);
+  for (const auto& n : names)
+    if (std::find(present.begin(), present.end(), n) == present.end()) present.push_back(n);
+  return present;
+}
+
+// The descriptor of r.metric in the cells' workloads (d.metric; noted when
+// there is none); UsageError when two workloads describe it differently.
+void choose_descriptor(const PlotRequest& r, const std::vector<UsedCell>& with_metric,
+                       const MetricCatalog& catalog, PlotData& d) {
+  std::optional<MetricDescriptor> desc;
+  std::string desc_workload;
+  for (const auto& c : with_metric) {
+    auto it = catalog.find(c.key->workload);
+    if (it == catalog.end()) continue;
+    for (const auto& m : it->second) {
+      if (m.name != r.metric) continue;
+      if (!desc) {
+        desc = m;
+        desc_workload = c.key->workload;
+      } else if (desc->unit != m.unit || desc->direction != m.direction || desc->mean != m.mean) {
+        throw UsageError(fmt::format(
+            "plot: metric {} is {} ({}) in workload {} but {} ({}) in {}; plot one workload with "
+            "--workload {}",
+            r.metric, desc->unit, to_string(desc->mean), desc_workload, m.unit, to_string(m.mean),
+            c.key->workload, desc_workload));
+      }
+    }
+  }
+  if (desc) {
+    d.metric = *desc;
+  } else {
+    d.metric = {r.metric, "", Direction::higher_is_better, MeanKind::arithmetic, ""};
+    d.notes.push_back("metric " + r.metric +
+                      " has no descriptor in the store: plotted as its Amean, without a unit");
+  }
+}
+
+// The cells with samples of r.metric (the others are noted as left out), and
+// the metric's descriptor in d.metric. UsageError, listing the metrics the
+// cells hold, when --metric is missing or no cell has it.
+std::vector<UsedCell> cells_with_metric(const ResultsStore& store, const PlotRequest& r,
+                                        const std::vector<Side>& sides,
+                                        const std::vector<UsedCell>& cells, PlotData& d) {
+  std::set<std::string> workloads;
+  for (const auto& c : cells) workloads.insert(c.key->workload);
+  const MetricCatalog catalog = load_metric_catalog(
+      store, workloads, r.query.declared ? *r.query.declared : WorkloadCatalog::empty());
+  const std::vector<std::string> present = present_metrics(cells, catalog);
+  if (r.metric.empty())
+    throw UsageError(fmt::format("plot: --metric is required; write --metric NAME, one of {}",
+                                 list_of(present)));
+  if (std::find(present.begin(), present.end(), r.metric) == present.end())
+    throw UsageError(
+        fmt::format("plot: --metric {}: no plotted cell has samples of '{}'; the "
+                    "plotted runs hold metrics {}",
+                    r.metric, r.metric, list_of(present)));
+  std::vector<UsedCell> with_metric;
+  for (const auto& c : cells)
+    if (c.cell->metrics.count(r.metric))
+      with_metric.push_back(c);
+    else
+      d.notes.push_back(fmt::format("{} {} [{}] left out: no samples of {}",
+                                    sides[c.side].selector.text, c.key->job, cell_text(*c.key),
+                                    r.metric));
+  choose_descriptor(r, with_metric, catalog, d);
+  return with_metric;
+}
+
+// The title's second line, the y label and the footnote.
+void finish_labels(const ResultsStore& store, const PlotRequest& r,
+                   const std::set<std::string>& jobs, PlotData& d) {
+  // Title: what, then job, kernel and testbox of the runs drawn.
+  std::set<std::int64_t> ids;
+  for (const auto& s : d.series)
+    for (const auto& p : s.points) ids.insert(p.run_ids.begin(), p.run_ids.end());
+  std::set<std::string> kernels, testboxes;
+  for (const auto& [id, ri] : store.run_labels(ids)) {
+    kernels.insert(ri.kernel_release);
+    testboxes.insert(ri.hostname);
+  }
+  d.kernels = join({kernels.begin(), kernels.end()});
+  d.testboxes = join({testboxes.begin(), testboxes.end()});
+  d.title += "\n" + std::string(jobs.size() == 1 ? "job " : "jobs ") + d.job + ", " +
+             name_list(kernels, "kernel", "kernels") + ", " +
+             name_list(testboxes, "testbox", "testboxes");
+  d.y_label = std::string(mean_label(d.metric.mean)) + " " + d.metric.name +
+              (d.metric.unit.empty() ? "" : " (" + d.metric.unit + ")");
+  std::vector<std::string> foot;
+  if (d.kind == PlotKind::history)
+    foot.push_back(fmt::format("dots: samples; line: {} per build", mean_label(d.metric.mean)));
+  if (auto b = bars_text(r.error_bars, r.confidence_pct, d.metric.mean); !b.empty())
+    foot.push_back(b);
+  foot.push_back(n_text(d.series));
+  if (r.mark_changes)
+    foot.push_back("dashed: change points (E-divisive + Welch, as nightjar trend)");
+  d.footnote = join(foot, "; ");
+}
+
 }  // namespace
 
 std::string_view to_string(ErrorBars e) {
@@ -623,76 +722,8 @@ PlotData build_plot_data(const ResultsStore& store, const PlotRequest& r) {
 
   std::vector<Side> sides = load_sides(store, r, d.notes);
 
-  // Cells that pass --cell.
-  std::vector<UsedCell> cells;
-  std::vector<std::string> all_cells;
-  for (std::size_t i = 0; i < sides.size(); ++i)
-    for (const auto& [key, cs] : sides[i].loaded.cells) {
-      all_cells.push_back(sides[i].selector.text + " " + key.job + " [" + cell_text(key) + "]");
-      if (cell_matches(cs.params, filter)) cells.push_back({i, &key, &cs});
-    }
-  if (cells.empty())
-    throw UsageError(fmt::format("plot: --cell {}: no cell matches; the cells are {}",
-                                 join(r.cell, " "), list_of(all_cells)));
-
-  // The metric: present in the plotted cells, with its descriptor.
-  std::set<std::string> workloads;
-  for (const auto& c : cells) workloads.insert(c.key->workload);
-  const MetricCatalog catalog = load_metric_catalog(
-      store, workloads, r.query.declared ? *r.query.declared : WorkloadCatalog::empty());
-  std::vector<std::string> present;  // catalog order, then the rest by name
-  std::set<std::string> names;
-  for (const auto& c : cells)
-    for (const auto& [name, v] : c.cell->metrics) names.insert(name);
-  for (const auto& [w, descs] : catalog)
-    for (const auto& m : descs)
-      if (names.count(m.name) && std::find(present.begin(), present.end(), m.name) == present.end())
-        present.push_back(m.name);
-  for (const auto& n : names)
-    if (std::find(present.begin(), present.end(), n) == present.end()) present.push_back(n);
-  if (r.metric.empty())
-    throw UsageError(fmt::format("plot: --metric is required; write --metric NAME, one of {}",
-                                 list_of(present)));
-  if (!names.count(r.metric))
-    throw UsageError(
-        fmt::format("plot: --metric {}: no plotted cell has samples of '{}'; the "
-                    "plotted runs hold metrics {}",
-                    r.metric, r.metric, list_of(present)));
-  std::vector<UsedCell> with_metric;
-  for (const auto& c : cells)
-    if (c.cell->metrics.count(r.metric))
-      with_metric.push_back(c);
-    else
-      d.notes.push_back(fmt::format("{} {} [{}] left out: no samples of {}",
-                                    sides[c.side].selector.text, c.key->job, cell_text(*c.key),
-                                    r.metric));
-  std::optional<MetricDescriptor> desc;
-  std::string desc_workload;
-  for (const auto& c : with_metric) {
-    auto it = catalog.find(c.key->workload);
-    if (it == catalog.end()) continue;
-    for (const auto& m : it->second) {
-      if (m.name != r.metric) continue;
-      if (!desc) {
-        desc = m;
-        desc_workload = c.key->workload;
-      } else if (desc->unit != m.unit || desc->direction != m.direction || desc->mean != m.mean) {
-        throw UsageError(fmt::format(
-            "plot: metric {} is {} ({}) in workload {} but {} ({}) in {}; plot one workload with "
-            "--workload {}",
-            r.metric, desc->unit, to_string(desc->mean), desc_workload, m.unit, to_string(m.mean),
-            c.key->workload, desc_workload));
-      }
-    }
-  }
-  if (desc) {
-    d.metric = *desc;
-  } else {
-    d.metric = {r.metric, "", Direction::higher_is_better, MeanKind::arithmetic, ""};
-    d.notes.push_back("metric " + r.metric +
-                      " has no descriptor in the store: plotted as its Amean, without a unit");
-  }
-
+  const std::vector<UsedCell> cells = filtered_cells(r, filter, sides);
+  const std::vector<UsedCell> with_metric = cells_with_metric(store, r, sides, cells, d);
   if (r.x.empty())
     throw UsageError(fmt::format(
         "plot: --x is required; write --x PARAMETER for a scaling plot (the parameters are {}), "
@@ -711,31 +742,7 @@ PlotData build_plot_data(const ResultsStore& store, const PlotRequest& r) {
     throw UsageError("plot: nothing to plot: " +
                      (d.notes.empty() ? std::string("no point has samples") : join(d.notes, "; ")));
 
-  // Title: what, then job, kernel and testbox of the runs drawn.
-  std::set<std::int64_t> ids;
-  for (const auto& s : d.series)
-    for (const auto& p : s.points) ids.insert(p.run_ids.begin(), p.run_ids.end());
-  std::set<std::string> kernels, testboxes;
-  for (const auto& [id, ri] : load_run_info(store, ids)) {
-    kernels.insert(ri.kernel);
-    testboxes.insert(ri.testbox);
-  }
-  d.kernels = join({kernels.begin(), kernels.end()});
-  d.testboxes = join({testboxes.begin(), testboxes.end()});
-  d.title += "\n" + std::string(jobs.size() == 1 ? "job " : "jobs ") + d.job + ", " +
-             name_list(kernels, "kernel", "kernels") + ", " +
-             name_list(testboxes, "testbox", "testboxes");
-  d.y_label = std::string(mean_label(d.metric.mean)) + " " + d.metric.name +
-              (d.metric.unit.empty() ? "" : " (" + d.metric.unit + ")");
-  std::vector<std::string> foot;
-  if (d.kind == PlotKind::history)
-    foot.push_back(fmt::format("dots: samples; line: {} per build", mean_label(d.metric.mean)));
-  if (auto b = bars_text(r.error_bars, r.confidence_pct, d.metric.mean); !b.empty())
-    foot.push_back(b);
-  foot.push_back(n_text(d.series));
-  if (r.mark_changes)
-    foot.push_back("dashed: change points (E-divisive + Welch, as nightjar trend)");
-  d.footnote = join(foot, "; ");
+  finish_labels(store, r, jobs, d);
   return d;
 }
 

@@ -56,7 +56,7 @@ enum class XScale {
 
 /// What `nightjar plot` was asked.
 struct PlotRequest {
-  /// Sides, as `nightjar compare` selectors (results/selector.h): one line (or
+  /// Sides, as `nightjar compare` selectors (results/compare/selector.h): one line (or
   /// one group of lines) per selector. Empty: one side per variant of the runs
   /// that `query` admits, in the order the variants were first run.
   std::vector<std::string> selectors;

@@ -1,5 +1,6 @@
 #include "test_support.h"
 
+#include <SQLiteCpp/SQLiteCpp.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sqlite3.h>
@@ -129,6 +130,11 @@ std::string query_one(const std::string& db, const std::string& sql) {
   sqlite3_finalize(st);
   sqlite3_close(h);
   return result;
+}
+
+void exec_sql(const std::string& db, const std::string& sql) {
+  SQLite::Database d(db, SQLite::OPEN_READWRITE, 10000);
+  d.exec(sql);
 }
 
 void expect_golden(const std::string& name, const std::string& actual) {

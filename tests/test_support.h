@@ -56,5 +56,8 @@ void expect_golden(const std::string& name, const std::string& actual);
 /// Runs `sql` on the database at `db` with the sqlite3 C API and returns the
 /// first column of the first row as text ("" when no row).
 std::string query_one(const std::string& db, const std::string& sql);
+/// Runs `sql` (statements that return no rows, such as UPDATE) on the
+/// database at `db` through a connection of its own; throws on an error.
+void exec_sql(const std::string& db, const std::string& sql);
 
 }  // namespace nightjar::test

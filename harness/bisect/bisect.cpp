@@ -187,7 +187,8 @@ class BisectGuard {
 };
 
 // ---------------------------------------------------------------------------
-// Session storage (tables bisect_session, bisect_step, bisect_run)
+// Session storage (tables bisect_session, bisect_step, bisect_run; the
+// store's records are in results/store/bisect_log.h)
 // ---------------------------------------------------------------------------
 
 struct SessionRow {
@@ -197,221 +198,81 @@ struct SessionRow {
   json options;
 };
 
-struct StepRow {
-  int step = 0;
-  std::string commit, subject, role, build_status, build_output, decision, verdict, reason,
-      started_at, ended_at;
-  std::optional<double> build_seconds, pct_change, p, q, ratio_lo, ratio_hi;
-  std::optional<std::int64_t> n_base, n_now;
-  std::vector<std::int64_t> runs;
-};
+using StepRow = BisectStep;
 
-std::optional<double> opt_double(const SQLite::Column& c) {
-  if (c.isNull()) return std::nullopt;
-  return c.getDouble();
+SessionRow session_row(const BisectSession& r) {
+  return {r.id,        r.kind,       r.repo,     r.good_rev,
+          r.bad_rev,   r.good,       r.bad,      r.job_path,
+          r.job,       r.metric,     r.status,   r.result,
+          r.first_bad, r.started_at, r.ended_at, json::parse(r.options, nullptr, false)};
 }
-std::optional<std::int64_t> opt_int(const SQLite::Column& c) {
-  if (c.isNull()) return std::nullopt;
-  return c.getInt64();
-}
-void bind_opt(SQLite::Statement& q, int i, std::optional<double> v) {
-  if (v && std::isfinite(*v))
-    q.bind(i, *v);
-  else
-    q.bind(i);
+
+std::optional<SessionRow> session_row(const std::optional<BisectSession>& r) {
+  if (!r) return std::nullopt;
+  return session_row(*r);
 }
 
 std::int64_t create_session(ResultsStore& store, const SessionRow& s) {
-  SQLite::Statement q(
-      store.db(),
-      "INSERT INTO bisect_session(kind, repo, good_rev, bad_rev, good, bad, job_path, "
-      "job, metric, options, status, started_at) VALUES(?,?,?,?,?,?,?,?,?,?,'running',?)");
-  q.bind(1, s.kind);
-  q.bind(2, s.repo);
-  q.bind(3, s.good_rev);
-  q.bind(4, s.bad_rev);
-  q.bind(5, s.good);
-  q.bind(6, s.bad);
-  q.bind(7, s.job_path);
-  q.bind(8, s.job);
-  q.bind(9, s.metric);
-  q.bind(10, s.options.dump());
-  q.bind(11, utc_now_iso8601());
-  q.exec();
-  return store.db().getLastInsertRowid();
-}
-
-const char* kSessionColumns =
-    "id, kind, repo, good_rev, bad_rev, good, bad, job_path, job, metric, options, status, result, "
-    "first_bad, started_at, COALESCE(ended_at, '')";
-
-SessionRow read_session(SQLite::Statement& q) {
-  SessionRow s;
-  s.id = q.getColumn(0).getInt64();
-  s.kind = q.getColumn(1).getString();
-  s.repo = q.getColumn(2).getString();
-  s.good_rev = q.getColumn(3).getString();
-  s.bad_rev = q.getColumn(4).getString();
-  s.good = q.getColumn(5).getString();
-  s.bad = q.getColumn(6).getString();
-  s.job_path = q.getColumn(7).getString();
-  s.job = q.getColumn(8).getString();
-  s.metric = q.getColumn(9).getString();
-  s.options = json::parse(q.getColumn(10).getString(), nullptr, false);
-  s.status = q.getColumn(11).getString();
-  s.result = q.getColumn(12).getString();
-  s.first_bad = q.getColumn(13).getString();
-  s.started_at = q.getColumn(14).getString();
-  s.ended_at = q.getColumn(15).getString();
-  return s;
+  BisectSession r;
+  r.kind = s.kind;
+  r.repo = s.repo;
+  r.good_rev = s.good_rev;
+  r.bad_rev = s.bad_rev;
+  r.good = s.good;
+  r.bad = s.bad;
+  r.job_path = s.job_path;
+  r.job = s.job;
+  r.metric = s.metric;
+  r.options = s.options.dump();
+  return store.create_bisect_session(r);
 }
 
 std::optional<SessionRow> load_session(const ResultsStore& store, std::int64_t id) {
-  SQLite::Statement q(const_cast<SQLite::Database&>(store.db()),
-                      std::string("SELECT ") + kSessionColumns + " FROM bisect_session WHERE id=?");
-  q.bind(1, id);
-  if (!q.executeStep()) return std::nullopt;
-  return read_session(q);
+  return session_row(store.bisect_session(id));
 }
 
-std::optional<SessionRow> newest_session(const ResultsStore& store, const std::string& where) {
-  SQLite::Statement q(const_cast<SQLite::Database&>(store.db()),
-                      std::string("SELECT ") + kSessionColumns + " FROM bisect_session " + where +
-                          " ORDER BY id DESC LIMIT 1");
-  if (!q.executeStep()) return std::nullopt;
-  return read_session(q);
-}
-
+// The helpers below only name the store's bisect functions, so that their
+// callers in this file read as before.
 std::vector<StepRow> load_steps(const ResultsStore& store, std::int64_t session) {
-  auto& db = const_cast<SQLite::Database&>(store.db());
-  SQLite::Statement q(
-      db,
-      "SELECT step, commit_id, subject, role, build_status, build_output, decision, "
-      "verdict, reason, started_at, COALESCE(ended_at, ''), build_seconds, pct_change, "
-      "p, q, ratio_lo, ratio_hi, n_base, n_now FROM bisect_step WHERE session_id=? "
-      "ORDER BY step");
-  q.bind(1, session);
-  std::vector<StepRow> steps;
-  while (q.executeStep()) {
-    StepRow s;
-    s.step = q.getColumn(0).getInt();
-    s.commit = q.getColumn(1).getString();
-    s.subject = q.getColumn(2).getString();
-    s.role = q.getColumn(3).getString();
-    s.build_status = q.getColumn(4).getString();
-    s.build_output = q.getColumn(5).getString();
-    s.decision = q.getColumn(6).getString();
-    s.verdict = q.getColumn(7).getString();
-    s.reason = q.getColumn(8).getString();
-    s.started_at = q.getColumn(9).getString();
-    s.ended_at = q.getColumn(10).getString();
-    s.build_seconds = opt_double(q.getColumn(11));
-    s.pct_change = opt_double(q.getColumn(12));
-    s.p = opt_double(q.getColumn(13));
-    s.q = opt_double(q.getColumn(14));
-    s.ratio_lo = opt_double(q.getColumn(15));
-    s.ratio_hi = opt_double(q.getColumn(16));
-    s.n_base = opt_int(q.getColumn(17));
-    s.n_now = opt_int(q.getColumn(18));
-    steps.push_back(std::move(s));
-  }
-  SQLite::Statement r(db, "SELECT step, run_id FROM bisect_run WHERE session_id=? ORDER BY run_id");
-  r.bind(1, session);
-  while (r.executeStep()) {
-    int step = r.getColumn(0).getInt();
-    for (auto& s : steps)
-      if (s.step == step) s.runs.push_back(r.getColumn(1).getInt64());
-  }
-  return steps;
+  return store.bisect_steps(session);
 }
 
 int add_step(ResultsStore& store, std::int64_t session, const std::string& commit,
              const std::string& subject, const std::string& role) {
-  SQLite::Transaction tx(store.db(), SQLite::TransactionBehavior::IMMEDIATE);
-  int step =
-      store.db()
-          .execAndGet("SELECT COALESCE(MAX(step), 0) + 1 FROM bisect_step WHERE session_id=" +
-                      std::to_string(session))
-          .getInt();
-  SQLite::Statement q(
-      store.db(),
-      "INSERT INTO bisect_step(session_id, step, commit_id, subject, role, build_status, "
-      "decision, started_at) VALUES(?,?,?,?,?,'pending','pending',?)");
-  q.bind(1, session);
-  q.bind(2, step);
-  q.bind(3, commit);
-  q.bind(4, subject);
-  q.bind(5, role);
-  q.bind(6, utc_now_iso8601());
-  q.exec();
-  tx.commit();
-  return step;
+  return store.add_bisect_step(session, commit, subject, role);
 }
 
 void set_build(ResultsStore& store, std::int64_t session, int step, const std::string& status,
                std::optional<double> seconds, const std::string& output) {
-  SQLite::Statement q(store.db(),
-                      "UPDATE bisect_step SET build_status=?, build_seconds=?, build_output=? "
-                      "WHERE session_id=? AND step=?");
-  q.bind(1, status);
-  bind_opt(q, 2, seconds);
-  q.bind(3, output);
-  q.bind(4, session);
-  q.bind(5, step);
-  q.exec();
+  store.set_bisect_build(session, step, status, seconds, output);
 }
 
 void link_runs(ResultsStore& store, std::int64_t session, int step,
                const std::vector<std::int64_t>& runs) {
-  SQLite::Statement q(store.db(),
-                      "INSERT OR IGNORE INTO bisect_run(session_id, step, run_id) VALUES(?,?,?)");
-  for (auto id : runs) {
-    q.bind(1, session);
-    q.bind(2, step);
-    q.bind(3, id);
-    q.exec();
-    q.reset();
-  }
+  store.link_bisect_runs(session, step, runs);
 }
 
 void set_decision(ResultsStore& store, std::int64_t session, int step, const std::string& decision,
                   const DecisionResult* d, const std::string& reason) {
-  SQLite::Statement q(
-      store.db(),
-      "UPDATE bisect_step SET decision=?, verdict=?, reason=?, pct_change=?, p=?, q=?, "
-      "ratio_lo=?, ratio_hi=?, n_base=?, n_now=?, ended_at=? WHERE session_id=? AND step=?");
-  q.bind(1, decision);
-  q.bind(2, d ? std::string(stats::to_string(d->row.verdict)) : std::string());
-  q.bind(3, reason);
-  bind_opt(q, 4, d ? std::optional<double>(d->row.pct_change) : std::nullopt);
-  bind_opt(q, 5, d ? d->row.p : std::nullopt);
-  bind_opt(q, 6, d ? d->row.q : std::nullopt);
-  bind_opt(q, 7, d ? d->row.ratio_lo : std::nullopt);
-  bind_opt(q, 8, d ? d->row.ratio_hi : std::nullopt);
+  BisectVerdict v;
+  v.decision = decision;
+  v.reason = reason;
   if (d) {
-    q.bind(9, static_cast<std::int64_t>(d->n_base));
-    q.bind(10, static_cast<std::int64_t>(d->n_now));
-  } else {
-    q.bind(9);
-    q.bind(10);
+    v.verdict = stats::to_string(d->row.verdict);
+    v.pct_change = d->row.pct_change;
+    v.p = d->row.p;
+    v.q = d->row.q;
+    v.ratio_lo = d->row.ratio_lo;
+    v.ratio_hi = d->row.ratio_hi;
+    v.n_base = static_cast<std::int64_t>(d->n_base);
+    v.n_now = static_cast<std::int64_t>(d->n_now);
   }
-  q.bind(11, utc_now_iso8601());
-  q.bind(12, session);
-  q.bind(13, step);
-  q.exec();
+  store.set_bisect_decision(session, step, v);
 }
 
 void finish_session(ResultsStore& store, std::int64_t session, const std::string& status,
                     const std::string& result, const std::string& first_bad = "") {
-  SQLite::Statement q(
-      store.db(),
-      "UPDATE bisect_session SET status=?, result=?, first_bad=?, ended_at=? WHERE id=?");
-  q.bind(1, status);
-  q.bind(2, result);
-  q.bind(3, first_bad);
-  q.bind(4, status == "running" ? std::string() : utc_now_iso8601());
-  q.bind(5, session);
-  q.exec();
+  store.finish_bisect_session(session, status, result, first_bad);
 }
 
 // ---------------------------------------------------------------------------
@@ -1171,9 +1032,11 @@ ExitCode bisect_resume(const std::string& db, std::optional<std::int64_t> sessio
   if (!fs::exists(path))
     throw UsageError("bisect resume: no database at " + path + "; pass --db PATH");
   ResultsStore store = open_db(path);
-  std::optional<SessionRow> row =
-      session ? load_session(store, *session)
-              : newest_session(store, "WHERE kind='run' AND status IN ('running', 'interrupted')");
+  BisectSessionFilter unfinished;
+  unfinished.kind = "run";
+  unfinished.statuses = {"running", "interrupted"};
+  std::optional<SessionRow> row = session ? load_session(store, *session)
+                                          : session_row(store.newest_bisect_session(unfinished));
   if (!row)
     throw UsageError(session
                          ? fmt::format("bisect resume: no session {} in {}", *session, store.path())
@@ -1263,18 +1126,14 @@ ExitCode bisect_step(const std::string& db, const BisectStepOptions& options, st
   }
 
   // The session: one per (repository, base, job, metric), steps appended.
-  std::optional<SessionRow> row;
-  {
-    SQLite::Statement q(store.db(),
-                        std::string("SELECT ") + kSessionColumns +
-                            " FROM bisect_session WHERE kind='step' AND repo=? AND good_rev=? "
-                            "AND job=? AND metric=? AND status='running' ORDER BY id DESC LIMIT 1");
-    q.bind(1, prep.top);
-    q.bind(2, options.base);
-    q.bind(3, prep.job_name);
-    q.bind(4, job.metric);
-    if (q.executeStep()) row = read_session(q);
-  }
+  BisectSessionFilter same;
+  same.kind = "step";
+  same.repo = prep.top;
+  same.good_rev = options.base;
+  same.job = prep.job_name;
+  same.metric = job.metric;
+  same.statuses = {"running"};
+  std::optional<SessionRow> row = session_row(store.newest_bisect_session(same));
   Session s(store, out, job, prep);
   if (row) {
     s.id = row->id;
@@ -1324,7 +1183,7 @@ ExitCode bisect_step(const std::string& db, const BisectStepOptions& options, st
 
 std::string render_bisect_log(const ResultsStore& store, std::optional<std::int64_t> session) {
   std::optional<SessionRow> row =
-      session ? load_session(store, *session) : newest_session(store, "");
+      session ? load_session(store, *session) : session_row(store.newest_bisect_session({}));
   if (!row)
     throw UsageError(session
                          ? fmt::format("bisect log: no session {} in {}", *session, store.path())

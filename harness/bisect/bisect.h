@@ -14,7 +14,7 @@
 //   bisect resume continues an interrupted `bisect run` from the database.
 //
 // Every step is stored in the results database as a bisect session
-// (tables bisect_session, bisect_step, bisect_run; results/store.h).
+// (tables bisect_session, bisect_step, bisect_run; results/store/bisect_log.h).
 #pragma once
 
 #include <cstdint>

@@ -34,11 +34,9 @@ int run_chosen(const std::vector<Subcommand>& commands) {
   } catch (const Error& e) {
     std::cerr << "nightjar: error: " << e.what() << "\n";
     return to_int(e.code());
-  } catch (const SQLite::Exception& e) {
-    std::cerr << "nightjar: database error: " << e.what() << "\n";
-    return to_int(ExitCode::environment);
   } catch (const std::exception& e) {
-    std::cerr << "nightjar: error: " << e.what() << "\n";
+    std::cerr << (is_database_error(e) ? "nightjar: database error: " : "nightjar: error: ")
+              << e.what() << "\n";
     return to_int(ExitCode::environment);
   }
 }

@@ -899,82 +899,39 @@ class Port {
   int fd_ = -1;
 };
 
-json export_run(ResultsStore& store, std::int64_t id, std::size_t job_index) {
-  SQLite::Database& db = store.db();
+json export_run(const ResultsStore& store, std::int64_t id, std::size_t job_index) {
+  const std::optional<RunRecord> run = store.run_record(id);
+  if (!run) return {};
   json r;
   r["t"] = "run";
   r["job_index"] = job_index;
-  {
-    SQLite::Statement q(db,
-                        "SELECT job, job_path, workload, cell, variant, build, status, reason, "
-                        "iterations, warmup FROM run WHERE id=?");
-    q.bind(1, id);
-    if (!q.executeStep()) return {};
-    r["job"] = q.getColumn(0).getString();
-    r["job_path"] = q.getColumn(1).getString();
-    r["workload"] = q.getColumn(2).getString();
-    r["cell_id"] = q.getColumn(3).getString();
-    r["variant"] = q.getColumn(4).getString();
-    r["build"] = q.getColumn(5).getString();
-    r["status"] = q.getColumn(6).getString();
-    r["reason"] = q.getColumn(7).getString();
-    r["iterations"] = q.getColumn(8).getInt();
-    r["warmup"] = q.getColumn(9).getInt();
-  }
+  r["job"] = run->job;
+  r["job_path"] = run->job_path;
+  r["workload"] = run->workload;
+  r["cell_id"] = run->cell;
+  r["variant"] = run->variant;
+  r["build"] = run->build;
+  r["status"] = run->status;
+  r["reason"] = run->reason;
+  r["iterations"] = run->iterations;
+  r["warmup"] = run->warmup;
   json params = json::object();
-  {
-    SQLite::Statement q(db, "SELECT name, value, number FROM run_param WHERE run_id=?");
-    q.bind(1, id);
-    while (q.executeStep())
-      params[q.getColumn(0).getString()] = {
-          {"text", q.getColumn(1).getString()},
-          {"number", q.getColumn(2).isNull() ? 0.0 : q.getColumn(2).getDouble()}};
-  }
+  for (const auto& [name, value] : run->params)
+    params[name] = {{"text", value.text}, {"number", value.number}};
   r["params"] = params;
   json context = json::object();
-  for (const auto& [k, v] : store.run_context(id)) context[k] = v;
+  for (const auto& [k, v] : run->context) context[k] = v;
   r["context"] = context;
-  json warnings = json::array();
-  {
-    SQLite::Statement q(
-        db, "SELECT message FROM flag WHERE run_id=? AND iteration IS NULL ORDER BY rowid");
-    q.bind(1, id);
-    while (q.executeStep()) warnings.push_back(q.getColumn(0).getString());
-  }
-  r["warnings"] = warnings;
+  r["warnings"] = run->warnings;
   json its = json::array();
-  {
-    SQLite::Statement q(db,
-                        "SELECT iteration, status, reason, duration_sec FROM iteration WHERE "
-                        "run_id=? ORDER BY iteration");
-    q.bind(1, id);
-    while (q.executeStep()) {
-      int i = q.getColumn(0).getInt();
-      json it = {{"i", i},
-                 {"status", q.getColumn(1).getString()},
-                 {"reason", q.getColumn(2).getString()},
-                 {"duration", q.getColumn(3).getDouble()},
-                 {"metrics", json::object()},
-                 {"monitors", json::object()},
-                 {"flags", json::array()}};
-      SQLite::Statement s(db, "SELECT metric, value FROM sample WHERE run_id=? AND iteration=?");
-      s.bind(1, id);
-      s.bind(2, i);
-      while (s.executeStep())
-        it["metrics"][s.getColumn(0).getString()] = s.getColumn(1).getDouble();
-      SQLite::Statement m(db, "SELECT name, value FROM monitor WHERE run_id=? AND iteration=?");
-      m.bind(1, id);
-      m.bind(2, i);
-      while (m.executeStep())
-        it["monitors"][m.getColumn(0).getString()] = m.getColumn(1).getDouble();
-      SQLite::Statement f(db,
-                          "SELECT message FROM flag WHERE run_id=? AND iteration=? ORDER BY rowid");
-      f.bind(1, id);
-      f.bind(2, i);
-      while (f.executeStep()) it["flags"].push_back(f.getColumn(0).getString());
-      its.push_back(it);
-    }
-  }
+  for (const auto& i : run->iteration_data)
+    its.push_back({{"i", i.row.iteration},
+                   {"status", i.row.status},
+                   {"reason", i.row.reason},
+                   {"duration", i.row.duration_sec},
+                   {"metrics", i.metrics},
+                   {"monitors", i.monitors},
+                   {"flags", i.flags}});
   r["iterations_data"] = its;
   return r;
 }

@@ -84,17 +84,13 @@ struct CellSamples {
       monitors;  ///< monitor name -> deltas, sorted ascending
 };
 
-/// A matching run that gives no samples.
-struct ExcludedRun {
-  std::int64_t id = 0;
-  std::string status, reason;
-};
-
 /// One side of a comparison, loaded.
 struct LoadedSide {
   Selector selector;
   std::vector<std::int64_t> run_ids;  ///< runs whose samples are used, ascending
-  std::vector<ExcludedRun> excluded;  ///< matching runs not used (running, failed, skipped)
+  /// Matching runs not used (running, failed, skipped); ExcludedRun is the
+  /// store's record (results/store/side_query.h).
+  std::vector<ExcludedRun> excluded;
   std::set<std::string> variants, builds, kernels, testboxes;  ///< of run_ids
   std::map<CellKey, CellSamples> cells;
 };

@@ -1,4 +1,4 @@
-// Tidy sample CSV export and import: see results/csv_io.h.
+// Tidy sample CSV export and import: see results/io/csv.h.
 //
 // Reading uses fast-cpp-csv-parser (libfccp, DESIGN.md "Dependencies"): its
 // LineReader (buffered, asynchronous reads, line numbers) and its RFC 4180
@@ -17,7 +17,6 @@
 #endif
 #include <libfccp/csv.h>
 
-#include <SQLiteCpp/SQLiteCpp.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -51,28 +50,46 @@ constexpr const char* kLayout =
 // Export
 // ---------------------------------------------------------------------------
 
-// Calls fn(lo, hi) for each run of consecutive ids in `ids` (ascending), so
-// that each query is one primary-key range scan.
-template <typename F>
-void for_each_range(const std::vector<std::int64_t>& ids, F&& fn) {
-  for (std::size_t first = 0; first < ids.size();) {
-    std::size_t last = first;
-    while (last + 1 < ids.size() && ids[last + 1] == ids[last] + 1) ++last;
-    fn(ids[first], ids[last]);
-    first = last + 1;
-  }
-}
-
-struct ExportRun {
-  std::string job, workload, variant, build, kernel, testbox;
-  std::map<std::string, std::string> params;
-};
-
 std::string describe_narrowing(const std::string& job, const std::string& workload) {
   std::string out;
   if (!job.empty()) out += " --job " + job;
   if (!workload.empty()) out += " --workload " + workload;
   return out.empty() ? "" : " (with" + out + ")";
+}
+
+// The header line: the lead columns, one param.NAME per parameter, the tail columns.
+std::string csv_header(const std::set<std::string>& param_names) {
+  std::string line;
+  for (const char* c : kLeadColumns) line += std::string(line.empty() ? "" : ",") + c;
+  for (const auto& name : param_names) line += "," + csv_field(std::string(kParamPrefix) + name);
+  for (const char* c : kTailColumns) line += std::string(",") + c;
+  return line + '\n';
+}
+
+// The fields of a run's rows before the iteration: run, job, workload, the
+// parameters, variant, build, kernel, testbox (with the comma after it).
+std::string row_prefix(std::int64_t id, const ExportRun& run,
+                       const std::set<std::string>& param_names) {
+  const RunLabels& l = run.labels;
+  std::string prefix = fmt::format("{},{},{}", id, csv_field(l.job), csv_field(l.workload));
+  for (const auto& name : param_names) {
+    auto it = run.params.find(name);
+    prefix += ',';
+    if (it != run.params.end()) prefix += csv_field(it->second);
+  }
+  prefix += fmt::format(",{},{},{},{},", csv_field(l.variant), csv_field(l.build),
+                        csv_field(l.kernel_release), csv_field(l.hostname));
+  return prefix;
+}
+
+// ",unit,direction,mean" of each recorded (workload, metric).
+std::map<std::pair<std::string, std::string>, std::string> descriptor_fields(
+    const ResultsStore& store) {
+  std::map<std::pair<std::string, std::string>, std::string> out;
+  for (const auto& [workload, m] : store.all_metrics())
+    out[{workload, m.name}] =
+        fmt::format(",{},{},{}", csv_field(m.unit), to_string(m.direction), to_string(m.mean));
+  return out;
 }
 
 // ---------------------------------------------------------------------------
@@ -230,21 +247,15 @@ struct StoredRun {
 };
 
 std::optional<StoredRun> stored_run(const ResultsStore& store, std::int64_t id) {
-  auto& db = const_cast<SQLite::Database&>(store.db());
-  SQLite::Statement q(db,
-                      "SELECT r.job, r.workload, r.variant, r.build, COALESCE(k.release, ''), "
-                      "COALESCE(t.hostname, '') FROM run r "
-                      "LEFT JOIN kernel k ON k.id = r.kernel_id "
-                      "LEFT JOIN testbox t ON t.id = r.testbox_id WHERE r.id = ?");
-  q.bind(1, id);
-  if (!q.executeStep()) return std::nullopt;
+  std::optional<RunLabels> labels = store.run_labels(id);
+  if (!labels) return std::nullopt;
   StoredRun r;
-  r.job = q.getColumn(0).getString();
-  r.workload = q.getColumn(1).getString();
-  r.variant = q.getColumn(2).getString();
-  r.build = q.getColumn(3).getString();
-  r.kernel = q.getColumn(4).getString();
-  r.testbox = q.getColumn(5).getString();
+  r.job = labels->job;
+  r.workload = labels->workload;
+  r.variant = labels->variant;
+  r.build = labels->build;
+  r.kernel = labels->kernel_release;
+  r.testbox = labels->hostname;
   for (const auto& [name, value] : store.run_params(id))
     if (!value.empty()) r.params[name] = value;
   r.samples = store.samples(id);
@@ -312,121 +323,51 @@ std::vector<std::int64_t> select_export_runs(const ResultsStore& store,
 
 CsvExportStats write_samples_csv(const ResultsStore& store,
                                  const std::vector<std::int64_t>& run_ids, std::ostream& out) {
-  auto& db = const_cast<SQLite::Database&>(store.db());
   CsvExportStats stats;
-  // One read transaction: every query sees the same snapshot (WAL), even
-  // while `nightjar run` adds samples.
-  SQLite::Transaction snapshot(db, SQLite::TransactionBehavior::DEFERRED);
-
-  // 1. Which runs have samples, and their labels and parameters.
-  std::map<std::int64_t, ExportRun> runs;
-  {
-    // Runs without samples write no row (and add no parameter column).
-    SQLite::Statement info(db,
-                           "SELECT r.id, r.job, r.workload, r.variant, r.build, "
-                           "COALESCE(k.release, ''), COALESCE(t.hostname, '') FROM run r "
-                           "LEFT JOIN kernel k ON k.id = r.kernel_id "
-                           "LEFT JOIN testbox t ON t.id = r.testbox_id "
-                           "WHERE r.id BETWEEN ? AND ? "
-                           "AND EXISTS(SELECT 1 FROM sample s WHERE s.run_id = r.id)");
-    SQLite::Statement params(
-        db, "SELECT run_id, name, value FROM run_param WHERE run_id BETWEEN ? AND ?");
-    for_each_range(run_ids, [&](std::int64_t lo, std::int64_t hi) {
-      info.reset();
-      info.bind(1, lo);
-      info.bind(2, hi);
-      while (info.executeStep()) {
-        runs[info.getColumn(0).getInt64()] = {info.getColumn(1).getString(),
-                                              info.getColumn(2).getString(),
-                                              info.getColumn(3).getString(),
-                                              info.getColumn(4).getString(),
-                                              info.getColumn(5).getString(),
-                                              info.getColumn(6).getString(),
-                                              {}};
-      }
-      params.reset();
-      params.bind(1, lo);
-      params.bind(2, hi);
-      while (params.executeStep()) {
-        auto it = runs.find(params.getColumn(0).getInt64());
-        std::string value = params.getColumn(2).getString();
-        // An empty text value is an unset parameter (not part of the cell id).
-        if (it != runs.end() && !value.empty())
-          it->second.params[params.getColumn(1).getString()] = std::move(value);
-      }
-    });
-  }
+  // One read snapshot: every query sees the same data (WAL), even while
+  // `nightjar run` adds samples.
+  const ResultsStore::ReadSnapshot snapshot(store);
+  // Runs without samples write no row (and add no parameter column).
+  const std::map<std::int64_t, ExportRun> runs = store.export_runs(run_ids);
   std::set<std::string> param_names;
   for (const auto& [id, r] : runs)
     for (const auto& [name, value] : r.params) param_names.insert(name);
+  const auto descriptors = descriptor_fields(store);
 
-  // 2. Metric descriptors: ",unit,direction,mean" per (workload, metric).
-  std::map<std::pair<std::string, std::string>, std::string> descriptors;
-  {
-    SQLite::Statement q(db, "SELECT workload, name, unit, direction, mean FROM metric");
-    while (q.executeStep())
-      descriptors[{q.getColumn(0).getString(), q.getColumn(1).getString()}] =
-          fmt::format(",{},{},{}", csv_field(q.getColumn(2).getString()),
-                      q.getColumn(3).getString(), q.getColumn(4).getString());
-  }
-
-  // 3. The header and the rows, run by run.
-  std::string buf;
+  std::string buf = csv_header(param_names);
   buf.reserve(1 << 16);
-  for (const char* c : kLeadColumns) buf += std::string(buf.empty() ? "" : ",") + c;
-  for (const auto& name : param_names) buf += "," + csv_field(std::string(kParamPrefix) + name);
-  for (const char* c : kTailColumns) buf += std::string(",") + c;
-  buf += '\n';
   std::vector<std::int64_t> ids;
   for (const auto& [id, r] : runs) ids.push_back(id);
-  SQLite::Statement q(db,
-                      "SELECT run_id, iteration, metric, value FROM sample "
-                      "WHERE run_id BETWEEN ? AND ? ORDER BY run_id, iteration, metric");
   const std::string undeclared = ",,,";
-  for_each_range(ids, [&](std::int64_t lo, std::int64_t hi) {
-    q.reset();
-    q.bind(1, lo);
-    q.bind(2, hi);
-    std::int64_t current = -1;
-    std::string prefix;
-    const ExportRun* run = nullptr;
-    std::string last_metric;
-    const std::string* last_descriptor = &undeclared;
-    while (q.executeStep()) {
-      std::int64_t id = q.getColumn(0).getInt64();
-      if (id != current) {
-        current = id;
-        run = &runs.at(id);
-        prefix = fmt::format("{},{},{}", id, csv_field(run->job), csv_field(run->workload));
-        for (const auto& name : param_names) {
-          auto it = run->params.find(name);
-          prefix += ',';
-          if (it != run->params.end()) prefix += csv_field(it->second);
-        }
-        prefix += fmt::format(",{},{},{},{},", csv_field(run->variant), csv_field(run->build),
-                              csv_field(run->kernel), csv_field(run->testbox));
-        last_metric.clear();
-        last_descriptor = &undeclared;
-        ++stats.runs;
-      }
-      const char* metric = q.getColumn(2).getText();
-      if (last_metric != metric) {
-        last_metric = metric;
-        auto it = descriptors.find({run->workload, last_metric});
-        last_descriptor = it == descriptors.end() ? &undeclared : &it->second;
-      }
-      buf += prefix;
-      fmt::format_to(std::back_inserter(buf), "{},{}{},{}\n", q.getColumn(1).getInt(),
-                     csv_field(last_metric), *last_descriptor, q.getColumn(3).getDouble());
-      ++stats.samples;
-      if (buf.size() > (1 << 16) - 512) {
-        out << buf;
-        buf.clear();
-      }
+  std::int64_t current = -1;
+  std::string prefix;
+  const ExportRun* run = nullptr;
+  std::string last_metric;
+  const std::string* last_descriptor = &undeclared;
+  store.scan_samples(ids, [&](const SampleView& v) {
+    if (v.run_id != current) {
+      current = v.run_id;
+      run = &runs.at(v.run_id);
+      prefix = row_prefix(v.run_id, *run, param_names);
+      last_metric.clear();
+      last_descriptor = &undeclared;
+      ++stats.runs;
+    }
+    if (last_metric != v.metric) {
+      last_metric = v.metric;
+      auto it = descriptors.find({run->labels.workload, last_metric});
+      last_descriptor = it == descriptors.end() ? &undeclared : &it->second;
+    }
+    buf += prefix;
+    fmt::format_to(std::back_inserter(buf), "{},{}{},{}\n", v.iteration, csv_field(last_metric),
+                   *last_descriptor, v.value);
+    ++stats.samples;
+    if (buf.size() > (1 << 16) - 512) {
+      out << buf;
+      buf.clear();
     }
   });
   out << buf;
-  snapshot.commit();  // nothing was written: ends the read transaction
   return stats;
 }
 
@@ -434,176 +375,221 @@ CsvExportStats write_samples_csv(const ResultsStore& store,
 // Import
 // ---------------------------------------------------------------------------
 
-SamplesCsv parse_samples_csv(std::istream& in, const std::string& source,
-                             const WorkloadCatalog& declared) {
-  SamplesCsv csv;
-  csv.source = source;
-  std::map<std::int64_t, CsvRun> runs;
-  std::map<std::int64_t, std::vector<int>> sample_lines;  // parallel to CsvRun::samples
-  std::map<std::pair<std::string, std::string>, std::size_t> metric_index;
-  std::vector<std::string> mean_text;  // the file's mean field per metric (for conflicts)
-  std::optional<Columns> cols;
-  std::string record;
-  int line = 0;
-  try {
-    RecordReader reader(in, source);
-    while (reader.next(record, line)) {
-      if (record.empty()) continue;  // blank lines (a trailing one) carry nothing
-      std::vector<std::string> f;
-      try {
-        f = split_record(record);
-      } catch (const io::error::escaped_string_not_closed&) {
-        fail(source, line,
-             "a quoted field is not closed; end it with \" (write a quote inside a quoted field "
-             "as \"\")");
-      }
-      if (!cols) {
-        cols = parse_header(f, source, line);
-        continue;
-      }
-      if (f.size() != cols->count)
-        fail(source, line,
-             fmt::format("{} columns where the header has {}; every row has one field per "
-                         "header column (quote a field that holds a comma: \"a,b\")",
-                         f.size(), cols->count));
-      auto field = [&](const char* name) -> const std::string& { return f[cols->at(name)]; };
-      auto need_text = [&](const char* name) -> const std::string& {
-        const std::string& v = field(name);
-        if (v.empty())
-          fail(source, line,
-               fmt::format("column '{}' is empty; every sample names its {}", name, name));
-        return v;
-      };
-      auto run_id = positive_integer(field("run"));
-      if (!run_id)
-        fail(source, line,
-             fmt::format("column 'run': '{}' is not a run id; write a positive integer",
-                         field("run")));
-      auto iteration = positive_integer(field("iteration"));
-      if (!iteration || *iteration > std::numeric_limits<int>::max())
-        fail(source, line,
-             fmt::format("column 'iteration': '{}' is not an iteration number; write a positive "
-                         "integer (1 is the first measured iteration)",
-                         field("iteration")));
-      auto value = finite_number(field("value"));
-      if (!value)
-        fail(source, line,
-             fmt::format("column 'value': '{}' is not a finite number; write the sample in the "
-                         "metric's unit as a decimal number such as 12.5 or 1.2e+06",
-                         field("value")));
-      const std::string& metric = need_text("metric");
-      const std::string& workload = need_text("workload");
+namespace {
 
-      // The run: every row repeats its identity.
-      CsvRun here;
-      here.id = *run_id;
-      here.line = line;
-      here.job = need_text("job");
-      here.workload = workload;
-      here.variant = need_text("variant");
-      here.build = field("build");
-      here.kernel = field("kernel");
-      here.testbox = field("testbox");
-      for (const auto& [name, index] : cols->params)
-        if (!f[index].empty()) here.params[name] = f[index];
-      auto [it, fresh] = runs.try_emplace(*run_id, here);
-      CsvRun& run = it->second;
-      if (!fresh) {
-        auto differs = [&](const char* what, const std::string& a, const std::string& b) {
-          if (a != b)
-            fail(source, line,
-                 fmt::format("run {} has {} '{}' here but '{}' on line {}; every row of a run "
-                             "repeats the run's job, workload, parameters, variant, build, "
-                             "kernel and testbox",
-                             *run_id, what, b, a, run.line));
-        };
-        differs("job", run.job, here.job);
-        differs("workload", run.workload, here.workload);
-        differs("variant", run.variant, here.variant);
-        differs("build", run.build, here.build);
-        differs("kernel", run.kernel, here.kernel);
-        differs("testbox", run.testbox, here.testbox);
-        for (const auto& [name, index] : cols->params) {
-          auto p = run.params.find(name);
-          differs(("param." + name).c_str(), p == run.params.end() ? "" : p->second, f[index]);
-        }
-      }
+// One data row of a tidy CSV file, with its header's columns.
+class Row {
+ public:
+  Row(const std::vector<std::string>& fields, const Columns& cols, const std::string& source,
+      int line)
+      : f_(fields), cols_(cols), source_(source), line_(line) {}
 
-      // The metric's descriptor.
-      const std::string& unit = field("unit");
-      const std::string& direction = field("direction");
-      const std::string mean = cols->mean ? f[*cols->mean] : std::string();
-      CsvMetric m;
-      m.workload = workload;
-      m.descriptor.name = metric;
-      m.descriptor.unit = unit;
-      m.line = line;
-      if (direction.empty()) {
-        if (!unit.empty() || !mean.empty())
-          fail(source, line,
-               fmt::format("column 'direction' is empty but metric '{}' has a {}; write higher "
-                           "or lower (or leave unit, direction and mean all empty for a metric "
-                           "without a descriptor)",
-                           metric, unit.empty() ? "mean" : "unit"));
-      } else {
-        m.declared = true;
-        try {
-          m.descriptor.direction = direction_from_string(direction);
-        } catch (const std::invalid_argument&) {
-          fail(source, line,
-               fmt::format("column 'direction': '{}' is not a direction; write higher (higher is "
-                           "better) or lower (lower is better)",
-                           direction));
-        }
-        if (mean.empty()) {
-          m.descriptor.mean = default_mean(declared, workload, metric, m.descriptor.direction);
-        } else {
-          m.mean_given = true;
-          try {
-            m.descriptor.mean = mean_kind_from_string(mean);
-          } catch (const std::invalid_argument&) {
-            fail(source, line,
-                 fmt::format("column 'mean': '{}' is not a mean; write hmean, amean or gmean "
-                             "(or leave it empty)",
-                             mean));
-          }
-        }
-      }
-      auto [mit, new_metric] = metric_index.try_emplace({workload, metric}, csv.metrics.size());
-      if (new_metric) {
-        csv.metrics.push_back(m);
-        mean_text.push_back(mean);
-      } else {
-        const CsvMetric& first = csv.metrics[mit->second];
-        if (first.descriptor.unit != unit || first.declared != m.declared ||
-            (m.declared && first.descriptor.direction != m.descriptor.direction) ||
-            mean_text[mit->second] != mean)
-          fail(source, line,
-               fmt::format("metric '{}' of workload '{}' has unit '{}', direction '{}', mean "
-                           "'{}' here but '{}', '{}', '{}' on line {}; a metric has one unit, "
-                           "direction and mean",
-                           metric, workload, unit, direction, mean, first.descriptor.unit,
-                           first.declared ? std::string(to_string(first.descriptor.direction))
-                                          : std::string(),
-                           mean_text[mit->second], first.line));
-      }
-
-      run.samples.push_back({static_cast<int>(*iteration), metric, *value});
-      sample_lines[*run_id].push_back(line);
-      ++csv.rows;
-    }
-  } catch (const io::error::base& e) {
-    fail(source, line + 1, fmt::format("cannot read the file: {}", e.what()));
+  const std::string& field(const char* name) const { return f_[cols_.at(name)]; }
+  const std::string& at(std::size_t index) const { return f_[index]; }
+  const std::string& need_text(const char* name) const {
+    const std::string& v = field(name);
+    if (v.empty())
+      fail(source_, line_,
+           fmt::format("column '{}' is empty; every sample names its {}", name, name));
+    return v;
   }
-  if (!cols)
-    throw UsageError(
-        fmt::format("{}: the file is empty; a tidy sample file starts with the "
-                    "header line {}",
-                    source, kLayout));
+  std::string mean() const { return cols_.mean ? f_[*cols_.mean] : std::string(); }
+  const Columns& columns() const { return cols_; }
+  int line() const { return line_; }
+  [[noreturn]] void fail_here(const std::string& what) const { fail(source_, line_, what); }
+
+ private:
+  const std::vector<std::string>& f_;
+  const Columns& cols_;
+  const std::string& source_;
+  int line_;
+};
+
+// A sample row's run id, iteration and value, checked.
+struct RowNumbers {
+  std::int64_t run_id = 0;
+  int iteration = 0;
+  double value = 0;
+};
+
+RowNumbers row_numbers(const Row& row) {
+  RowNumbers n;
+  auto run_id = positive_integer(row.field("run"));
+  if (!run_id)
+    row.fail_here(fmt::format("column 'run': '{}' is not a run id; write a positive integer",
+                              row.field("run")));
+  auto iteration = positive_integer(row.field("iteration"));
+  if (!iteration || *iteration > std::numeric_limits<int>::max())
+    row.fail_here(
+        fmt::format("column 'iteration': '{}' is not an iteration number; write a positive "
+                    "integer (1 is the first measured iteration)",
+                    row.field("iteration")));
+  auto value = finite_number(row.field("value"));
+  if (!value)
+    row.fail_here(
+        fmt::format("column 'value': '{}' is not a finite number; write the sample in the "
+                    "metric's unit as a decimal number such as 12.5 or 1.2e+06",
+                    row.field("value")));
+  n.run_id = *run_id;
+  n.iteration = static_cast<int>(*iteration);
+  n.value = *value;
+  return n;
+}
+
+// The run a row names (every row repeats its identity).
+CsvRun run_of_row(const Row& row, std::int64_t run_id) {
+  CsvRun here;
+  here.id = run_id;
+  here.line = row.line();
+  here.job = row.need_text("job");
+  here.workload = row.need_text("workload");
+  here.variant = row.need_text("variant");
+  here.build = row.field("build");
+  here.kernel = row.field("kernel");
+  here.testbox = row.field("testbox");
+  for (const auto& [name, index] : row.columns().params)
+    if (!row.at(index).empty()) here.params[name] = row.at(index);
+  return here;
+}
+
+// Fails unless the row's run identity is `run`'s, as its first row gave it.
+void check_same_run(const Row& row, const CsvRun& run, const CsvRun& here) {
+  auto differs = [&](const char* what, const std::string& a, const std::string& b) {
+    if (a != b)
+      row.fail_here(fmt::format(
+          "run {} has {} '{}' here but '{}' on line {}; every row of a run repeats the run's job, "
+          "workload, parameters, variant, build, kernel and testbox",
+          run.id, what, b, a, run.line));
+  };
+  differs("job", run.job, here.job);
+  differs("workload", run.workload, here.workload);
+  differs("variant", run.variant, here.variant);
+  differs("build", run.build, here.build);
+  differs("kernel", run.kernel, here.kernel);
+  differs("testbox", run.testbox, here.testbox);
+  for (const auto& [name, index] : row.columns().params) {
+    auto p = run.params.find(name);
+    differs(("param." + name).c_str(), p == run.params.end() ? "" : p->second, row.at(index));
+  }
+}
+
+// The metric descriptor a row gives (unit, direction, mean columns).
+CsvMetric metric_of_row(const Row& row, const std::string& workload, const std::string& metric,
+                        const WorkloadCatalog& declared) {
+  const std::string& unit = row.field("unit");
+  const std::string& direction = row.field("direction");
+  const std::string mean = row.mean();
+  CsvMetric m;
+  m.workload = workload;
+  m.descriptor.name = metric;
+  m.descriptor.unit = unit;
+  m.line = row.line();
+  if (direction.empty()) {
+    if (!unit.empty() || !mean.empty())
+      row.fail_here(fmt::format(
+          "column 'direction' is empty but metric '{}' has a {}; write higher or lower (or leave "
+          "unit, direction and mean all empty for a metric without a descriptor)",
+          metric, unit.empty() ? "mean" : "unit"));
+    return m;
+  }
+  m.declared = true;
+  try {
+    m.descriptor.direction = direction_from_string(direction);
+  } catch (const std::invalid_argument&) {
+    row.fail_here(fmt::format(
+        "column 'direction': '{}' is not a direction; write higher (higher is better) or lower "
+        "(lower is better)",
+        direction));
+  }
+  if (mean.empty()) {
+    m.descriptor.mean = default_mean(declared, workload, metric, m.descriptor.direction);
+    return m;
+  }
+  m.mean_given = true;
+  try {
+    m.descriptor.mean = mean_kind_from_string(mean);
+  } catch (const std::invalid_argument&) {
+    row.fail_here(fmt::format(
+        "column 'mean': '{}' is not a mean; write hmean, amean or gmean (or leave it empty)",
+        mean));
+  }
+  return m;
+}
+
+// Reads the rows of a tidy CSV file into runs and metrics (see parse_samples_csv).
+class SamplesCsvReader {
+ public:
+  SamplesCsvReader(const std::string& source, const WorkloadCatalog& declared)
+      : declared_(declared) {
+    csv_.source = source;
+  }
+
+  // One record's fields: the header, then data rows.
+  void record(const std::vector<std::string>& f, int line) {
+    if (!cols_) {
+      cols_ = parse_header(f, csv_.source, line);
+      return;
+    }
+    if (f.size() != cols_->count)
+      fail(csv_.source, line,
+           fmt::format("{} columns where the header has {}; every row has one field per header "
+                       "column (quote a field that holds a comma: \"a,b\")",
+                       f.size(), cols_->count));
+    const Row row(f, *cols_, csv_.source, line);
+    const RowNumbers n = row_numbers(row);
+    const std::string& metric = row.need_text("metric");
+    const std::string& workload = row.need_text("workload");
+    CsvRun here = run_of_row(row, n.run_id);
+    auto it = runs_.find(n.run_id);
+    if (it == runs_.end())
+      it = runs_.emplace(n.run_id, std::move(here)).first;
+    else
+      check_same_run(row, it->second, here);
+    add_metric(row, metric_of_row(row, workload, metric, declared_));
+    it->second.samples.push_back({n.iteration, metric, n.value});
+    sample_lines_[n.run_id].push_back(line);
+    ++csv_.rows;
+  }
+
+  // The file read: samples sorted; throws for an empty file and a sample given twice.
+  SamplesCsv finish() {
+    if (!cols_)
+      throw UsageError(
+          fmt::format("{}: the file is empty; a tidy sample file starts with the header line {}",
+                      csv_.source, kLayout));
+    for (auto& [id, run] : runs_) {
+      sort_samples(run, sample_lines_[id]);
+      csv_.runs.push_back(std::move(run));
+    }
+    return std::move(csv_);
+  }
+
+ private:
+  // Records the metric's first descriptor; fails when a later row disagrees.
+  void add_metric(const Row& row, CsvMetric m) {
+    const std::string mean = row.mean();
+    auto [mit, fresh] =
+        metric_index_.try_emplace({m.workload, m.descriptor.name}, csv_.metrics.size());
+    if (fresh) {
+      csv_.metrics.push_back(std::move(m));
+      mean_text_.push_back(mean);
+      return;
+    }
+    const CsvMetric& first = csv_.metrics[mit->second];
+    if (first.descriptor.unit != m.descriptor.unit || first.declared != m.declared ||
+        (m.declared && first.descriptor.direction != m.descriptor.direction) ||
+        mean_text_[mit->second] != mean)
+      row.fail_here(fmt::format(
+          "metric '{}' of workload '{}' has unit '{}', direction '{}', mean '{}' here but '{}', "
+          "'{}', '{}' on line {}; a metric has one unit, direction and mean",
+          m.descriptor.name, m.workload, m.descriptor.unit, row.field("direction"), mean,
+          first.descriptor.unit,
+          first.declared ? std::string(to_string(first.descriptor.direction)) : std::string(),
+          mean_text_[mit->second], first.line));
+  }
 
   // Samples in (iteration, metric) order; a sample given twice is an error.
-  for (auto& [id, run] : runs) {
-    const auto& lines = sample_lines[id];
+  void sort_samples(CsvRun& run, const std::vector<int>& lines) const {
     std::vector<std::size_t> order(run.samples.size());
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
     std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
@@ -619,28 +605,60 @@ SamplesCsv parse_samples_csv(std::istream& in, const std::string& source,
       const auto& s = run.samples[order[k]];
       if (!sorted.empty() && sorted.back().iteration == s.iteration &&
           sorted.back().metric == s.metric)
-        fail(source, lines[order[k]],
+        fail(csv_.source, lines[order[k]],
              fmt::format("run {} iteration {} metric '{}' is given twice (also line {}); keep "
                          "one row per sample",
-                         id, s.iteration, s.metric, lines[order[k - 1]]));
+                         run.id, s.iteration, s.metric, lines[order[k - 1]]));
       sorted.push_back(s);
     }
     run.samples = std::move(sorted);
-    csv.runs.push_back(std::move(run));
   }
-  return csv;
+
+  const WorkloadCatalog& declared_;
+  SamplesCsv csv_;
+  std::optional<Columns> cols_;
+  std::map<std::int64_t, CsvRun> runs_;
+  std::map<std::int64_t, std::vector<int>> sample_lines_;  // parallel to CsvRun::samples
+  std::map<std::pair<std::string, std::string>, std::size_t> metric_index_;
+  std::vector<std::string> mean_text_;  // the file's mean field per metric (for conflicts)
+};
+
+}  // namespace
+
+SamplesCsv parse_samples_csv(std::istream& in, const std::string& source,
+                             const WorkloadCatalog& declared) {
+  SamplesCsvReader reader(source, declared);
+  std::string record;
+  int line = 0;
+  try {
+    RecordReader records(in, source);
+    while (records.next(record, line)) {
+      if (record.empty()) continue;  // blank lines (a trailing one) carry nothing
+      std::vector<std::string> f;
+      try {
+        f = split_record(record);
+      } catch (const io::error::escaped_string_not_closed&) {
+        fail(source, line,
+             "a quoted field is not closed; end it with \" (write a quote inside a quoted field "
+             "as \"\")");
+      }
+      reader.record(f, line);
+    }
+  } catch (const io::error::base& e) {
+    fail(source, line + 1, fmt::format("cannot read the file: {}", e.what()));
+  }
+  return reader.finish();
 }
 
-CsvImportResult import_samples_csv(ResultsStore& store, const SamplesCsv& csv,
-                                   const WorkloadCatalog& declared, const MachineFacts& machine) {
-  CsvImportResult result;
-  SQLite::Transaction tx(store.db(), SQLite::TransactionBehavior::IMMEDIATE);
+namespace {
 
-  // Descriptors: the database's recorded ones must agree with the file.
+// Records the file's descriptors the database does not have yet; fails when a
+// recorded one has another unit or direction (or mean, when the file gives one).
+void add_file_metrics(ResultsStore& store, const SamplesCsv& csv) {
   std::map<std::string, std::vector<MetricDescriptor>> missing;
   for (const auto& m : csv.metrics) {
     if (!m.declared) continue;
-    auto stored = stored_metric(store, m.workload, m.descriptor.name);
+    auto stored = store.stored_metric(m.workload, m.descriptor.name);
     if (!stored) {
       missing[m.workload].push_back(m.descriptor);
       continue;
@@ -656,7 +674,37 @@ CsvImportResult import_samples_csv(ResultsStore& store, const SamplesCsv& csv,
                        to_string(stored->direction), to_string(stored->mean), m.descriptor.unit,
                        to_string(m.descriptor.direction), to_string(m.descriptor.mean)));
   }
-  for (const auto& [workload, metrics] : missing) add_missing_metrics(store, workload, metrics);
+  for (const auto& [workload, metrics] : missing) store.add_missing_metrics(workload, metrics);
+}
+
+// The run a file's run is stored as.
+ImportedRun imported_run(const CsvRun& run, const std::string& source, bool keep_id,
+                         ParamNumbers& numbers) {
+  ImportedRun ir;
+  if (keep_id) ir.id = run.id;
+  ir.job = run.job;
+  ir.workload = run.workload;
+  ir.variant = run.variant;
+  ir.build = run.build;
+  for (const auto& [name, text] : run.params)
+    ir.params[name] = ParamValue{text, numbers.number(run.workload, name, text)};
+  ir.kernel.release = run.kernel;
+  ir.testbox.hostname = run.testbox;
+  ir.match_by_name = true;
+  ir.iterations = run.samples.empty() ? 0 : run.samples.back().iteration;  // sorted
+  ir.context["import.format"] = "csv";
+  ir.context["import.file"] = source;
+  ir.samples = run.samples;
+  return ir;
+}
+
+}  // namespace
+
+CsvImportResult import_samples_csv(ResultsStore& store, const SamplesCsv& csv,
+                                   const WorkloadCatalog& declared, const MachineFacts& machine) {
+  CsvImportResult result;
+  ResultsStore::Transaction tx(store);
+  add_file_metrics(store, csv);
 
   // Which runs are new, and whether their ids are free. When one id is used
   // by another run, every new run gets a new id, in file order, so that the
@@ -677,27 +725,11 @@ CsvImportResult import_samples_csv(ResultsStore& store, const SamplesCsv& csv,
   }
 
   ParamNumbers numbers(declared, machine);
-  for (const CsvRun* p : fresh) {
-    const CsvRun& run = *p;
-    ImportedRun ir;
-    if (keep_ids) ir.id = run.id;
-    ir.job = run.job;
-    ir.workload = run.workload;
-    ir.variant = run.variant;
-    ir.build = run.build;
-    for (const auto& [name, text] : run.params)
-      ir.params[name] = ParamValue{text, numbers.number(run.workload, name, text)};
-    ir.kernel.release = run.kernel;
-    ir.testbox.hostname = run.testbox;
-    ir.match_by_name = true;
-    ir.iterations = run.samples.empty() ? 0 : run.samples.back().iteration;  // sorted
-    ir.context["import.format"] = "csv";
-    ir.context["import.file"] = csv.source;
-    ir.samples = run.samples;
-    std::int64_t id = insert_imported_run(store, ir);
-    if (!ir.id) renumbered.push_back(fmt::format("{} -> {}", run.id, id));
+  for (const CsvRun* run : fresh) {
+    std::int64_t id = store.insert_imported_run(imported_run(*run, csv.source, keep_ids, numbers));
+    if (!keep_ids) renumbered.push_back(fmt::format("{} -> {}", run->id, id));
     result.run_ids.push_back(id);
-    result.samples += run.samples.size();
+    result.samples += run->samples.size();
   }
   tx.commit();
   if (!skipped.empty())

@@ -20,7 +20,7 @@
 //   value      the sample in the metric's unit: the shortest decimal text that
 //              reads back as the same double
 //
-// RFC 4180 quoting (results/render_compare.h csv_field), "\n" line ends, no
+// RFC 4180 quoting (results/model/text.h csv_field), "\n" line ends, no
 // trailing blanks. Rows are ordered by run id, iteration, metric (byte order),
 // so that export -> import -> export gives the same bytes. The `mean` column
 // is optional on import (derived from the direction when absent); columns may
@@ -43,7 +43,7 @@
 namespace nightjar {
 
 /// The runs `nightjar export` writes: those matching any of `selectors`
-/// (results/selector.h syntax: `vanilla`, `build=v6.18,kernel=...`, `run=42`;
+/// (results/compare/selector.h syntax: `vanilla`, `build=v6.18,kernel=...`, `run=42`;
 /// none = every run), narrowed by `job` and `workload` ("" = any), ascending
 /// ids. Throws UsageError for a bad selector and for a selector that matches
 /// no run (listing what the database holds).

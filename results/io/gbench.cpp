@@ -1,7 +1,5 @@
-// Google Benchmark JSON -> nightjar samples: see results/gbench_import.h.
+// Google Benchmark JSON -> nightjar samples: see results/io/gbench.h.
 #include "results/io/gbench.h"
-
-#include <SQLiteCpp/SQLiteCpp.h>
 
 #include <algorithm>
 #include <cmath>
@@ -184,166 +182,212 @@ MetricDescriptor gbench_time_metric(const std::string& benchmark, const std::str
           "Google Benchmark " + field + " per iteration"};
 }
 
-GbenchReport parse_gbench_json(std::string_view text, const GbenchOptions& options,
-                               const std::string& source) {
-  const std::string how =
-      "write it with the benchmark binary's --benchmark_out=FILE (or --benchmark_format=json)";
-  if (!options.time_unit.empty() && gbench_time_unit_seconds(options.time_unit) == 0)
-    throw UsageError(fmt::format("time unit '{}': write ns, us, ms or s", options.time_unit));
+namespace {
+
+constexpr const char* kHow =
+    "write it with the benchmark binary's --benchmark_out=FILE (or --benchmark_format=json)";
+
+ordered_json parse_document(std::string_view text, const std::string& source) {
   ordered_json doc;
   try {
     doc = ordered_json::parse(sanitize_non_finite(text));
   } catch (const ordered_json::parse_error& e) {
     throw UsageError(
-        fmt::format("{}: not valid JSON (byte {}: {}); {}", source, e.byte, e.what(), how));
+        fmt::format("{}: not valid JSON (byte {}: {}); {}", source, e.byte, e.what(), kHow));
   }
   if (!doc.is_object() || !doc.contains("benchmarks") || !doc["benchmarks"].is_array())
     throw UsageError(fmt::format(
-        "{}: not a Google Benchmark JSON report (no \"benchmarks\" array); {}", source, how));
+        "{}: not a Google Benchmark JSON report (no \"benchmarks\" array); {}", source, kHow));
+  return doc;
+}
 
-  GbenchReport report;
-  if (auto it = doc.find("context"); it != doc.end() && it->is_object()) {
-    for (const auto& [key, value] : it->items()) {
-      if (value.is_primitive() && !value.is_null()) {
-        report.context["gbench." + key] = scalar_text(value);
-      } else if (value.is_array() && key == "load_avg") {
-        std::string joined;
-        for (const auto& x : value) joined += (joined.empty() ? "" : " ") + scalar_text(x);
-        report.context["gbench.load_avg"] = joined;
-      }
+// The report's `context` object: run facts, date, host, executable, CPUs.
+void read_context(const ordered_json& context, GbenchReport& report) {
+  for (const auto& [key, value] : context.items()) {
+    if (value.is_primitive() && !value.is_null()) {
+      report.context["gbench." + key] = scalar_text(value);
+    } else if (value.is_array() && key == "load_avg") {
+      std::string joined;
+      for (const auto& x : value) joined += (joined.empty() ? "" : " ") + scalar_text(x);
+      report.context["gbench.load_avg"] = joined;
     }
-    auto str = [&](const char* key) {
-      auto f = it->find(key);
-      return f != it->end() && f->is_string() ? f->get<std::string>() : std::string();
-    };
-    report.date = str("date");
-    report.host_name = str("host_name");
-    report.executable = str("executable");
-    if (auto f = it->find("num_cpus"); f != it->end() && f->is_number_unsigned())
-      report.num_cpus = f->get<unsigned>();
-    if (auto f = it->find("cpu_scaling_enabled");
-        f != it->end() && f->is_boolean() && f->get<bool>())
-      report.warnings.push_back(
-          "CPU frequency scaling was enabled while the benchmarks ran (Google Benchmark's "
-          "context): real time is noisy; set the cpufreq governor to performance");
   }
+  auto str = [&](const char* key) {
+    auto f = context.find(key);
+    return f != context.end() && f->is_string() ? f->get<std::string>() : std::string();
+  };
+  report.date = str("date");
+  report.host_name = str("host_name");
+  report.executable = str("executable");
+  if (auto f = context.find("num_cpus"); f != context.end() && f->is_number_unsigned())
+    report.num_cpus = f->get<unsigned>();
+  if (auto f = context.find("cpu_scaling_enabled");
+      f != context.end() && f->is_boolean() && f->get<bool>())
+    report.warnings.push_back(
+        "CPU frequency scaling was enabled while the benchmarks ran (Google Benchmark's "
+        "context): real time is noisy; set the cpufreq governor to performance");
+}
 
-  std::set<std::string> names;                         // benchmarks with samples
-  std::set<std::string> described;                     // metric names in report.metrics
-  std::map<std::string, int> occurrences;              // run name -> entries seen
-  std::set<std::pair<std::string, std::size_t>> seen;  // (run name, repetition)
-  std::map<std::pair<std::string, std::size_t>, std::size_t> entry_of;  // for duplicate errors
-  const auto& entries = doc["benchmarks"];
-  for (std::size_t index = 0; index < entries.size(); ++index) {
-    const ordered_json& e = entries[index];
+// Reads the entries of `benchmarks` one by one into the report's repetitions.
+class EntryReader {
+ public:
+  EntryReader(GbenchReport& report, const GbenchOptions& options, const std::string& source)
+      : report_(report), options_(options), source_(source) {}
+
+  void read(const ordered_json& e, std::size_t index) {
     if (!e.is_object())
-      throw UsageError(fmt::format("{}: benchmarks[{}] is {}, not an object; {}", source, index,
-                                   e.type_name(), how));
+      throw UsageError(fmt::format("{}: benchmarks[{}] is {}, not an object; {}", source_, index,
+                                   e.type_name(), kHow));
     auto name_it = e.find("name");
     if (name_it == e.end() || !name_it->is_string() || name_it->get<std::string>().empty())
-      throw UsageError(fmt::format("{}: benchmarks[{}] has no \"name\"; {}", source, index, how));
+      throw UsageError(fmt::format("{}: benchmarks[{}] has no \"name\"; {}", source_, index, kHow));
     const std::string name = name_it->get<std::string>();
     std::string run_name = name;
     if (auto r = e.find("run_name"); r != e.end() && r->is_string())
       run_name = r->get<std::string>();
-    const std::string where = fmt::format("{}: benchmarks[{}] ({})", source, index, name);
-
-    // Aggregates summarise the repetitions that are already samples.
-    bool aggregate = e.contains("aggregate_name");
-    if (auto t = e.find("run_type"); t != e.end() && t->is_string())
-      aggregate = t->get<std::string>() == "aggregate";
-    if (aggregate) {
-      ++report.aggregate_entries;
-      continue;
-    }
-    bool error = false;
-    std::string message;
-    if (auto f = e.find("error_occurred"); f != e.end() && f->is_boolean()) error = f->get<bool>();
-    if (auto f = e.find("skipped"); f != e.end())
-      error = error || (f->is_boolean() ? f->get<bool>() : f->is_number() && f->get<double>() != 0);
-    if (error) {
-      for (const char* key : {"error_message", "skip_message"})
-        if (auto f = e.find(key); f != e.end() && f->is_string()) message = f->get<std::string>();
-      ++report.error_entries;
-      report.warnings.push_back(fmt::format("{}: skipped by the benchmark{}{}; no samples",
-                                            run_name, message.empty() ? "" : ": ", message));
-      continue;
-    }
-
-    std::size_t repetition = static_cast<std::size_t>(occurrences[run_name]++);
-    if (auto r = e.find("repetition_index"); r != e.end()) {
-      if (!r->is_number_unsigned())
-        throw UsageError(fmt::format("{}: \"repetition_index\" is {}, not an integer >= 0; {}",
-                                     where, r->dump(), how));
-      repetition = r->get<std::size_t>();
-    }
-    if (!seen.insert({run_name, repetition}).second)
-      throw UsageError(fmt::format(
-          "{}: repetition {} of {} is given twice (also benchmarks[{}]); keep one report per file",
-          where, repetition + 1, run_name, entry_of[{run_name, repetition}]));
-    entry_of[{run_name, repetition}] = index;
-
-    std::string unit = "ns";  // Google Benchmark's default, for reports without time_unit
-    if (auto u = e.find("time_unit"); u != e.end()) {
-      if (!u->is_string() || gbench_time_unit_seconds(u->get<std::string>()) == 0)
-        throw UsageError(
-            fmt::format("{}: time_unit {} is not ns, us, ms or s; {}", where, u->dump(), how));
-      unit = u->get<std::string>();
-    }
-    const std::string& to_unit = options.time_unit.empty() ? unit : options.time_unit;
-
-    if (report.repetitions.size() <= repetition) report.repetitions.resize(repetition + 1);
-    auto& values = report.repetitions[repetition];
+    const std::string where = fmt::format("{}: benchmarks[{}] ({})", source_, index, name);
+    if (skipped(e, run_name)) return;
+    const std::size_t repetition = repetition_of(e, run_name, where, index);
+    const std::string unit = time_unit_of(e, where);
+    const std::string& to_unit = options_.time_unit.empty() ? unit : options_.time_unit;
+    if (report_.repetitions.size() <= repetition) report_.repetitions.resize(repetition + 1);
+    auto& values = report_.repetitions[repetition];
     auto add = [&](const MetricDescriptor& d, double v) {
       values[d.name] = v;
-      if (described.insert(d.name).second) report.metrics.push_back(d);
-      names.insert(run_name);
+      if (described_.insert(d.name).second) report_.metrics.push_back(d);
+      names_.insert(run_name);
     };
     for (const char* field : {"real_time", "cpu_time"}) {
       auto f = e.find(field);
-      if (f == e.end()) throw UsageError(fmt::format("{}: no \"{}\"; {}", where, field, how));
+      if (f == e.end()) throw UsageError(fmt::format("{}: no \"{}\"; {}", where, field, kHow));
       if (f->is_null()) {
-        report.warnings.push_back(
-            fmt::format("{}.{} of repetition {} is not a finite number; left out", run_name, field,
-                        repetition + 1));
+        left_out(run_name, field, repetition);
         continue;
       }
       if (!f->is_number())
         throw UsageError(
-            fmt::format("{}: \"{}\" is {}, not a number; {}", where, field, f->dump(), how));
+            fmt::format("{}: \"{}\" is {}, not a number; {}", where, field, f->dump(), kHow));
       add(gbench_time_metric(run_name, field, to_unit),
           convert_time(f->get<double>(), unit, to_unit));
     }
     for (const auto& [key, value] : e.items()) {
       if (kNotMetrics.count(key)) continue;
       if (value.is_null()) {
-        report.warnings.push_back(
-            fmt::format("{}.{} of repetition {} is not a finite number; left out", run_name, key,
-                        repetition + 1));
+        left_out(run_name, key, repetition);
         continue;
       }
       if (!value.is_number() || value.is_boolean()) continue;  // a label or other text
-      add(gbench_counter_metric(run_name, key, options), value.get<double>());
+      add(gbench_counter_metric(run_name, key, options_), value.get<double>());
     }
-    ++report.iteration_entries;
+    ++report_.iteration_entries;
   }
+
+  /// Distinct run names with at least one sample.
+  std::size_t benchmarks() const { return names_.size(); }
+
+ private:
+  // Aggregates summarise the repetitions that are already samples; entries
+  // that report an error have no samples. Both are counted and skipped.
+  bool skipped(const ordered_json& e, const std::string& run_name) {
+    bool aggregate = e.contains("aggregate_name");
+    if (auto t = e.find("run_type"); t != e.end() && t->is_string())
+      aggregate = t->get<std::string>() == "aggregate";
+    if (aggregate) {
+      ++report_.aggregate_entries;
+      return true;
+    }
+    bool error = false;
+    std::string message;
+    if (auto f = e.find("error_occurred"); f != e.end() && f->is_boolean()) error = f->get<bool>();
+    if (auto f = e.find("skipped"); f != e.end())
+      error = error || (f->is_boolean() ? f->get<bool>() : f->is_number() && f->get<double>() != 0);
+    if (!error) return false;
+    for (const char* key : {"error_message", "skip_message"})
+      if (auto f = e.find(key); f != e.end() && f->is_string()) message = f->get<std::string>();
+    ++report_.error_entries;
+    report_.warnings.push_back(fmt::format("{}: skipped by the benchmark{}{}; no samples", run_name,
+                                           message.empty() ? "" : ": ", message));
+    return true;
+  }
+
+  // The 0-based repetition of an entry: repetition_index, else the count of
+  // entries of the same run name before it; a repetition given twice is an error.
+  std::size_t repetition_of(const ordered_json& e, const std::string& run_name,
+                            const std::string& where, std::size_t index) {
+    std::size_t repetition = static_cast<std::size_t>(occurrences_[run_name]++);
+    if (auto r = e.find("repetition_index"); r != e.end()) {
+      if (!r->is_number_unsigned())
+        throw UsageError(fmt::format("{}: \"repetition_index\" is {}, not an integer >= 0; {}",
+                                     where, r->dump(), kHow));
+      repetition = r->get<std::size_t>();
+    }
+    if (!seen_.insert({run_name, repetition}).second)
+      throw UsageError(fmt::format(
+          "{}: repetition {} of {} is given twice (also benchmarks[{}]); keep one report per file",
+          where, repetition + 1, run_name, entry_of_[{run_name, repetition}]));
+    entry_of_[{run_name, repetition}] = index;
+    return repetition;
+  }
+
+  static std::string time_unit_of(const ordered_json& e, const std::string& where) {
+    std::string unit = "ns";  // Google Benchmark's default, for reports without time_unit
+    if (auto u = e.find("time_unit"); u != e.end()) {
+      if (!u->is_string() || gbench_time_unit_seconds(u->get<std::string>()) == 0)
+        throw UsageError(
+            fmt::format("{}: time_unit {} is not ns, us, ms or s; {}", where, u->dump(), kHow));
+      unit = u->get<std::string>();
+    }
+    return unit;
+  }
+
+  void left_out(const std::string& run_name, const std::string& field, std::size_t repetition) {
+    report_.warnings.push_back(
+        fmt::format("{}.{} of repetition {} is not a finite number; left out", run_name, field,
+                    repetition + 1));
+  }
+
+  GbenchReport& report_;
+  const GbenchOptions& options_;
+  const std::string& source_;
+  std::set<std::string> names_;                         // benchmarks with samples
+  std::set<std::string> described_;                     // metric names in report.metrics
+  std::map<std::string, int> occurrences_;              // run name -> entries seen
+  std::set<std::pair<std::string, std::size_t>> seen_;  // (run name, repetition)
+  std::map<std::pair<std::string, std::size_t>, std::size_t> entry_of_;  // for duplicate errors
+};
+
+[[noreturn]] void no_results(const GbenchReport& report, std::size_t entries,
+                             const std::string& source) {
+  std::string why;
+  if (entries == 0)
+    why = "the \"benchmarks\" array is empty (did the filter match nothing?)";
+  else if (report.aggregate_entries > 0 && report.error_entries == 0)
+    why = fmt::format(
+        "it holds only {} aggregate entries (mean, median, ...), no repetitions: run the "
+        "benchmarks without --benchmark_report_aggregates_only",
+        report.aggregate_entries);
+  else
+    why = fmt::format("every benchmark reported an error ({} entries)", report.error_entries);
+  throw UsageError(fmt::format("{}: no benchmark results to import: {}", source, why));
+}
+
+}  // namespace
+
+GbenchReport parse_gbench_json(std::string_view text, const GbenchOptions& options,
+                               const std::string& source) {
+  if (!options.time_unit.empty() && gbench_time_unit_seconds(options.time_unit) == 0)
+    throw UsageError(fmt::format("time unit '{}': write ns, us, ms or s", options.time_unit));
+  const ordered_json doc = parse_document(text, source);
+  GbenchReport report;
+  if (auto it = doc.find("context"); it != doc.end() && it->is_object()) read_context(*it, report);
+  EntryReader reader(report, options, source);
+  const auto& entries = doc["benchmarks"];
+  for (std::size_t index = 0; index < entries.size(); ++index) reader.read(entries[index], index);
   // Drop trailing repetitions that hold nothing (every entry errored).
   while (!report.repetitions.empty() && report.repetitions.back().empty())
     report.repetitions.pop_back();
-  report.benchmarks = names.size();
-  if (report.samples() == 0) {
-    std::string why;
-    if (entries.empty())
-      why = "the \"benchmarks\" array is empty (did the filter match nothing?)";
-    else if (report.aggregate_entries > 0 && report.error_entries == 0)
-      why = fmt::format(
-          "it holds only {} aggregate entries (mean, median, ...), no repetitions: run the "
-          "benchmarks without --benchmark_report_aggregates_only",
-          report.aggregate_entries);
-    else
-      why = fmt::format("every benchmark reported an error ({} entries)", report.error_entries);
-    throw UsageError(fmt::format("{}: no benchmark results to import: {}", source, why));
-  }
+  report.benchmarks = reader.benchmarks();
+  if (report.samples() == 0) no_results(report, entries.size(), source);
   return report;
 }
 
@@ -402,9 +446,9 @@ GbenchImportResult import_gbench(ResultsStore& store, const GbenchReport& report
     for (const auto& [metric, value] : report.repetitions[k])
       run.samples.push_back({static_cast<int>(k + 1), metric, value});
 
-  SQLite::Transaction tx(store.db(), SQLite::TransactionBehavior::IMMEDIATE);
+  ResultsStore::Transaction tx(store);
   for (const auto& d : report.metrics) {
-    auto stored = stored_metric(store, kGbenchWorkload, d.name);
+    auto stored = store.stored_metric(kGbenchWorkload, d.name);
     if (!stored) continue;
     if (stored->unit != d.unit || stored->direction != d.direction) {
       const bool time = d.name.ends_with(".real_time") || d.name.ends_with(".cpu_time");
@@ -420,8 +464,8 @@ GbenchImportResult import_gbench(ResultsStore& store, const GbenchReport& report
                              to_string(stored->direction))));
     }
   }
-  add_missing_metrics(store, kGbenchWorkload, report.metrics);
-  result.run_id = insert_imported_run(store, run);
+  store.add_missing_metrics(kGbenchWorkload, report.metrics);
+  result.run_id = store.insert_imported_run(run);
   tx.commit();
   result.samples = run.samples.size();
   result.iterations = report.repetitions.size();

@@ -49,15 +49,11 @@ std::string render_netperf(const ResultsStore& store, const std::vector<std::int
     // iteration -> counter name -> value
     std::map<int, std::map<std::string, double>> counters;
     for (const auto& m : store.monitors(id)) counters[m.iteration][m.metric] = m.value;
-    SQLite::Statement q(
-        const_cast<SQLite::Database&>(store.db()),
-        "SELECT iteration, status FROM iteration WHERE run_id=? ORDER BY iteration");
-    q.bind(1, id);
     bool any = false;
-    while (q.executeStep()) {
+    for (const IterationRow& row : store.iterations(id)) {
       any = true;
-      const int it = q.getColumn(0).getInt();
-      const bool ok = q.getColumn(1).getString() == "ok";
+      const int it = row.iteration;
+      const bool ok = row.status == "ok";
       auto& c = counters[it];
       auto get = [&](const std::string& k) {
         auto p = c.find(k);

@@ -1,90 +1,59 @@
 // The results store: one SQLite database holding every run, sample and
-// monitor delta nightjar has measured (DESIGN.md "Nothing measured is lost").
+// monitor delta nightjar has measured (DESIGN.md "Nothing measured is lost"),
+// and every SQL statement of nightjar. Callers get typed records and call
+// typed functions; nothing outside results/store/ names SQLiteCpp or sqlite3
+// (docs/architecture.md). docs/results.md documents the schema.
 //
-// Schema (version in PRAGMA user_version; forward migrations in store.cpp):
-//   testbox(id, hostname, cpu_model, cpus, memory_bytes)
-//   kernel(id, release, version, cmdline, config_hash)
-//   metric(workload, name, unit, direction, mean)          -- descriptors
-//   run(id, job, job_path, workload, cell, variant, build, kernel_id,
-//       testbox_id, status, reason, iterations, warmup, started_at, ended_at,
-//       host, boot_id, pid, pid_start)
-//   run_param(run_id, name, value, number)                 -- one row per cell parameter
-//   run_context(run_id, key, value)                        -- system facts, --context, workload
-//   facts iteration(run_id, iteration, status, reason, started_at, duration_sec) sample(run_id,
-//   iteration, metric, value)               -- one row per metric per iteration monitor(run_id,
-//   iteration, name, value)                -- monitor deltas and workload counters flag(run_id,
-//   iteration, message)                       -- warnings; iteration NULL = whole run
-//   bisect_session(id, kind, repo, good_rev, bad_rev, good, bad, job_path, job,
-//       metric, options, status, result, first_bad, started_at, ended_at)
-//   bisect_step(session_id, step, commit_id, subject, role, build_status,
-//       build_seconds, build_output, decision, verdict, reason, pct_change, p, q,
-//       ratio_lo, ratio_hi, n_base, n_now, started_at, ended_at)
-//   bisect_run(session_id, step, run_id)                   -- runs measured for a step
+// The folder, by concern (the records each part reads and writes are in the
+// header named beside it):
+//   store.cpp           opening, WAL, busy timeout, stale runs, transactions
+//   schema.cpp          the schema and its forward migrations (PRAGMA user_version)
+//   run_writes.cpp      begin_run, add_iteration, finish_run, ...     runs.h
+//   run_reads.cpp       runs, samples, iterations, run_record, ...    runs.h
+//   side_queries.cpp    the samples of a compare/check/plot side      side_query.h
+//   history_queries.cpp what trend and plot read besides the sides    runs.h
+//   imports.cpp         imported runs, export scans                   imports.h
+//   bisect_log.cpp      bisect sessions and steps                     bisect_log.h
+//   detail.h/.cpp       helpers shared by those files (kernel/testbox rows, ...)
+//
 // The database runs in WAL mode with a busy timeout so that several nightjar
-// processes can write it at once; each iteration is one transaction.
+// processes can write it at once; each iteration is one transaction. Errors
+// of SQLite itself leave as exceptions that is_database_error() recognises.
 #pragma once
 
-#include <SQLiteCpp/SQLiteCpp.h>
-
 #include <cstdint>
+#include <exception>
+#include <functional>
 #include <map>
+#include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
-#include "results/model/identity.h"
 #include "results/model/iteration.h"
 #include "results/model/metric.h"
-#include "results/model/params.h"
+#include "results/store/bisect_log.h"
+#include "results/store/imports.h"
+#include "results/store/runs.h"
+#include "results/store/side_query.h"
+
+namespace SQLite {
+class Database;
+class Transaction;
+}  // namespace SQLite
 
 namespace nightjar {
 
-/// Status of a run (DESIGN.md "Behaviour every part keeps").
-enum class RunStatus { running, complete, aborted, failed, skipped };
-/// "running", "complete", ...: the spelling stored in the database.
-const char* to_string(RunStatus s);
-
-/// Everything known about a run when it starts.
-struct NewRun {
-  std::string job;       ///< job name (file stem)
-  std::string job_path;  ///< job file path as given
-  Cell cell;
-  std::string variant;
-  std::string build;   ///< user's --build label (commit or name), may be ""
-  int iterations = 0;  ///< measured iterations planned
-  int warmup = 0;      ///< warm-up iterations planned
-  KernelIdentity kernel;
-  Testbox testbox;
-  std::map<std::string, std::string> context;  ///< system facts and --context pairs
-};
-
-/// One row of `nightjar show`.
-struct RunRow {
-  std::int64_t id = 0;
-  std::string job, workload, cell, variant, build, kernel_release, hostname;
-  std::string status, reason, started_at, ended_at;
-  int iterations = 0;  ///< planned
-  int samples = 0;     ///< iterations stored with status ok
-  int failed = 0;      ///< iterations stored as failed
-};
-
-/// Filters of `nightjar show` and of selectors; empty fields match everything.
-struct RunFilter {
-  std::optional<std::int64_t> run_id;
-  std::string job, workload, variant, build, kernel_release, status, hostname;
-  std::optional<int> limit;  ///< newest N runs
-};
-
-/// One stored sample value.
-struct SampleRow {
-  int iteration = 0;
-  std::string metric;
-  double value = 0;
-};
-
-/// The SQLite results database. Not thread-safe; one instance per process.
+/// The SQLite results database. Not thread-safe; one instance per process
+/// (side_samples alone opens a connection of its own and may run on several
+/// threads at once).
 class ResultsStore {
  public:
+  // -------------------------------------------------------------------------
+  // Opening (store.cpp)
+  // -------------------------------------------------------------------------
+
   /// Resolves the database path: `explicit_path` if non-empty, else
   /// $NIGHTJAR_DB, else $XDG_DATA_HOME/nightjar/results.db, else
   /// ~/.local/share/nightjar/results.db.
@@ -96,6 +65,11 @@ class ResultsStore {
   /// when the file cannot be opened, is not a nightjar database, or has a
   /// newer schema than this binary knows.
   explicit ResultsStore(const std::string& path);
+  ~ResultsStore();
+  ResultsStore(ResultsStore&&) noexcept;
+  ResultsStore& operator=(ResultsStore&&) noexcept;
+  ResultsStore(const ResultsStore&) = delete;
+  ResultsStore& operator=(const ResultsStore&) = delete;
 
   /// The schema version this binary writes.
   static constexpr int kSchemaVersion = 3;
@@ -103,6 +77,44 @@ class ResultsStore {
   const std::string& path() const { return path_; }
   /// Runs marked aborted when the store was opened (stale "running" runs).
   int stale_runs_aborted() const { return stale_aborted_; }
+
+  /// One write transaction (BEGIN IMMEDIATE) for a caller that stores several
+  /// things atomically (an import): everything written through the store
+  /// until commit() appears together, or, when the Transaction is destroyed
+  /// uncommitted (an exception), not at all. Inside it, call only functions
+  /// that open no transaction of their own (insert_imported_run,
+  /// add_missing_metrics, stored_metric and the read functions); one at a
+  /// time per store.
+  class Transaction {
+   public:
+    explicit Transaction(ResultsStore& store);
+    ~Transaction();
+    Transaction(const Transaction&) = delete;
+    Transaction& operator=(const Transaction&) = delete;
+    /// Makes everything written since the constructor permanent.
+    void commit();
+
+   private:
+    std::unique_ptr<SQLite::Transaction> tx_;
+  };
+
+  /// One read transaction: every read function called while it lives sees
+  /// the same snapshot of the database (WAL), even while other processes
+  /// write. Ends (writing nothing) when destroyed. Not inside a Transaction.
+  class ReadSnapshot {
+   public:
+    explicit ReadSnapshot(const ResultsStore& store);
+    ~ReadSnapshot();
+    ReadSnapshot(const ReadSnapshot&) = delete;
+    ReadSnapshot& operator=(const ReadSnapshot&) = delete;
+
+   private:
+    const ResultsStore& store_;
+  };
+
+  // -------------------------------------------------------------------------
+  // Run writes (run_writes.cpp); each is one transaction of its own
+  // -------------------------------------------------------------------------
 
   /// Records the workload's metric descriptors (insert or replace).
   void register_metrics(const std::string& workload, const std::vector<MetricDescriptor>& metrics);
@@ -121,13 +133,19 @@ class ResultsStore {
   /// Ends a run with its final status and reason.
   void finish_run(std::int64_t run_id, RunStatus status, const std::string& reason = "");
 
+  // -------------------------------------------------------------------------
+  // Run reads (run_reads.cpp)
+  // -------------------------------------------------------------------------
+
   /// Runs matching `filter`, oldest first.
   std::vector<RunRow> runs(const RunFilter& filter) const;
   /// Samples of one run, by iteration then metric.
   std::vector<SampleRow> samples(std::int64_t run_id) const;
   /// Monitor deltas and counters of one run, by iteration then name.
   std::vector<SampleRow> monitors(std::int64_t run_id) const;
-  /// Cell parameters of one run.
+  /// Iteration rows of one run (ok and failed), by iteration.
+  std::vector<IterationRow> iterations(std::int64_t run_id) const;
+  /// Cell parameters of one run (canonical text).
   std::map<std::string, std::string> run_params(std::int64_t run_id) const;
   /// Context facts of one run.
   std::map<std::string, std::string> run_context(std::int64_t run_id) const;
@@ -135,72 +153,122 @@ class ResultsStore {
   std::vector<MetricDescriptor> metrics(const std::string& workload) const;
   /// Total rows in the run table (used by tests: "nothing written").
   std::int64_t run_count() const;
+  /// The labels of run `run_id`, or nullopt when there is no such run.
+  std::optional<RunLabels> run_labels(std::int64_t run_id) const;
+  /// Run `run_id` with everything stored for it, or nullopt when there is no
+  /// such run (what a qemu guest sends to the host: harness/vm/qemu.cpp).
+  std::optional<RunRecord> run_record(std::int64_t run_id) const;
 
-  /// The underlying connection, for queries of other modules (compare, export).
-  SQLite::Database& db() { return db_; }
-  const SQLite::Database& db() const { return db_; }
+  // -------------------------------------------------------------------------
+  // Sides of compare/check/plot (side_queries.cpp)
+  // -------------------------------------------------------------------------
+
+  /// The runs matching `filter` and the samples and monitor deltas of those
+  /// whose status is complete or aborted (an aborted run's iterations were
+  /// measured in full and committed one by one); the other matching runs are
+  /// listed as excluded. Reads through a read-only connection of its own
+  /// (memory-mapped, no per-call mutex): it may run on several threads at
+  /// once, one call per thread. Throws EnvironmentError when the file cannot
+  /// be opened for reading.
+  StoredSide side_samples(const SideFilter& filter) const;
+  /// What the database holds (for "matched no runs" messages).
+  StoredRunsSummary stored_runs_summary() const;
+
+  // -------------------------------------------------------------------------
+  // What trend and plot read besides the sides (history_queries.cpp)
+  // -------------------------------------------------------------------------
+
+  /// The metrics with at least one stored sample in a run of job `job`.
+  std::set<std::string> metrics_with_samples(const std::string& job) const;
+  /// The non-empty variant labels of the runs of `job` and `workload` (""
+  /// = any), in the order of their first run.
+  std::vector<std::string> variants_by_first_run(const std::string& job,
+                                                 const std::string& workload) const;
+  /// The labels of the runs `run_ids` that exist.
+  std::map<std::int64_t, RunLabels> run_labels(const std::set<std::int64_t>& run_ids) const;
+  /// The samples of `metric` of each of the runs `run_ids` that has some
+  /// (unsorted).
+  std::map<std::int64_t, std::vector<double>> metric_samples(const std::set<std::int64_t>& run_ids,
+                                                             const std::string& metric) const;
+  /// The stored number (run_param.number, base units) of parameter `name` of
+  /// run `run_id`, or nullopt when the run has no such parameter or no number.
+  std::optional<double> param_number(std::int64_t run_id, const std::string& name) const;
+
+  // -------------------------------------------------------------------------
+  // Imports and exports (imports.cpp)
+  // -------------------------------------------------------------------------
+
+  /// Inserts `run` and its parameters, context, iteration rows and samples.
+  /// Opens no transaction of its own: the caller wraps a whole import in one
+  /// Transaction, so that a failure stores nothing. Returns the run id.
+  /// Throws (is_database_error) on a constraint violation: a run id already
+  /// used, a sample given twice.
+  std::int64_t insert_imported_run(const ImportedRun& run);
+  /// The descriptor recorded for `workload`'s metric `name`, or nullopt.
+  std::optional<MetricDescriptor> stored_metric(const std::string& workload,
+                                                const std::string& name) const;
+  /// Records the descriptors of `metrics` that `workload` does not have yet;
+  /// recorded ones are never replaced (unlike register_metrics). No
+  /// transaction of its own (see insert_imported_run).
+  void add_missing_metrics(const std::string& workload,
+                           const std::vector<MetricDescriptor>& metrics);
+  /// Every recorded metric descriptor, by workload then name.
+  std::vector<WorkloadMetric> all_metrics() const;
+  /// The runs of `run_ids` (ascending) that have at least one sample, with
+  /// their labels and parameters.
+  std::map<std::int64_t, ExportRun> export_runs(const std::vector<std::int64_t>& run_ids) const;
+  /// Calls `visit` for every sample of the runs `run_ids` (ascending), ordered
+  /// by run id, iteration, metric (byte order), without holding them in
+  /// memory. Exceptions of `visit` end the scan and propagate.
+  void scan_samples(const std::vector<std::int64_t>& run_ids,
+                    const std::function<void(const SampleView&)>& visit) const;
+
+  // -------------------------------------------------------------------------
+  // Bisect sessions (bisect_log.cpp)
+  // -------------------------------------------------------------------------
+
+  /// Inserts `session` (its id, status, started_at and ended_at are ignored)
+  /// as running, started now; returns its id.
+  std::int64_t create_bisect_session(const BisectSession& session);
+  /// Session `id`, or nullopt.
+  std::optional<BisectSession> bisect_session(std::int64_t id) const;
+  /// The newest session matching `filter`, or nullopt.
+  std::optional<BisectSession> newest_bisect_session(const BisectSessionFilter& filter) const;
+  /// Ends (or, with status "running", reopens) a session: status, result,
+  /// first bad commit; ended_at is now ("" for running).
+  void finish_bisect_session(std::int64_t session, const std::string& status,
+                             const std::string& result, const std::string& first_bad);
+  /// The steps of `session` with their runs, by step.
+  std::vector<BisectStep> bisect_steps(std::int64_t session) const;
+  /// Appends a pending step (next step number, in one transaction) and
+  /// returns its number.
+  int add_bisect_step(std::int64_t session, const std::string& commit, const std::string& subject,
+                      const std::string& role);
+  /// Records a step's build: status ("ok", "failed", "none"), seconds
+  /// (nullopt: NULL) and output (the tail of a failed build).
+  void set_bisect_build(std::int64_t session, int step, const std::string& status,
+                        std::optional<double> seconds, const std::string& output);
+  /// Links the runs measured for a step (a run linked twice counts once).
+  void link_bisect_runs(std::int64_t session, int step, const std::vector<std::int64_t>& runs);
+  /// Records a step's decision and figures; ended_at is now.
+  void set_bisect_decision(std::int64_t session, int step, const BisectVerdict& verdict);
 
  private:
-  void migrate();
-  int abort_stale_runs();
-  std::int64_t ensure_kernel(const KernelIdentity& k);
-  std::int64_t ensure_testbox(const Testbox& t);
+  SQLite::Database& database() { return *db_; }
+  const SQLite::Database& database() const { return *db_; }
   std::int64_t insert_run(const NewRun& run, RunStatus status, const std::string& reason);
 
   std::string path_;
-  SQLite::Database db_;
+  std::unique_ptr<SQLite::Database> db_;
   int stale_aborted_ = 0;
 };
 
 /// Current UTC time as ISO 8601 ("2026-11-30T05:10:34Z").
 std::string utc_now_iso8601();
 
-// ---------------------------------------------------------------------------
-// Imports (appended for results/csv_io.h and results/gbench_import.h)
-// ---------------------------------------------------------------------------
-
-/// A finished run recreated from data measured elsewhere: a tidy CSV written
-/// by `nightjar export` (results/csv_io.h) or a Google Benchmark JSON report
-/// (results/gbench_import.h). It is stored with status `complete`, one `ok`
-/// iteration row per iteration that has samples, and no monitor deltas.
-struct ImportedRun {
-  /// Keep this run id (the caller checked that it is free); nullopt: the next id.
-  std::optional<std::int64_t> id;
-  std::string job;       ///< job name
-  std::string job_path;  ///< "" for imports
-  std::string workload;  ///< workload name (need not be registered)
-  std::string variant;
-  std::string build;  ///< may be ""
-  /// Cell parameters (canonical text; number in base units, 0 when unknown).
-  /// The run's cell id is Cell{workload, params}.id().
-  std::map<std::string, ParamValue> params;
-  KernelIdentity kernel;  ///< only `release` is known for CSV imports
-  Testbox testbox;        ///< only `hostname` is known for CSV imports
-  /// true: reuse the oldest kernel row with kernel.release and the oldest
-  /// testbox row with testbox.hostname when there is one (what a CSV file
-  /// names); false: the exact identity, as `nightjar run` records it.
-  bool match_by_name = false;
-  int iterations = 0;      ///< planned iterations (the highest iteration imported)
-  std::string started_at;  ///< ISO 8601 UTC; "" = now
-  std::map<std::string, std::string> context;  ///< run_context facts (e.g. import.file)
-  std::vector<SampleRow> samples;              ///< iteration (1-based), metric, value
-};
-
-/// Inserts `run` and its parameters, context, iteration rows and samples.
-/// Opens no transaction of its own: the caller wraps a whole import in one
-/// (SQLite::Transaction on store.db()), so that a failure stores nothing.
-/// Returns the run id. Throws SQLite::Exception on a constraint violation
-/// (a run id already used, a sample given twice).
-std::int64_t insert_imported_run(ResultsStore& store, const ImportedRun& run);
-
-/// The descriptor recorded for `workload`'s metric `name`, or nullopt.
-std::optional<MetricDescriptor> stored_metric(const ResultsStore& store,
-                                              const std::string& workload, const std::string& name);
-
-/// Records the descriptors of `metrics` that `workload` does not have yet;
-/// recorded ones are never replaced (unlike register_metrics). No
-/// transaction of its own (see insert_imported_run).
-void add_missing_metrics(ResultsStore& store, const std::string& workload,
-                         const std::vector<MetricDescriptor>& metrics);
+/// True when `e` is an error of SQLite itself (a constraint violation, a
+/// locked or corrupt file) that a store function let through; the CLI reports
+/// it as a database error (exit 4).
+bool is_database_error(const std::exception& e) noexcept;
 
 }  // namespace nightjar

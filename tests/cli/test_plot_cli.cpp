@@ -140,7 +140,7 @@ class PlotCli : public ::testing::Test {
       }
       store.finish_run(id, nightjar::RunStatus::complete);
       if (!date.empty())
-        store.db().exec(fmt::format("UPDATE run SET started_at='{}' WHERE id={}", date, id));
+        exec_sql(store.path(), fmt::format("UPDATE run SET started_at='{}' WHERE id={}", date, id));
     };
     // Scaling: vanilla flattens out above 2 clients, patched keeps scaling.
     for (int c : {1, 2, 4, 8}) {

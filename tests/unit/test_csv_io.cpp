@@ -6,8 +6,6 @@
 // the ResultsStore API in a temporary directory.
 #include <gtest/gtest.h>
 
-#include <SQLiteCpp/SQLiteCpp.h>
-
 #include <memory>
 #include <sstream>
 #include <string>
@@ -24,6 +22,7 @@
 namespace nightjar {
 namespace {
 
+using test::query_one;
 using test::TempDir;
 
 struct Sample {
@@ -81,7 +80,7 @@ SamplesCsv parse(const std::string& text, const std::string& source = "in.csv") 
 }
 
 std::string count(const ResultsStore& store, const std::string& sql) {
-  return const_cast<SQLite::Database&>(store.db()).execAndGet(sql).getString();
+  return query_one(store.path(), sql);
 }
 
 // The message of the UsageError `f` throws ("" when it throws none).

@@ -26,6 +26,7 @@
 namespace nightjar {
 namespace {
 
+using test::query_one;
 using test::TempDir;
 
 // Google Benchmark 1.7 layout: two repetitions of BM_a/8 (ns, with counters)
@@ -238,7 +239,7 @@ TEST(GbenchJson, DefaultJobIsTheExecutablesName) {
 class GbenchStore : public ::testing::Test {
  protected:
   void SetUp() override { store_ = std::make_unique<ResultsStore>(dir_.path() + "/g.db"); }
-  std::string one(const std::string& sql) { return store_->db().execAndGet(sql).getString(); }
+  std::string one(const std::string& sql) { return query_one(store_->path(), sql); }
   TempDir dir_;
   std::unique_ptr<ResultsStore> store_;
 };
@@ -325,7 +326,8 @@ TEST_F(GbenchStore, FixtureBinaryReportImportsEveryRepetitionAndCounter) {
 
   // Every iteration entry's real_time, cpu_time and counters are the samples.
   auto doc = nlohmann::json::parse(text);
-  SQLite::Statement q(store_->db(), "SELECT value FROM sample WHERE iteration = ? AND metric = ?");
+  SQLite::Database db(store_->path());
+  SQLite::Statement q(db, "SELECT value FROM sample WHERE iteration = ? AND metric = ?");
   std::size_t checked = 0;
   for (const auto& e : doc["benchmarks"]) {
     if (e["run_type"] != "iteration") continue;

@@ -31,6 +31,7 @@
 namespace nightjar {
 namespace {
 
+using test::exec_sql;
 using test::TempDir;
 
 // t_{0.975, 2} = 0.95 / sqrt(2 * 0.975 * 0.025): the Student t quantile has
@@ -375,8 +376,9 @@ class PlotHistory : public PlotStore {
       for (int k = 0; k < 3; ++k) v.push_back(level * (1 + 0.005 * z(rng)));
       std::int64_t id = add_run("vanilla", 2, "threads", v, "b" + std::to_string(b));
       // One day apart, from 2026-01-01.
-      store.db().exec(fmt::format(
-          "UPDATE run SET started_at = '2026-01-{:02d}T06:00:00Z' WHERE id = {}", b, id));
+      exec_sql(store.path(),
+               fmt::format("UPDATE run SET started_at = '2026-01-{:02d}T06:00:00Z' WHERE id = {}",
+                           b, id));
     }
   }
   PlotRequest history_request(const std::string& x = "build") {
@@ -433,8 +435,8 @@ TEST_F(PlotHistory, DatesPooledBuildsAndShortSeries) {
   add_history();
   // A second run of b12, an hour later, pools with the first.
   std::int64_t again = add_run("vanilla", 2, "threads", {900, 900, 900}, "b12");
-  store.db().exec(
-      fmt::format("UPDATE run SET started_at = '2026-01-12T07:00:00Z' WHERE id = {}", again));
+  exec_sql(store.path(),
+           fmt::format("UPDATE run SET started_at = '2026-01-12T07:00:00Z' WHERE id = {}", again));
   PlotData d = build_plot_data(store, history_request("date"));
   EXPECT_EQ(d.x_scale, XScale::time);
   EXPECT_TRUE(d.x_ticks.empty());

@@ -1,0 +1,178 @@
+// Data in and out of files: runs recreated from an imported file (tidy CSV,
+// Google Benchmark JSON), metric descriptors of imports, and the scans a tidy
+// CSV export writes. See results/store/store.h "Imports and exports".
+#include <algorithm>
+
+#include "results/store/detail.h"
+#include "results/store/store.h"
+
+namespace nightjar {
+
+using namespace store_detail;
+
+namespace {
+
+// The id of the kernel row for an import: by release only (CSV files name
+// nothing else), else the exact identity as a run records it.
+std::int64_t import_kernel_id(SQLite::Database& db, const KernelIdentity& k, bool by_name) {
+  if (by_name) {
+    SQLite::Statement q(db, "SELECT min(id) FROM kernel WHERE release=?");
+    q.bind(1, k.release);
+    if (q.executeStep() && !q.getColumn(0).isNull()) return q.getColumn(0).getInt64();
+  }
+  return kernel_row(db, k);
+}
+
+// The id of the testbox row for an import: by hostname only, else the exact
+// identity (hostname, CPU model, CPUs). An existing row is never changed: an
+// import does not know the box's memory today.
+std::int64_t import_testbox_id(SQLite::Database& db, const Testbox& t, bool by_name) {
+  if (by_name) {
+    SQLite::Statement q(db, "SELECT min(id) FROM testbox WHERE hostname=?");
+    q.bind(1, t.hostname);
+    if (q.executeStep() && !q.getColumn(0).isNull()) return q.getColumn(0).getInt64();
+  }
+  return testbox_row(db, t, false);
+}
+
+// Inserts the run row of `run`; returns its id.
+std::int64_t insert_imported_row(SQLite::Database& db, const ImportedRun& run,
+                                 const std::string& started, const std::string& now) {
+  const std::int64_t kernel_id = import_kernel_id(db, run.kernel, run.match_by_name);
+  const std::int64_t testbox_id = import_testbox_id(db, run.testbox, run.match_by_name);
+  SQLite::Statement q(db,
+                      "INSERT INTO run(id, job, job_path, workload, cell, variant, build, "
+                      "kernel_id, testbox_id, status, reason, iterations, warmup, started_at, "
+                      "ended_at) VALUES(?,?,?,?,?,?,?,?,?,'complete','',?,0,?,?)");
+  bind_optional(q, 1, run.id);  // NULL: SQLite picks max(id) + 1
+  q.bind(2, run.job);
+  q.bind(3, run.job_path);
+  q.bind(4, run.workload);
+  q.bind(5, Cell{run.workload, run.params}.id());
+  q.bind(6, run.variant);
+  q.bind(7, run.build);
+  q.bind(8, kernel_id);
+  q.bind(9, testbox_id);
+  q.bind(10, run.iterations);
+  q.bind(11, started);
+  q.bind(12, now);
+  q.exec();
+  return db.getLastInsertRowid();
+}
+
+}  // namespace
+
+std::int64_t ResultsStore::insert_imported_run(const ImportedRun& run) {
+  SQLite::Database& db = database();
+  const std::string now = utc_now_iso8601();
+  const std::string started = run.started_at.empty() ? now : run.started_at;
+  const std::int64_t id = insert_imported_row(db, run, started, now);
+
+  SQLite::Statement p(db, "INSERT INTO run_param(run_id, name, value, number) VALUES(?,?,?,?)");
+  for (const auto& [name, value] : run.params) {
+    SQLite::bind(p, id, name, value.text, value.number);
+    p.exec();
+    p.reset();
+  }
+  SQLite::Statement c(db, "INSERT INTO run_context(run_id, key, value) VALUES(?,?,?)");
+  for (const auto& [key, value] : run.context) {
+    SQLite::bind(c, id, key, value);
+    c.exec();
+    c.reset();
+  }
+  std::vector<int> iterations;
+  for (const auto& s : run.samples) iterations.push_back(s.iteration);
+  std::sort(iterations.begin(), iterations.end());
+  iterations.erase(std::unique(iterations.begin(), iterations.end()), iterations.end());
+  SQLite::Statement it(db,
+                       "INSERT INTO iteration(run_id, iteration, status, reason, started_at, "
+                       "duration_sec) VALUES(?,?,'ok','',?,0)");
+  for (int i : iterations) {
+    SQLite::bind(it, id, i, started);
+    it.exec();
+    it.reset();
+  }
+  SQLite::Statement s(db, "INSERT INTO sample(run_id, iteration, metric, value) VALUES(?,?,?,?)");
+  for (const auto& sample : run.samples) {
+    SQLite::bind(s, id, sample.iteration, sample.metric, sample.value);
+    s.exec();
+    s.reset();
+  }
+  return id;
+}
+
+std::optional<MetricDescriptor> ResultsStore::stored_metric(const std::string& workload,
+                                                            const std::string& name) const {
+  SQLite::Statement q(database(),
+                      "SELECT unit, direction, mean FROM metric WHERE workload=? AND name=?");
+  SQLite::bind(q, workload, name);
+  if (!q.executeStep()) return std::nullopt;
+  return metric_from_columns(name, q.getColumn(0).getString(), q.getColumn(1).getString(),
+                             q.getColumn(2).getString());
+}
+
+void ResultsStore::add_missing_metrics(const std::string& workload,
+                                       const std::vector<MetricDescriptor>& metrics) {
+  write_metrics(database(), workload, metrics, false);
+}
+
+std::vector<WorkloadMetric> ResultsStore::all_metrics() const {
+  SQLite::Statement q(database(),
+                      "SELECT workload, name, unit, direction, mean FROM metric "
+                      "ORDER BY workload, name");
+  std::vector<WorkloadMetric> out;
+  while (q.executeStep())
+    out.push_back({q.getColumn(0).getString(),
+                   metric_from_columns(q.getColumn(1).getString(), q.getColumn(2).getString(),
+                                       q.getColumn(3).getString(), q.getColumn(4).getString())});
+  return out;
+}
+
+std::map<std::int64_t, ExportRun> ResultsStore::export_runs(
+    const std::vector<std::int64_t>& run_ids) const {
+  std::map<std::int64_t, ExportRun> runs;
+  // Runs without samples are left out (an export writes no row for them).
+  SQLite::Statement info(database(),
+                         std::string(kRunLabelsSelect) +
+                             "WHERE r.id BETWEEN ? AND ? "
+                             "AND EXISTS(SELECT 1 FROM sample s WHERE s.run_id = r.id)");
+  SQLite::Statement params(
+      database(), "SELECT run_id, name, value FROM run_param WHERE run_id BETWEEN ? AND ?");
+  for_each_range(run_ids, [&](std::int64_t lo, std::int64_t hi) {
+    info.reset();
+    SQLite::bind(info, lo, hi);
+    while (info.executeStep()) runs[info.getColumn(0).getInt64()].labels = run_labels_of_row(info);
+    params.reset();
+    SQLite::bind(params, lo, hi);
+    while (params.executeStep()) {
+      auto it = runs.find(params.getColumn(0).getInt64());
+      std::string value = params.getColumn(2).getString();
+      // An empty text value is an unset parameter (not part of the cell id).
+      if (it != runs.end() && !value.empty())
+        it->second.params[params.getColumn(1).getString()] = std::move(value);
+    }
+  });
+  return runs;
+}
+
+void ResultsStore::scan_samples(const std::vector<std::int64_t>& run_ids,
+                                const std::function<void(const SampleView&)>& visit) const {
+  SQLite::Statement q(database(),
+                      "SELECT run_id, iteration, metric, value FROM sample "
+                      "WHERE run_id BETWEEN ? AND ? ORDER BY run_id, iteration, metric");
+  SampleView v;
+  for_each_range(run_ids, [&](std::int64_t lo, std::int64_t hi) {
+    q.reset();
+    SQLite::bind(q, lo, hi);
+    while (q.executeStep()) {
+      v.run_id = q.getColumn(0).getInt64();
+      v.iteration = q.getColumn(1).getInt();
+      const SQLite::Column metric = q.getColumn(2);
+      v.metric = std::string_view(metric.getText(), static_cast<std::size_t>(metric.getBytes()));
+      v.value = q.getColumn(3).getDouble();
+      visit(v);
+    }
+  });
+}
+
+}  // namespace nightjar

@@ -1,0 +1,70 @@
+// Records of data coming in from and going out to files: a finished run
+// recreated from data measured elsewhere (tidy CSV, Google Benchmark JSON:
+// results/io/), and the runs and descriptors a tidy CSV export writes. Plain
+// data: results/store/store.h declares the functions
+// (ResultsStore::insert_imported_run, export_runs, scan_samples, ...).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "results/model/identity.h"
+#include "results/model/metric.h"
+#include "results/model/params.h"
+#include "results/store/runs.h"
+
+namespace nightjar {
+
+/// A finished run recreated from data measured elsewhere: a tidy CSV written
+/// by `nightjar export` (results/io/csv.h) or a Google Benchmark JSON report
+/// (results/io/gbench.h). It is stored with status `complete`, one `ok`
+/// iteration row per iteration that has samples, and no monitor deltas.
+struct ImportedRun {
+  /// Keep this run id (the caller checked that it is free); nullopt: the next id.
+  std::optional<std::int64_t> id;
+  std::string job;       ///< job name
+  std::string job_path;  ///< "" for imports
+  std::string workload;  ///< workload name (need not be registered)
+  std::string variant;
+  std::string build;  ///< may be ""
+  /// Cell parameters (canonical text; number in base units, 0 when unknown).
+  /// The run's cell id is Cell{workload, params}.id().
+  std::map<std::string, ParamValue> params;
+  KernelIdentity kernel;  ///< only `release` is known for CSV imports
+  Testbox testbox;        ///< only `hostname` is known for CSV imports
+  /// true: reuse the oldest kernel row with kernel.release and the oldest
+  /// testbox row with testbox.hostname when there is one (what a CSV file
+  /// names); false: the exact identity, as `nightjar run` records it.
+  bool match_by_name = false;
+  int iterations = 0;      ///< planned iterations (the highest iteration imported)
+  std::string started_at;  ///< ISO 8601 UTC; "" = now
+  std::map<std::string, std::string> context;  ///< run_context facts (e.g. import.file)
+  std::vector<SampleRow> samples;              ///< iteration (1-based), metric, value
+};
+
+/// A metric descriptor with the workload it belongs to (a row of the metric table).
+struct WorkloadMetric {
+  std::string workload;
+  MetricDescriptor descriptor;
+};
+
+/// A run as a tidy CSV export writes it: its labels and its set parameters.
+struct ExportRun {
+  RunLabels labels;
+  std::map<std::string, std::string> params;  ///< name -> canonical text, without empty values
+};
+
+/// One sample as ResultsStore::scan_samples passes it on. `metric` points
+/// into the row being read: copy it to keep it.
+struct SampleView {
+  std::int64_t run_id = 0;
+  int iteration = 0;
+  std::string_view metric;
+  double value = 0;
+};
+
+}  // namespace nightjar

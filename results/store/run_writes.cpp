@@ -1,0 +1,135 @@
+// Writing runs as `nightjar run` measures them: metric descriptors, the run
+// row, one transaction per iteration, warnings and the final status. See
+// results/store/store.h "Run writes".
+#include <unistd.h>
+
+#include "results/store/detail.h"
+#include "results/store/store.h"
+
+namespace nightjar {
+
+using namespace store_detail;
+
+void ResultsStore::register_metrics(const std::string& workload,
+                                    const std::vector<MetricDescriptor>& metrics) {
+  SQLite::Transaction tx(database(), SQLite::TransactionBehavior::IMMEDIATE);
+  write_metrics(database(), workload, metrics, true);
+  tx.commit();
+}
+
+// A testbox is identified by hostname, CPU model and CPU count. MemTotal is
+// stored but not part of the identity: it shifts by a few MiB between kernels
+// on the same machine, and a bisect must not split one box into many. Each
+// run records the memory it saw in run_context (testbox.memory_bytes).
+std::int64_t ResultsStore::insert_run(const NewRun& run, RunStatus status,
+                                      const std::string& reason) {
+  SQLite::Database& db = database();
+  SQLite::Transaction tx(db, SQLite::TransactionBehavior::IMMEDIATE);
+  const std::int64_t kernel_id = kernel_row(db, run.kernel);
+  const std::int64_t testbox_id = testbox_row(db, run.testbox, true);
+  SQLite::Statement q(db,
+                      "INSERT INTO run(job, job_path, workload, cell, variant, build, kernel_id, "
+                      "testbox_id, status, reason, iterations, warmup, started_at, ended_at, "
+                      "host, boot_id, pid, pid_start) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  const std::string now = utc_now_iso8601();
+  const long long pid = getpid();
+  SQLite::bind(q, run.job, run.job_path, run.cell.workload, run.cell.id(), run.variant, run.build,
+               kernel_id, testbox_id, to_string(status), reason, run.iterations, run.warmup, now);
+  if (status == RunStatus::running)
+    q.bind(14);
+  else
+    q.bind(14, now);
+  q.bind(15, hostname());
+  q.bind(16, boot_id());
+  q.bind(17, static_cast<std::int64_t>(pid));
+  q.bind(18, static_cast<std::int64_t>(process_start_ticks(pid)));
+  q.exec();
+  const std::int64_t id = db.getLastInsertRowid();
+
+  SQLite::Statement p(db, "INSERT INTO run_param(run_id, name, value, number) VALUES(?,?,?,?)");
+  for (const auto& [name, value] : run.cell.params) {
+    SQLite::bind(p, id, name, value.text, value.number);
+    p.exec();
+    p.reset();
+  }
+  SQLite::Statement c(db, "INSERT OR REPLACE INTO run_context(run_id, key, value) VALUES(?,?,?)");
+  std::map<std::string, std::string> context = run.context;
+  context.emplace("testbox.memory_bytes", std::to_string(run.testbox.memory_bytes));
+  for (const auto& [key, value] : context) {
+    SQLite::bind(c, id, key, value);
+    c.exec();
+    c.reset();
+  }
+  tx.commit();
+  return id;
+}
+
+std::int64_t ResultsStore::begin_run(const NewRun& run) {
+  return insert_run(run, RunStatus::running, "");
+}
+
+std::int64_t ResultsStore::record_skipped(const NewRun& run, const std::string& reason) {
+  return insert_run(run, RunStatus::skipped, reason);
+}
+
+namespace {
+// Inserts one (run_id, iteration, name, value) row per value with `q` (a sample
+// or monitor INSERT).
+void insert_values(SQLite::Statement& q, std::int64_t run_id, int iteration,
+                   const std::map<std::string, double>& values) {
+  for (const auto& [name, value] : values) {
+    SQLite::bind(q, run_id, iteration, name, value);
+    q.exec();
+    q.reset();
+  }
+}
+}  // namespace
+
+void ResultsStore::add_iteration(std::int64_t run_id, int iteration, const IterationResult& result,
+                                 const std::map<std::string, double>& monitors,
+                                 double duration_sec) {
+  SQLite::Database& db = database();
+  SQLite::Transaction tx(db, SQLite::TransactionBehavior::IMMEDIATE);
+  SQLite::Statement it(db,
+                       "INSERT INTO iteration(run_id, iteration, status, reason, started_at, "
+                       "duration_sec) VALUES(?,?,?,?,?,?)");
+  SQLite::bind(it, run_id, iteration, result.failure ? "failed" : "ok", result.failure.value_or(""),
+               utc_now_iso8601(), duration_sec);
+  it.exec();
+  if (!result.failure) {
+    SQLite::Statement s(db, "INSERT INTO sample(run_id, iteration, metric, value) VALUES(?,?,?,?)");
+    insert_values(s, run_id, iteration, result.metrics);
+  }
+  SQLite::Statement m(db, "INSERT INTO monitor(run_id, iteration, name, value) VALUES(?,?,?,?)");
+  insert_values(m, run_id, iteration, monitors);
+  insert_values(m, run_id, iteration, result.counters);
+  SQLite::Statement f(db, "INSERT INTO flag(run_id, iteration, message) VALUES(?,?,?)");
+  for (const auto& message : result.flags) {
+    SQLite::bind(f, run_id, iteration, message);
+    f.exec();
+    f.reset();
+  }
+  tx.commit();
+}
+
+void ResultsStore::add_context(std::int64_t run_id, const std::string& key,
+                               const std::string& value) {
+  SQLite::Statement c(database(),
+                      "INSERT OR REPLACE INTO run_context(run_id, key, value) VALUES(?,?,?)");
+  SQLite::bind(c, run_id, key, value);
+  c.exec();
+}
+
+void ResultsStore::add_warning(std::int64_t run_id, const std::string& message) {
+  SQLite::Statement f(database(), "INSERT INTO flag(run_id, iteration, message) VALUES(?,NULL,?)");
+  SQLite::bind(f, run_id, message);
+  f.exec();
+}
+
+void ResultsStore::finish_run(std::int64_t run_id, RunStatus status, const std::string& reason) {
+  SQLite::Statement u(database(), "UPDATE run SET status=?, reason=?, ended_at=? WHERE id=?");
+  SQLite::bind(u, to_string(status), reason, utc_now_iso8601(), run_id);
+  u.exec();
+}
+
+}  // namespace nightjar

@@ -1,0 +1,105 @@
+// Records of runs as the results store writes and reads them: what a run is
+// when it starts, the rows of `nightjar show`, samples and iterations, the
+// labels of a run, and a whole run as one record (what a qemu guest sends to
+// the host). Plain data: results/store/store.h declares the functions.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "results/model/identity.h"
+#include "results/model/params.h"
+
+namespace nightjar {
+
+/// Status of a run (DESIGN.md "Behaviour every part keeps").
+enum class RunStatus { running, complete, aborted, failed, skipped };
+/// "running", "complete", ...: the spelling stored in the database.
+const char* to_string(RunStatus s);
+
+/// Everything known about a run when it starts.
+struct NewRun {
+  std::string job;       ///< job name (file stem)
+  std::string job_path;  ///< job file path as given
+  Cell cell;
+  std::string variant;
+  std::string build;   ///< user's --build label (commit or name), may be ""
+  int iterations = 0;  ///< measured iterations planned
+  int warmup = 0;      ///< warm-up iterations planned
+  KernelIdentity kernel;
+  Testbox testbox;
+  std::map<std::string, std::string> context;  ///< system facts and --context pairs
+};
+
+/// One row of `nightjar show`.
+struct RunRow {
+  std::int64_t id = 0;
+  std::string job, workload, cell, variant, build, kernel_release, hostname;
+  std::string status, reason, started_at, ended_at;
+  int iterations = 0;  ///< planned
+  int samples = 0;     ///< iterations stored with status ok
+  int failed = 0;      ///< iterations stored as failed
+};
+
+/// Filters of `nightjar show`, export and trend; empty fields match everything.
+struct RunFilter {
+  std::optional<std::int64_t> run_id;
+  std::string job, workload, variant, build, kernel_release, status, hostname;
+  std::optional<int> limit;  ///< newest N runs
+};
+
+/// One stored sample value (or monitor delta: `metric` is then its name).
+struct SampleRow {
+  int iteration = 0;
+  std::string metric;
+  double value = 0;
+};
+
+/// One row of the iteration table.
+struct IterationRow {
+  int iteration = 0;        ///< 1-based measured iteration
+  std::string status;       ///< "ok" or "failed"
+  std::string reason;       ///< why it failed ("" when ok)
+  std::string started_at;   ///< ISO 8601 UTC
+  double duration_sec = 0;  ///< wall time, seconds
+};
+
+/// The labels of a run: what a figure's title, a history's builds and an
+/// export row name.
+struct RunLabels {
+  std::int64_t id = 0;
+  std::string job, workload, variant, build;
+  std::string kernel_release;  ///< "" when the run has no kernel row
+  std::string hostname;        ///< testbox hostname; "" when the run has no testbox row
+  std::string started_at;      ///< ISO 8601 UTC
+};
+
+/// A whole run as one record: the run row, its parameters, context and
+/// warnings, and every iteration with its samples, monitor deltas and flags.
+/// A qemu guest sends it to the host, which stores it again
+/// (harness/vm/qemu.h).
+struct RunRecord {
+  std::string job, job_path, workload;
+  std::string cell;  ///< canonical cell id
+  std::string variant, build, status, reason;
+  int iterations = 0;  ///< planned
+  int warmup = 0;      ///< planned
+  /// Cell parameters: canonical text and number in base units (0 when NULL).
+  std::map<std::string, ParamValue> params;
+  std::map<std::string, std::string> context;
+  std::vector<std::string> warnings;  ///< run-level flags, in the order recorded
+
+  /// One stored iteration.
+  struct Iteration {
+    IterationRow row;
+    std::map<std::string, double> metrics;   ///< samples (empty for a failed iteration)
+    std::map<std::string, double> monitors;  ///< monitor deltas and workload counters
+    std::vector<std::string> flags;          ///< in the order recorded
+  };
+  std::vector<Iteration> iteration_data;  ///< by iteration
+};
+
+}  // namespace nightjar

@@ -1,0 +1,147 @@
+// The schema of the results database and its forward migrations
+// (docs/results.md "Schema"): see results/store/detail.h migrate().
+#include <iterator>
+
+#include "results/model/exit_codes.h"
+#include "results/store/detail.h"
+#include "results/store/store.h"
+
+namespace nightjar::store_detail {
+namespace {
+
+// Forward migrations: element i upgrades schema version i to i+1. Never edit
+// a released entry; append a new one and bump kSchemaVersion.
+const char* const kMigrations[] = {
+    // 0 -> 1: the initial schema.
+    R"sql(
+CREATE TABLE testbox(
+  id INTEGER PRIMARY KEY,
+  hostname TEXT NOT NULL, cpu_model TEXT NOT NULL,
+  cpus INTEGER NOT NULL, memory_bytes INTEGER NOT NULL,
+  UNIQUE(hostname, cpu_model, cpus));
+CREATE TABLE kernel(
+  id INTEGER PRIMARY KEY,
+  release TEXT NOT NULL, version TEXT NOT NULL, cmdline TEXT NOT NULL,
+  config_hash TEXT NOT NULL,
+  UNIQUE(release, version, cmdline, config_hash));
+CREATE TABLE metric(
+  workload TEXT NOT NULL, name TEXT NOT NULL, unit TEXT NOT NULL,
+  direction TEXT NOT NULL CHECK(direction IN ('higher', 'lower')),
+  mean TEXT NOT NULL CHECK(mean IN ('hmean', 'amean', 'gmean')),
+  PRIMARY KEY(workload, name));
+CREATE TABLE run(
+  id INTEGER PRIMARY KEY,
+  job TEXT NOT NULL, job_path TEXT NOT NULL DEFAULT '',
+  workload TEXT NOT NULL, cell TEXT NOT NULL,
+  variant TEXT NOT NULL, build TEXT NOT NULL DEFAULT '',
+  kernel_id INTEGER REFERENCES kernel(id),
+  testbox_id INTEGER REFERENCES testbox(id),
+  status TEXT NOT NULL
+    CHECK(status IN ('running', 'complete', 'aborted', 'failed', 'skipped')),
+  reason TEXT NOT NULL DEFAULT '',
+  iterations INTEGER NOT NULL, warmup INTEGER NOT NULL,
+  started_at TEXT NOT NULL, ended_at TEXT,
+  host TEXT NOT NULL DEFAULT '', boot_id TEXT NOT NULL DEFAULT '',
+  pid INTEGER, pid_start INTEGER);
+CREATE INDEX run_by_cell ON run(workload, job, cell);
+CREATE INDEX run_by_status ON run(status);
+CREATE TABLE run_param(
+  run_id INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE,
+  name TEXT NOT NULL, value TEXT NOT NULL, number REAL,
+  PRIMARY KEY(run_id, name));
+CREATE TABLE run_context(
+  run_id INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE,
+  key TEXT NOT NULL, value TEXT NOT NULL,
+  PRIMARY KEY(run_id, key));
+CREATE TABLE iteration(
+  run_id INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE,
+  iteration INTEGER NOT NULL,
+  status TEXT NOT NULL CHECK(status IN ('ok', 'failed')),
+  reason TEXT NOT NULL DEFAULT '',
+  started_at TEXT NOT NULL, duration_sec REAL NOT NULL,
+  PRIMARY KEY(run_id, iteration));
+CREATE TABLE sample(
+  run_id INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE,
+  iteration INTEGER NOT NULL, metric TEXT NOT NULL, value REAL NOT NULL,
+  PRIMARY KEY(run_id, iteration, metric)) WITHOUT ROWID;
+CREATE TABLE monitor(
+  run_id INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE,
+  iteration INTEGER NOT NULL, name TEXT NOT NULL, value REAL NOT NULL,
+  PRIMARY KEY(run_id, iteration, name)) WITHOUT ROWID;
+CREATE TABLE flag(
+  run_id INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE,
+  iteration INTEGER, message TEXT NOT NULL);
+)sql",
+    // 1 -> 2: bisect sessions (harness/bisect/bisect.h): every step of a bisection,
+    // its build and decision, and the runs measured for it.
+    R"sql(
+CREATE TABLE bisect_session(
+  id INTEGER PRIMARY KEY,
+  kind TEXT NOT NULL CHECK(kind IN ('run', 'step')),
+  repo TEXT NOT NULL,
+  good_rev TEXT NOT NULL, bad_rev TEXT NOT NULL DEFAULT '',
+  good TEXT NOT NULL DEFAULT '', bad TEXT NOT NULL DEFAULT '',
+  job_path TEXT NOT NULL, job TEXT NOT NULL, metric TEXT NOT NULL,
+  options TEXT NOT NULL DEFAULT '{}',
+  status TEXT NOT NULL
+    CHECK(status IN ('running', 'found', 'inconclusive', 'failed', 'interrupted')),
+  result TEXT NOT NULL DEFAULT '', first_bad TEXT NOT NULL DEFAULT '',
+  started_at TEXT NOT NULL, ended_at TEXT);
+CREATE TABLE bisect_step(
+  session_id INTEGER NOT NULL REFERENCES bisect_session(id) ON DELETE CASCADE,
+  step INTEGER NOT NULL,
+  commit_id TEXT NOT NULL, subject TEXT NOT NULL DEFAULT '',
+  role TEXT NOT NULL CHECK(role IN ('good', 'bad', 'test')),
+  build_status TEXT NOT NULL CHECK(build_status IN ('pending', 'ok', 'failed', 'none')),
+  build_seconds REAL, build_output TEXT NOT NULL DEFAULT '',
+  decision TEXT NOT NULL CHECK(decision IN ('pending', 'good', 'bad', 'skip')),
+  verdict TEXT NOT NULL DEFAULT '', reason TEXT NOT NULL DEFAULT '',
+  pct_change REAL, p REAL, q REAL, ratio_lo REAL, ratio_hi REAL,
+  n_base INTEGER, n_now INTEGER,
+  started_at TEXT NOT NULL, ended_at TEXT,
+  PRIMARY KEY(session_id, step));
+CREATE TABLE bisect_run(
+  session_id INTEGER NOT NULL, step INTEGER NOT NULL,
+  run_id INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE,
+  PRIMARY KEY(session_id, step, run_id),
+  FOREIGN KEY(session_id, step) REFERENCES bisect_step(session_id, step) ON DELETE CASCADE);
+)sql",
+    // 2 -> 3: indexes for compare/check selectors (results/compare/selector.h): a side
+    // picked by variant, build or kernel out of a large database reads only
+    // its own runs.
+    R"sql(
+CREATE INDEX run_by_variant ON run(variant);
+CREATE INDEX run_by_build ON run(build);
+CREATE INDEX run_by_kernel ON run(kernel_id);
+)sql",
+};
+static_assert(std::size(kMigrations) == ResultsStore::kSchemaVersion);
+
+}  // namespace
+
+void migrate(SQLite::Database& db, const std::string& path) {
+  constexpr int kVersion = ResultsStore::kSchemaVersion;
+  auto version = [&] { return db.execAndGet("PRAGMA user_version").getInt(); };
+  if (version() == kVersion) return;
+  // IMMEDIATE takes the write lock first, so two processes opening a new
+  // database at once cannot both run the same migration.
+  SQLite::Transaction tx(db, SQLite::TransactionBehavior::IMMEDIATE);
+  int v = version();
+  if (v > kVersion)
+    throw EnvironmentError(path + ": database schema version " + std::to_string(v) +
+                           " is newer than this nightjar understands (" + std::to_string(kVersion) +
+                           "); upgrade nightjar");
+  if (v == 0) {
+    // A fresh file must be empty; refuse to "migrate" someone else's database.
+    int tables = db.execAndGet("SELECT count(*) FROM sqlite_master").getInt();
+    if (tables != 0)
+      throw EnvironmentError(
+          path +
+          ": this SQLite file is not a nightjar results database; pass --db PATH to a new file");
+  }
+  for (; v < kVersion; ++v) db.exec(kMigrations[v]);
+  db.exec("PRAGMA user_version=" + std::to_string(kVersion));
+  tx.commit();
+}
+
+}  // namespace nightjar::store_detail

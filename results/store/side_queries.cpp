@@ -1,0 +1,301 @@
+// The query behind one side of compare/check/plot: the runs matching a
+// filter and their samples and monitor deltas, grouped by stored cell. It
+// reads up to millions of rows (bench/compare_bench.cpp), so it reads through
+// a read-only connection of its own (no per-call mutex, memory-mapped, one
+// per thread) and reads each table once, as primary-key range scans. See
+// results/store/store.h "Sides".
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <string_view>
+#include <unordered_map>
+
+#include "results/model/exit_codes.h"
+#include "results/store/detail.h"
+#include "results/store/store.h"
+
+namespace nightjar {
+
+using namespace store_detail;
+
+namespace {
+
+// A read-only connection for one side: opened without SQLite's per-call mutex
+// (one connection per thread) and with memory-mapped reads. WAL mode lets it
+// read while other processes write.
+SQLite::Database open_reader(const std::string& path) {
+  try {
+    SQLite::Database db(path, SQLite::OPEN_READONLY | SQLite::OPEN_NOMUTEX, kBusyTimeoutMs);
+    db.exec("PRAGMA mmap_size=1073741824");
+    return db;
+  } catch (const SQLite::Exception& e) {
+    throw EnvironmentError(path + ": cannot open the results database for reading: " + e.what());
+  }
+}
+
+// WHERE clause (on run r, kernel k, testbox t) of a side filter.
+struct Where {
+  std::string sql = "1=1";
+  std::vector<std::string> binds;
+  bool kernel = false, testbox = false;  // the clause uses k / t
+
+  // The joins the clause needs (kernel release, testbox hostname).
+  std::string joins() const {
+    std::string j;
+    if (kernel) j += " LEFT JOIN kernel k ON k.id=r.kernel_id";
+    if (testbox) j += " LEFT JOIN testbox t ON t.id=r.testbox_id";
+    return j;
+  }
+};
+
+Where side_where(const SideFilter& f) {
+  Where w;
+  auto add = [&](const std::string& value, const char* clause) {
+    if (value.empty()) return false;
+    w.sql += clause;
+    w.binds.push_back(value);
+    return true;
+  };
+  add(f.variant, " AND r.variant=?");
+  add(f.build, " AND r.build=?");
+  for (const auto& job : f.jobs) add(job, " AND r.job=?");
+  for (const auto& workload : f.workloads) add(workload, " AND r.workload=?");
+  w.kernel = add(f.kernel_release, " AND k.release=?");
+  w.testbox = add(f.hostname, " AND t.hostname=?");
+  if (f.run_id) w.sql += " AND r.id=" + std::to_string(*f.run_id);
+  return w;
+}
+
+// A statement for the two loops of nightjar that read a row per run and a
+// row per sample of a side: up to 100 000 and 1 000 000 rows
+// (bench/compare_bench.cpp). There SQLiteCpp's Column objects (a shared_ptr
+// copy and two checks per column read) cost about a tenth of the whole
+// compare, so these loops read with SQLite's C API on the connection's
+// handle (SQLite::Database::getHandle(), SQLiteCpp's way to what it does not
+// wrap). Everything else of the store reads through SQLite::Statement.
+class RowScan {
+ public:
+  RowScan(const SQLite::Database& db, const std::string& sql) : db_(db.getHandle()) {
+    if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &stmt_, nullptr) != SQLITE_OK)
+      throw SQLite::Exception(db_, sqlite3_errcode(db_));
+  }
+  ~RowScan() { sqlite3_finalize(stmt_); }
+  RowScan(const RowScan&) = delete;
+  RowScan& operator=(const RowScan&) = delete;
+
+  void reset() { sqlite3_reset(stmt_); }
+  void bind(int i, std::int64_t v) { sqlite3_bind_int64(stmt_, i, v); }
+  void bind(int i, const std::string& v) {
+    sqlite3_bind_text(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+  }
+  // True when a row is available; throws on errors.
+  bool step() {
+    const int rc = sqlite3_step(stmt_);
+    if (rc == SQLITE_ROW) return true;
+    if (rc == SQLITE_DONE) return false;
+    throw SQLite::Exception(db_, rc);
+  }
+  std::int64_t int64(int c) const { return sqlite3_column_int64(stmt_, c); }
+  double real(int c) const { return sqlite3_column_double(stmt_, c); }
+  // Valid until the next step().
+  std::string_view text(int c) const {
+    const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, c));
+    return p ? std::string_view(p, static_cast<std::size_t>(sqlite3_column_bytes(stmt_, c)))
+             : std::string_view();
+  }
+
+ private:
+  sqlite3* db_;
+  sqlite3_stmt* stmt_ = nullptr;
+};
+
+// Values of one metric/monitor name, per cell, interned for speed: the value
+// loop compares names with the few seen so far instead of hashing strings.
+struct Interned {
+  std::vector<std::string> names;
+  std::size_t index(std::string_view name) {
+    for (std::size_t i = 0; i < names.size(); ++i)
+      if (names[i] == name) return i;
+    names.emplace_back(name);
+    return names.size() - 1;
+  }
+};
+
+// A side being read: each used run's cell, and the values of each cell by
+// interned name.
+struct Reading {
+  std::vector<std::pair<std::int64_t, std::size_t>> run_cells;  // run id -> cell index, ascending
+  std::vector<std::int64_t> kernel_ids, testbox_ids;  // of the used runs, repeats in a row dropped
+  std::vector<std::vector<std::vector<double>>> metrics, monitors;  // [cell][name] -> values
+};
+
+// 1. The matching runs: excluded ones, used ones with their cell, labels.
+void read_runs(const SQLite::Database& db, const SideFilter& filter, StoredSide& side, Reading& r) {
+  const Where where = side_where(filter);
+  RowScan q(db,
+            "SELECT r.id, r.workload, r.job, r.cell, r.status, r.reason, r.variant, "
+            "r.build, COALESCE(r.kernel_id, 0), COALESCE(r.testbox_id, 0) FROM run r" +
+                where.joins() + " WHERE " + where.sql + " ORDER BY r.id");
+  for (std::size_t i = 0; i < where.binds.size(); ++i)
+    q.bind(static_cast<int>(i + 1), where.binds[i]);
+  std::unordered_map<std::string, std::size_t> cell_index;  // key: workload \0 job \0 cell
+  std::string key;
+  std::int64_t last_kernel = -1, last_testbox = -1;
+  // Distinct labels of the side; they rarely change from run to run.
+  auto note = [](std::set<std::string>& set, std::string_view v) {
+    if (set.size() == 1 && *set.begin() == v) return;
+    if (std::string text(v); set.find(text) == set.end()) set.insert(std::move(text));
+  };
+  while (q.step()) {
+    ++side.matched;
+    const std::int64_t id = q.int64(0);
+    const std::string_view status = q.text(4);
+    if (status != "complete" && status != "aborted") {
+      side.excluded.push_back({id, std::string(status), std::string(q.text(5))});
+      continue;
+    }
+    const std::string_view workload = q.text(1), job = q.text(2), cell = q.text(3);
+    key.assign(workload);
+    key += '\0';
+    key += job;
+    key += '\0';
+    key += cell;
+    auto [it, fresh] = cell_index.try_emplace(key, side.cells.size());
+    if (fresh)
+      side.cells.push_back(
+          {std::string(workload), std::string(job), std::string(cell), id, {}, 0, {}, {}, {}});
+    StoredCell& sc = side.cells[it->second];
+    sc.run_ids.push_back(id);
+    if (status == "aborted") ++sc.aborted_runs;
+    r.run_cells.emplace_back(id, it->second);
+    side.run_ids.push_back(id);
+    note(side.variants, q.text(6));
+    note(side.builds, q.text(7));
+    const std::int64_t kernel = q.int64(8), testbox = q.int64(9);
+    if (kernel != last_kernel) r.kernel_ids.push_back(last_kernel = kernel);
+    if (testbox != last_testbox) r.testbox_ids.push_back(last_testbox = testbox);
+  }
+}
+
+// 2. The kernel releases and testbox hostnames of the used runs.
+void read_labels(const SQLite::Database& db, Reading& r, StoredSide& side) {
+  auto names = [&](const char* sql, std::vector<std::int64_t>& ids, std::set<std::string>& out) {
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    SQLite::Statement q(db, sql);
+    for (auto id : ids) {
+      q.reset();
+      q.bind(1, id);
+      out.emplace(q.executeStep() ? q.getColumn(0).getString() : std::string());
+    }
+  };
+  names("SELECT release FROM kernel WHERE id=?", r.kernel_ids, side.kernels);
+  names("SELECT hostname FROM testbox WHERE id=?", r.testbox_ids, side.testboxes);
+}
+
+// 3. Each cell's parameters, from its first run.
+void read_params(const SQLite::Database& db, StoredSide& side) {
+  SQLite::Statement q(db, "SELECT name, value FROM run_param WHERE run_id=? ORDER BY name");
+  for (StoredCell& cell : side.cells) {
+    q.reset();
+    q.bind(1, cell.first_run);
+    while (q.executeStep()) {
+      std::string value = q.getColumn(1).getString();
+      if (!value.empty()) cell.params.emplace_back(q.getColumn(0).getString(), std::move(value));
+    }
+  }
+}
+
+// 4. The (run_id, name, value) rows of `table` (sample or monitor) of the used
+// runs, appended to their cell's values in run order. Runs are read as ranges
+// of consecutive ids, one primary-key range scan each: no join with the run
+// table, which read_runs already read.
+void read_values(const SQLite::Database& db, const char* table, const char* name_column,
+                 const Reading& r, Interned& names,
+                 std::vector<std::vector<std::vector<double>>>& by_cell) {
+  RowScan q(db, std::string("SELECT run_id, ") + name_column + ", value FROM " + table +
+                    " WHERE run_id BETWEEN ?1 AND ?2");
+  const auto& runs = r.run_cells;
+  std::size_t last_name = 0;
+  for (std::size_t first = 0; first < runs.size();) {
+    std::size_t last = first;
+    while (last + 1 < runs.size() && runs[last + 1].first == runs[last].first + 1) ++last;
+    q.reset();
+    q.bind(1, runs[first].first);
+    q.bind(2, runs[last].first);
+    std::int64_t current = runs[first].first;
+    std::size_t pos = first;
+    while (q.step()) {
+      const std::int64_t run = q.int64(0);
+      while (current != run) current = runs[++pos].first;  // rows come in run_id order
+      const std::string_view name = q.text(1);
+      if (last_name >= names.names.size() || names.names[last_name] != name)
+        last_name = names.index(name);
+      auto& values = by_cell[runs[pos].second];
+      if (values.size() <= last_name) values.resize(last_name + 1);
+      values[last_name].push_back(q.real(2));
+    }
+    first = last + 1;
+  }
+}
+
+// Moves the interned values of each cell into its name -> values map.
+void file_values(const Interned& names, std::vector<std::vector<std::vector<double>>>& by_cell,
+                 std::vector<StoredCell>& cells,
+                 std::map<std::string, std::vector<double>> StoredCell::*to) {
+  for (std::size_t c = 0; c < cells.size(); ++c)
+    for (std::size_t i = 0; i < by_cell[c].size(); ++i)
+      if (!by_cell[c][i].empty()) (cells[c].*to)[names.names[i]] = std::move(by_cell[c][i]);
+}
+
+bool any_row(const SQLite::Database& db, const char* sql) {
+  SQLite::Statement q(db, sql);
+  return q.executeStep() && q.getColumn(0).getInt64() != 0;
+}
+
+}  // namespace
+
+StoredSide ResultsStore::side_samples(const SideFilter& filter) const {
+  const SQLite::Database db = open_reader(path_);
+  StoredSide side;
+  Reading r;
+  read_runs(db, filter, side, r);
+  if (side.run_ids.empty()) return side;
+  read_labels(db, r, side);
+  read_params(db, side);
+  Interned metric_names, monitor_names;
+  r.metrics.resize(side.cells.size());
+  r.monitors.resize(side.cells.size());
+  read_values(db, "sample", "metric", r, metric_names, r.metrics);
+  if (any_row(db, "SELECT EXISTS(SELECT 1 FROM monitor)"))
+    read_values(db, "monitor", "name", r, monitor_names, r.monitors);
+  file_values(metric_names, r.metrics, side.cells, &StoredCell::metrics);
+  file_values(monitor_names, r.monitors, side.cells, &StoredCell::monitors);
+  return side;
+}
+
+StoredRunsSummary ResultsStore::stored_runs_summary() const {
+  const SQLite::Database& db = database();
+  StoredRunsSummary s;
+  {
+    SQLite::Statement q(db, "SELECT count(*), COALESCE(min(id), 0), COALESCE(max(id), 0) FROM run");
+    q.executeStep();
+    s.runs = q.getColumn(0).getInt64();
+    s.first_id = q.getColumn(1).getInt64();
+    s.last_id = q.getColumn(2).getInt64();
+  }
+  auto distinct = [&](const char* sql) {
+    std::vector<std::string> out;
+    SQLite::Statement q(db, sql);
+    while (q.executeStep()) out.push_back(q.getColumn(0).getString());
+    return out;
+  };
+  s.variants = distinct("SELECT DISTINCT variant FROM run ORDER BY variant LIMIT 11");
+  s.builds = distinct("SELECT DISTINCT build FROM run ORDER BY build LIMIT 11");
+  s.kernels = distinct(
+      "SELECT DISTINCT k.release FROM run r JOIN kernel k ON k.id=r.kernel_id ORDER BY 1 LIMIT 11");
+  s.jobs = distinct("SELECT DISTINCT job FROM run ORDER BY job LIMIT 11");
+  return s;
+}
+
+}  // namespace nightjar

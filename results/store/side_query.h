@@ -1,0 +1,67 @@
+// Records of the query behind one side of `nightjar compare` / `check` /
+// `plot`: the runs matching a filter and their samples, grouped by cell
+// (results/compare/selector.h turns a selector into the filter and the cells
+// into matched cells). Plain data: results/store/store.h declares the
+// functions (ResultsStore::side_samples, ResultsStore::stored_runs_summary).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace nightjar {
+
+/// Which runs a side reads. Empty fields match everything; every condition
+/// holds at once (AND).
+struct SideFilter {
+  std::optional<std::int64_t> run_id;
+  std::string variant, build;
+  std::string kernel_release;          ///< kernel.release (`uname -r`)
+  std::string hostname;                ///< testbox.hostname
+  std::vector<std::string> jobs;       ///< run.job equals each one (a selector's job= and --job)
+  std::vector<std::string> workloads;  ///< run.workload equals each one
+};
+
+/// A matching run that gives no samples.
+struct ExcludedRun {
+  std::int64_t id = 0;
+  std::string status, reason;
+};
+
+/// The samples of the runs of one stored cell: one (workload, job, canonical
+/// cell id) of the run table.
+struct StoredCell {
+  std::string workload, job;
+  std::string cell;                   ///< canonical cell id (run.cell)
+  std::int64_t first_run = 0;         ///< smallest run id
+  std::vector<std::int64_t> run_ids;  ///< ascending
+  int aborted_runs = 0;               ///< how many of them ended aborted
+  /// The parameters of its first run (canonical text), sorted by name,
+  /// without unset (empty) values.
+  std::vector<std::pair<std::string, std::string>> params;
+  /// metric -> samples and monitor name -> deltas, in run order (unsorted).
+  std::map<std::string, std::vector<double>> metrics, monitors;
+};
+
+/// What one side's query read.
+struct StoredSide {
+  std::size_t matched = 0;            ///< runs matching the filter, whatever their status
+  std::vector<std::int64_t> run_ids;  ///< runs whose samples are used, ascending
+  std::vector<ExcludedRun> excluded;  ///< matching runs not used (running, failed, skipped)
+  std::set<std::string> variants, builds, kernels, testboxes;  ///< labels of run_ids
+  std::vector<StoredCell> cells;                               ///< in first-run order
+};
+
+/// What the database holds, for error messages: up to 11 distinct values of
+/// each label (sorted; "" for an empty one) and the range of run ids.
+struct StoredRunsSummary {
+  std::int64_t runs = 0;                   ///< rows of the run table
+  std::int64_t first_id = 0, last_id = 0;  ///< smallest and largest run id (0 when none)
+  std::vector<std::string> variants, builds, kernels, jobs;
+};
+
+}  // namespace nightjar
