@@ -36,6 +36,7 @@
 #include "results/model/exit_codes.h"
 #include "results/model/text.h"
 #include "workloads/sys/cgroup.h"
+#include "workloads/sys/fs.h"
 #include "workloads/sys/monitors.h"
 #include "workloads/sys/process.h"
 #include "workloads/sys/tmpfs.h"
@@ -133,12 +134,7 @@ std::optional<double> vm_delta(const MonitorSnapshot& before, const MonitorSnaps
 /// memory.reclaim loop in the kernel until done and return EINTR when a
 /// signal arrives, which is how Ctrl-C stops a long eviction promptly.
 int write_knob_once(const std::string& path, const std::string& value) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-  if (fd < 0) return errno;
-  ssize_t n = ::write(fd, value.data(), value.size());
-  int err = n < 0 ? errno : 0;
-  ::close(fd);
-  return err;
+  return write_attribute(path, value, {.retry_eintr = false});
 }
 
 /// Swap/tmpfs capacity beyond the file: 1/64 of it plus 16 MiB.

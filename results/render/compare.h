@@ -22,6 +22,12 @@ struct RenderOptions {
   bool color = false;  ///< ANSI colour: red regression, green improvement (mmtests, lkp)
 };
 
+/// `text` in the ANSI colour of a verdict: red for a regression, green for
+/// an improvement (the colours of mmtests' and LKP's terminals); other
+/// verdicts, or `enabled` false, leave it as it is. The one colour helper of
+/// the renderers (NO_COLOR and --color are decided by the CLI).
+std::string verdict_colour(const std::string& text, stats::Verdict verdict, bool enabled);
+
 /// mmtests compare-kernels layout (formats.md §1): verdict line, blank line,
 /// two header rows (each side's name split at its first '-', keeping an -rcN
 /// suffix with the version; a name without '-' sits in row 2 under the side's

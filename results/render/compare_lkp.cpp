@@ -8,10 +8,6 @@
 namespace nightjar {
 namespace {
 
-constexpr const char* kRed = "\033[31m";
-constexpr const char* kGreen = "\033[32m";
-constexpr const char* kReset = "\033[0m";
-
 void rstrip(std::string& s) {
   while (!s.empty() && s.back() == ' ') s.pop_back();
 }
@@ -85,12 +81,9 @@ std::string render_lkp(const Comparison& c, const RenderOptions& o) {
     std::string l = fmt::format("{:>10}", average(row.sides[0])) + spread(row.sides[0]);
     for (std::size_t s = 1; s < c.sides.size(); ++s) {
       std::string ch = fmt::format("{:>11}", change(row.plain_change_pct[s]));
-      if (o.color) {
-        if (const auto* sig = significant(row, s)) {
-          auto first = ch.find_first_not_of(' ');
-          ch = ch.substr(0, first) + (sig->verdict == stats::Verdict::regression ? kRed : kGreen) +
-               ch.substr(first) + kReset;
-        }
+      if (const auto* sig = significant(row, s)) {
+        auto first = ch.find_first_not_of(' ');
+        ch = ch.substr(0, first) + verdict_colour(ch.substr(first), sig->verdict, o.color);
       }
       l += ch + fmt::format("{:>11}", average(row.sides[s])) + spread(row.sides[s]);
     }

@@ -10,10 +10,6 @@
 namespace nightjar {
 namespace {
 
-constexpr const char* kRed = "\033[31m";
-constexpr const char* kGreen = "\033[32m";
-constexpr const char* kReset = "\033[0m";
-
 void rstrip(std::string& s) {
   while (!s.empty() && s.back() == ' ') s.pop_back();
 }
@@ -79,9 +75,7 @@ std::string render_mmtests(const Comparison& c, const RenderOptions& o) {
     if (std::fabs(pct) < 0.005) pct = 0.0;  // no "-0.00%" from rounding noise
     if (!starred(row, line, side)) return fmt::format(" ({:7.2f}%)", pct);
     std::string s = fmt::format(" *{:7.2f}%*", pct);
-    if (!o.color) return s;
-    bool bad = row.significance[side]->verdict == stats::Verdict::regression;
-    return " " + std::string(bad ? kRed : kGreen) + s.substr(1) + kReset;
+    return " " + verdict_colour(s.substr(1), row.significance[side]->verdict, o.color);
   };
   auto block = [&](ComparisonRow::Kind kind) {
     std::size_t lines = 0;

@@ -15,6 +15,7 @@
 // in tests): knob writes create the file the kernel would have provided, and
 // teardown unlinks the regular files of each created directory before rmdir.
 #include "workloads/sys/cgroup.h"
+#include "workloads/sys/fs.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -42,14 +43,6 @@
 
 namespace nightjar {
 namespace {
-
-std::optional<std::string> slurp(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 bool has_word(const std::string& text, const std::string& word) {
   std::istringstream in(text);
@@ -144,7 +137,7 @@ std::string own_cgroup(int version) {
 
 /// The parent pid of `pid` from /proc/PID/stat, or -1.
 pid_t parent_of(pid_t pid) {
-  auto text = slurp("/proc/" + std::to_string(pid) + "/stat");
+  auto text = read_small_file("/proc/" + std::to_string(pid) + "/stat");
   if (!text) return -1;
   auto close = text->rfind(')');  // comm may hold blanks and parentheses
   if (close == std::string::npos) return -1;
@@ -206,7 +199,7 @@ std::string memcg_unavailable_reason(const CgroupLayout& layout, const std::stri
   std::string root;
   if (layout.v2_memory_available && !layout.v2_root.empty()) {
     root = fs_prefix + layout.v2_root;
-    auto ctl = slurp(root + "/cgroup.subtree_control");
+    auto ctl = read_small_file(root + "/cgroup.subtree_control");
     if (ctl && !has_word(*ctl, "memory"))
       return "the memory controller is not enabled in " + root +
              "/cgroup.subtree_control (nightjar never changes cgroups it did not create); "
@@ -267,7 +260,7 @@ CgroupTree::CgroupTree(const CgroupLayout& layout, const std::string& tag, const
     }
   }
   if (version_ == 2) {
-    auto ctl = slurp(hierarchy_root_ + "/cgroup.subtree_control");
+    auto ctl = read_small_file(hierarchy_root_ + "/cgroup.subtree_control");
     if (!ctl || !has_word(*ctl, "memory"))
       throw EnvironmentError(
           "cgroup: the memory controller is not enabled in " + hierarchy_root_ +
@@ -282,7 +275,7 @@ CgroupTree::CgroupTree(const CgroupLayout& layout, const std::string& tag, const
     if (version_ == 1) {
       // Old kernels default to a flat v1 hierarchy; the protections and
       // limits of the top level only reach the leaves with use_hierarchy=1.
-      auto uh = slurp(owned_root_ + "/memory.use_hierarchy");
+      auto uh = read_small_file(owned_root_ + "/memory.use_hierarchy");
       if (uh && trim(*uh) == "0")
         (void)write_file(owned_root_ + "/memory.use_hierarchy", "1", false);
     }
@@ -353,18 +346,10 @@ void CgroupTree::make_dir(const std::string& dir) {
 
 int CgroupTree::write_file(const std::string& path, const std::string& value,
                            bool append) const noexcept {
-  int flags = O_WRONLY | O_CLOEXEC;
-  if (fake_) flags |= O_CREAT | (append ? O_APPEND : O_TRUNC);
-  int fd = ::open(path.c_str(), flags, 0644);
-  if (fd < 0) return errno;
-  // One write(2) per value: cgroupfs acts on each write.
-  const std::string text = fake_ ? value + "\n" : value;
-  ssize_t n;
-  while ((n = ::write(fd, text.data(), text.size())) < 0 && errno == EINTR) {
-  }
-  int err = n < 0 ? errno : 0;
-  ::close(fd);
-  return err;
+  // One write(2) per value: cgroupfs acts on each write. A fake tree
+  // creates the file and keeps cgroup.procs appended, as the kernel shows it.
+  if (!fake_) return write_attribute(path, value);
+  return write_attribute(path, value + "\n", {.append = append, .create = true});
 }
 
 void CgroupTree::attach(const std::string& dir, pid_t pid) const {
@@ -406,7 +391,7 @@ std::map<std::string, std::uint64_t> CgroupTree::memory_stat(const std::string& 
 
 std::uint64_t CgroupTree::memory_current(const std::string& dir) const {
   const std::string path = dir + (version_ == 2 ? "/memory.current" : "/memory.usage_in_bytes");
-  auto text = slurp(path);
+  auto text = read_small_file(path);
   if (!text) throw EnvironmentError("cgroup: cannot read " + path + ": " + errno_text(errno));
   try {
     return std::stoull(std::string(trim(*text)));

@@ -1,6 +1,7 @@
 // Runtime knobs: checking knob paths and the RAII KnobSet that writes
 // sysfs/procfs/sysctl knobs and restores them (workloads/sys/knobs.h).
 #include "workloads/sys/knobs.h"
+#include "workloads/sys/fs.h"
 
 #include <fcntl.h>
 #include <limits.h>
@@ -29,46 +30,6 @@ std::string example_for(const std::string& kind) {
   if (kind == "sysfs") return "`sysfs: {/sys/kernel/mm/transparent_hugepage/enabled: never}`";
   if (kind == "procfs") return "`procfs: {/proc/sys/vm/swappiness: 10}`";
   return "`sysctl: {vm.swappiness: 10}`";
-}
-
-std::optional<std::string> read_all(const std::string& path, int& err) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    err = errno;
-    return std::nullopt;
-  }
-  std::string out;
-  char buf[4096];
-  for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      err = errno;
-      ::close(fd);
-      return std::nullopt;
-    }
-    if (n == 0) break;
-    out.append(buf, static_cast<std::size_t>(n));
-    if (out.size() > (1u << 20)) break;
-  }
-  ::close(fd);
-  return out;
-}
-
-// Writes `value` + "\n" in one write(2), as `echo value > path` does. 0 or errno.
-int write_value(const std::string& path, const std::string& value) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
-  if (fd < 0) return errno;
-  std::string text = value + "\n";
-  int err = 0;
-  for (;;) {
-    ssize_t n = ::write(fd, text.data(), text.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) err = errno;
-    break;
-  }
-  if (::close(fd) != 0 && err == 0 && errno != EINTR) err = errno;
-  return err;
 }
 
 std::string real_path(const std::string& path) {
@@ -260,7 +221,7 @@ std::optional<std::string> KnobSet::apply(const std::vector<Knob>& knobs) {
     if (real.empty())
       return give_up("no such file (this kernel lacks the knob, or the path is misspelt)");
     int err = 0;
-    auto before = read_all(real, err);
+    auto before = read_small_file(real, &err);
     if (!before)
       return give_up(
           fmt::format("cannot read the current value ({}), so it could not be "
@@ -269,14 +230,14 @@ std::optional<std::string> KnobSet::apply(const std::vector<Knob>& knobs) {
     const std::string previous = knob_reading(*before);
     const std::string wanted = knob_reading(k.value);
     if (previous != wanted) {
-      if (int e = write_value(real, k.value); e != 0)
+      if (int e = write_attribute(real, k.value + "\n"); e != 0)
         return give_up(fmt::format("writing '{}' failed: {}{}", k.value, std::strerror(e),
                                    e == EACCES || e == EPERM || e == EROFS
                                        ? " (run as root, on a writable /sys and /proc)"
                                        : ""));
       changed_.push_back(Changed{real, k.path, previous});
     }
-    auto after = read_all(real, err);
+    auto after = read_small_file(real, &err);
     std::string now = after ? knob_reading(*after) : std::string();
     if (!after) {
       mismatches_.push_back(fmt::format("{}: written '{}' but could not be read back ({})", k.path,
@@ -295,7 +256,7 @@ std::vector<std::string> KnobSet::restore() noexcept {
   std::vector<std::string> problems;
   try {
     for (auto it = changed_.rbegin(); it != changed_.rend(); ++it) {
-      int e = write_value(it->path, it->previous);
+      int e = write_attribute(it->path, it->previous + "\n");
       if (e != 0) {
         problems.push_back(fmt::format("could not restore {} to '{}': {}; set it by hand",
                                        it->shown, it->previous, std::strerror(e)));

@@ -1,6 +1,7 @@
 // Kernel and testbox identity, system context facts and their warnings, and
 // cgroup layout detection. Read-only: nothing here changes the system.
 #include "workloads/sys/probe.h"
+#include "workloads/sys/fs.h"
 
 #include <fcntl.h>
 #include <limits.h>
@@ -22,28 +23,8 @@
 namespace nightjar {
 namespace {
 
-/// Whole content of a (small, procfs/sysfs) file, or nullopt when unreadable.
-std::optional<std::string> read_file(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return std::nullopt;
-  std::string out;
-  char buf[8192];
-  for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      ::close(fd);
-      return std::nullopt;
-    }
-    if (n == 0) break;
-    out.append(buf, static_cast<std::size_t>(n));
-  }
-  ::close(fd);
-  return out;
-}
-
 std::optional<std::string> read_trimmed(const std::string& path) {
-  auto s = read_file(path);
+  auto s = read_small_file(path);
   if (!s) return std::nullopt;
   return std::string(trim(*s));
 }
@@ -222,7 +203,7 @@ KernelIdentity probe_kernel_identity(const std::string& root) {
     k.release = u.release;
     k.version = u.version;
   }
-  if (auto c = read_file(root + "/proc/cmdline")) {
+  if (auto c = read_small_file(root + "/proc/cmdline")) {
     while (!c->empty() && (c->back() == '\n' || c->back() == '\0')) c->pop_back();
     k.cmdline = *c;
   }
@@ -246,7 +227,7 @@ Testbox probe_testbox(const std::string& root) {
   struct utsname u {};
   if (::uname(&u) == 0) t.hostname = u.nodename;
 
-  if (auto info = read_file(root + "/proc/cpuinfo")) {
+  if (auto info = read_small_file(root + "/proc/cpuinfo")) {
     std::map<std::string, std::string> first;  // first value of each key
     for (auto line : split_char(*info, '\n')) {
       auto colon = line.find(':');
@@ -265,7 +246,7 @@ Testbox probe_testbox(const std::string& root) {
       t.cpu_model = "arm64 implementer " + first["CPU implementer"] + " part " + first["CPU part"];
   }
 
-  if (auto online = read_file(root + "/sys/devices/system/cpu/online"))
+  if (auto online = read_small_file(root + "/sys/devices/system/cpu/online"))
     t.cpus = count_cpu_list(*online);
   if (t.cpus == 0 && root.empty()) {
     long n = ::sysconf(_SC_NPROCESSORS_ONLN);
@@ -273,7 +254,7 @@ Testbox probe_testbox(const std::string& root) {
   }
   if (t.cpus == 0) t.cpus = 1;
 
-  if (auto mem = read_file(root + "/proc/meminfo")) {
+  if (auto mem = read_small_file(root + "/proc/meminfo")) {
     for (auto line : split_char(*mem, '\n')) {
       if (line.rfind("MemTotal:", 0) != 0) continue;
       auto f = split_ws(line.substr(9));
@@ -313,7 +294,7 @@ std::string_view to_string(CgroupLayout::Version v) {
 
 CgroupLayout CgroupLayout::detect(const std::string& mountinfo_path, const std::string& root) {
   CgroupLayout layout;
-  auto text = read_file(mountinfo_path);
+  auto text = read_small_file(mountinfo_path);
   if (!text) return layout;
 
   bool have_v1 = false, have_v2 = false;
@@ -344,7 +325,7 @@ CgroupLayout CgroupLayout::detect(const std::string& mountinfo_path, const std::
                    : have_v2          ? Version::v2
                                       : Version::none;
   if (!layout.v2_root.empty()) {
-    if (auto ctl = read_file(root + layout.v2_root + "/cgroup.controllers")) {
+    if (auto ctl = read_small_file(root + layout.v2_root + "/cgroup.controllers")) {
       for (auto c : split_ws(*ctl))
         if (c == "memory") layout.v2_memory_available = true;
     }
@@ -367,7 +348,7 @@ SystemContext SystemContext::probe(const std::string& root) {
 
   const std::string thp = "/sys/kernel/mm/transparent_hugepage/";
   for (const char* knob : {"enabled", "defrag", "shmem_enabled"}) {
-    if (auto v = read_file(root + thp + knob))
+    if (auto v = read_small_file(root + thp + knob))
       f[std::string("thp.") + knob] = bracketed_selection(*v);
   }
   put("aslr", "/proc/sys/kernel/randomize_va_space");
@@ -384,7 +365,7 @@ SystemContext SystemContext::probe(const std::string& root) {
                                                       : std::string();
 
   for (const char* knob : {"tcp_wmem", "tcp_rmem"}) {
-    if (auto v = read_file(root + "/proc/sys/net/ipv4/" + knob)) {
+    if (auto v = read_small_file(root + "/proc/sys/net/ipv4/" + knob)) {
       std::string joined;
       for (auto w : split_ws(*v)) joined += (joined.empty() ? "" : " ") + std::string(w);
       f[std::string("net.ipv4.") + knob] = joined;
@@ -398,7 +379,7 @@ SystemContext SystemContext::probe(const std::string& root) {
   if (root.empty()) {
     if (char buf[PATH_MAX]; ::realpath("/tmp", buf)) tmp = buf;
   }
-  if (auto mi = read_file(mountinfo_path)) {
+  if (auto mi = read_small_file(mountinfo_path)) {
     auto mounts = parse_mountinfo(*mi);
     if (auto t = fstype_for(mounts, cwd); !t.empty()) f["fs.cwd"] = t;
     if (auto t = fstype_for(mounts, tmp); !t.empty()) f["fs.tmp"] = t;
@@ -407,11 +388,11 @@ SystemContext SystemContext::probe(const std::string& root) {
     if (auto t = fstype_from_statfs(tmp); !t.empty()) f["fs.tmp"] = t;
   }
 
-  if (auto v = read_file(root + "/proc/loadavg")) {
+  if (auto v = read_small_file(root + "/proc/loadavg")) {
     auto w = split_ws(*v);
     if (!w.empty()) f["load.avg1"] = std::string(w[0]);
   }
-  if (auto v = read_file(root + "/proc/swaps")) {
+  if (auto v = read_small_file(root + "/proc/swaps")) {
     unsigned n = 0;
     auto lines = split_char(*v, '\n');
     for (std::size_t i = 1; i < lines.size(); ++i)

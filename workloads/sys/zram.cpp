@@ -1,6 +1,7 @@
 // zram swap owned by nightjar: selection, configuration and teardown.
 #include "workloads/sys/zram.h"
 #include "results/model/params.h"
+#include "workloads/sys/fs.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -25,39 +26,6 @@
 
 namespace nightjar {
 namespace {
-
-/// The whole content of a small sysfs/procfs file; nullopt when unreadable.
-std::optional<std::string> read_text(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return std::nullopt;
-  std::string out;
-  char buf[4096];
-  for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      ::close(fd);
-      return std::nullopt;
-    }
-    if (n == 0) break;
-    out.append(buf, static_cast<std::size_t>(n));
-  }
-  ::close(fd);
-  return out;
-}
-
-/// Writes `value` to a sysfs attribute with one write(2); returns 0 or errno.
-int write_text(const std::string& path, const std::string& value) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
-  if (fd < 0) return errno;
-  ssize_t n;
-  do {
-    n = ::write(fd, value.data(), value.size());
-  } while (n < 0 && errno == EINTR);
-  int err = n < 0 ? errno : 0;
-  if (::close(fd) != 0 && err == 0 && errno != EINTR) err = errno;
-  return err;
-}
 
 std::optional<std::uint64_t> parse_u64(std::string_view s) {
   std::string t(trim(s));
@@ -161,7 +129,7 @@ std::vector<SwapEntry> parse_proc_swaps(std::string_view text) {
 }
 
 std::vector<SwapEntry> read_proc_swaps(const std::string& root) {
-  auto text = read_text(root + "/proc/swaps");
+  auto text = read_small_file(root + "/proc/swaps");
   return text ? parse_proc_swaps(*text) : std::vector<SwapEntry>{};
 }
 
@@ -193,7 +161,7 @@ ZramSelection select_zram_device(const std::string& root) {
   for (int id : ids) {
     const std::string name = "zram" + std::to_string(id);
     const std::string dir = root + "/sys/block/" + name;
-    auto disksize = read_text(dir + "/disksize");
+    auto disksize = read_small_file(dir + "/disksize");
     auto size = disksize ? parse_u64(*disksize) : std::nullopt;
     if (!size) {
       busy.push_back(name + ": disksize unreadable");
@@ -206,7 +174,7 @@ ZramSelection select_zram_device(const std::string& root) {
     // A device named in /proc/swaps, by name or (real system) by device number.
     dev_t rdev = 0;
     if (root.empty()) {
-      if (auto dev = read_text(dir + "/dev")) {
+      if (auto dev = read_small_file(dir + "/dev")) {
         unsigned maj = 0, min = 0;
         if (std::sscanf(dev->c_str(), "%u:%u", &maj, &min) == 2) rdev = makedev(maj, min);
       }
@@ -262,7 +230,7 @@ std::string selected_algorithm(std::string_view text) {
 
 std::vector<std::string> zram_algorithms(const std::string& root) {
   for (int id : zram_ids(root))
-    if (auto t = read_text(root + "/sys/block/zram" + std::to_string(id) + "/comp_algorithm"))
+    if (auto t = read_small_file(root + "/sys/block/zram" + std::to_string(id) + "/comp_algorithm"))
       return parse_algorithm_list(*t);
   return {};
 }
@@ -275,7 +243,7 @@ ZramDevice::ZramDevice(std::uint64_t disksize_bytes, const std::string& algorith
   try {
     if (sel.choice->hot_add) {
       const std::string path = root + "/sys/class/zram-control/hot_add";
-      auto text = read_text(path);  // reading creates the device
+      auto text = read_small_file(path);  // reading creates the device
       if (!text)
         throw EnvironmentError("cannot add a zram device: reading " + path +
                                " failed: " + errno_text(errno));
@@ -290,18 +258,20 @@ ZramDevice::ZramDevice(std::uint64_t disksize_bytes, const std::string& algorith
                                " did not appear within 2 s");
     } else {
       id_ = sel.choice->id;
-      original_algorithm_ = selected_algorithm(read_text(attr("comp_algorithm")).value_or(""));
+      original_algorithm_ =
+          selected_algorithm(read_small_file(attr("comp_algorithm")).value_or(""));
     }
     if (!algorithm.empty()) {
-      if (int err = write_text(attr("comp_algorithm"), algorithm)) {
+      if (int err = write_attribute(attr("comp_algorithm"), algorithm)) {
         std::string available;
-        for (const auto& a : parse_algorithm_list(read_text(attr("comp_algorithm")).value_or("")))
+        for (const auto& a :
+             parse_algorithm_list(read_small_file(attr("comp_algorithm")).value_or("")))
           available += (available.empty() ? "" : " ") + a;
         throw EnvironmentError("zram: " + name() + " refused compression algorithm '" + algorithm +
                                "' (" + errno_text(err) + "); available here: " + available);
       }
     }
-    if (int err = write_text(attr("disksize"), std::to_string(disksize_bytes))) {
+    if (int err = write_attribute(attr("disksize"), std::to_string(disksize_bytes))) {
       if (err == EBUSY && !created_) {
         // Someone else initialised it between our check and our write: not ours.
         original_algorithm_.clear();
@@ -315,7 +285,7 @@ ZramDevice::ZramDevice(std::uint64_t disksize_bytes, const std::string& algorith
     }
     initialized_ = true;
     disksize_ = disksize_bytes;
-    algorithm_ = selected_algorithm(read_text(attr("comp_algorithm")).value_or(""));
+    algorithm_ = selected_algorithm(read_small_file(attr("comp_algorithm")).value_or(""));
     device_path_ = root + "/dev/" + name();
     if (root.empty() && !wait_for(device_path_, std::chrono::seconds(2)))
       throw EnvironmentError("zram: " + device_path_ +
@@ -342,7 +312,7 @@ void ZramDevice::release() noexcept {
     if (initialized_) {
       int err = 0;
       for (int i = 0; i < 100; ++i) {
-        err = write_text(attr("reset"), "1");
+        err = write_attribute(attr("reset"), "1");
         if (err != EBUSY && err != EINTR) break;
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
       }
@@ -352,9 +322,9 @@ void ZramDevice::release() noexcept {
       initialized_ = false;
     }
     if (!created_ && !original_algorithm_.empty()) {
-      std::string now = selected_algorithm(read_text(attr("comp_algorithm")).value_or(""));
+      std::string now = selected_algorithm(read_small_file(attr("comp_algorithm")).value_or(""));
       if (now != original_algorithm_)
-        if (int err = write_text(attr("comp_algorithm"), original_algorithm_))
+        if (int err = write_attribute(attr("comp_algorithm"), original_algorithm_))
           teardown_warning("cannot restore " + name() + "'s compression algorithm to " +
                            original_algorithm_ + ": " + errno_text(err));
       original_algorithm_.clear();
@@ -363,7 +333,7 @@ void ZramDevice::release() noexcept {
       const std::string path = root_ + "/sys/class/zram-control/hot_remove";
       int err = 0;
       for (int i = 0; i < 100; ++i) {
-        err = write_text(path, std::to_string(id_));
+        err = write_attribute(path, std::to_string(id_));
         if (err != EBUSY && err != EINTR) break;
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
       }
@@ -383,7 +353,7 @@ std::map<std::string, std::uint64_t> ZramDevice::mm_stat() const {
                                             "mem_limit",       "mem_used_max",    "same_pages",
                                             "pages_compacted", "huge_pages"};
   std::map<std::string, std::uint64_t> out;
-  auto text = read_text(attr("mm_stat"));
+  auto text = read_small_file(attr("mm_stat"));
   if (!text) return out;
   std::istringstream in(*text);
   for (const char* f : kFields) {
