@@ -747,18 +747,131 @@ std::optional<Endpoints> check_endpoints(Session& s, Git& git, std::vector<StepR
   return e;
 }
 
-ExitCode drive(Session& s, const SessionRow& row) {
-  Git git(s.prep.top);
-  const std::string good = row.good, bad = row.bad;
-  const int range = std::stoi(git.line({"rev-list", "--count", good + ".." + bad}));
+// The counts of a bisection's steps between the endpoints.
+struct StepCounts {
+  int decided = 0, skipped = 0, tested = 0;
+};
+
+void print_session_header(Session& s, Git& git, const SessionRow& row, int range) {
   s.out << fmt::format(
                "bisect session {}: good {} ({}), bad {} ({}), {} commit(s) after good; "
                "metric {} ({}, {} is better); job {}\n",
-               s.id, short_sha(good), subject_of(git, good), short_sha(bad), subject_of(git, bad),
-               range, s.job.metric, s.prep.metric.unit,
+               s.id, short_sha(row.good), subject_of(git, row.good), short_sha(row.bad),
+               subject_of(git, row.bad), range, s.job.metric, s.prep.metric.unit,
                s.prep.metric.direction == Direction::higher_is_better ? "higher" : "lower",
                s.prep.job_name)
         << std::flush;
+}
+
+// Hands the endpoints to git, then replays the decisions already stored.
+BisectState replay_steps(Session& s, Git& git, const SessionRow& row,
+                         const std::vector<StepRow>& steps, StepCounts& counts) {
+  git.run({"bisect", "bad", row.bad});
+  BisectState state = mark(git, "good", row.good);
+  for (const auto& st : steps) {
+    if (st.role != "test" || st.decision == "pending") continue;
+    state = mark(git, st.decision, st.commit);
+    ++counts.tested;
+    (st.decision == "skip" ? counts.skipped : counts.decided)++;
+  }
+  if (counts.tested)
+    s.out << fmt::format("resumed: {} step(s) replayed from the database\n", counts.tested);
+  return state;
+}
+
+// The step of commit `sha`: one left pending by an interrupted run (it goes
+// on with its samples), else a new one.
+StepRow& step_for(Session& s, Git& git, std::vector<StepRow>& steps, const std::string& sha) {
+  for (auto& r : steps)
+    if (r.role == "test" && r.commit == sha && r.decision == "pending") return r;
+  StepRow r;
+  r.step = add_step(s.store, s.id, sha, subject_of(git, sha), "test");
+  r.commit = sha;
+  r.role = "test";
+  steps.push_back(r);
+  return steps.back();
+}
+
+// Builds, measures and decides one commit between the endpoints; stores the
+// decision and returns it ("good", "bad" or "skip").
+std::string test_commit(Session& s, Git& git, StepRow& step, const Endpoints& endpoints,
+                        int tested) {
+  const std::string& sha = step.commit;
+  const std::string subject = subject_of(git, sha);
+  std::string decision, reason;
+  DecisionResult d;
+  BuildResult b = build(s, step.step, sha);
+  if (!b.ok) {
+    decision = "skip";
+    reason = "build failed: " + b.tail;
+    s.out << fmt::format("step {}: {} {}: build failed -> skip\n", tested, short_sha(sha), subject);
+  } else {
+    std::vector<std::int64_t> runs = step.runs;
+    if (usable(s.store, runs, s.job.metric).empty()) {
+      auto r = measure(s, step.step, sha, s.prep.iterations);
+      runs.insert(runs.end(), r.begin(), r.end());
+    }
+    d = decide_with_more(s, step.step, sha, runs, endpoints.base, endpoints.min_effect, "good");
+    reason = d.summary;
+    if (d.min_now == 0) {
+      decision = "skip";
+    } else {
+      decision = d.decision == CommitDecision::good  ? "good"
+                 : d.decision == CommitDecision::bad ? "bad"
+                                                     : "skip";
+      if (d.decision == CommitDecision::unknown)
+        reason = "still unsure after " + std::to_string(d.min_now) + " samples: " + d.row.reason;
+    }
+    s.out << fmt::format(
+                 "step {}: {} {}: {}{} -> {}\n", tested, short_sha(sha), subject,
+                 b.seconds > 0 ? fmt::format("built in {:.1f} s; ", b.seconds) : "",
+                 d.min_now ? fmt::format("{} samples: {}", d.min_now, d.summary) : d.summary,
+                 decision)
+          << std::flush;
+  }
+  set_decision(s.store, s.id, step.step, decision, d.min_now ? &d : nullptr, reason);
+  step.decision = decision;
+  return decision;
+}
+
+ExitCode report_only_skipped(Session& s, const BisectState& state) {
+  std::vector<std::string> shorts;
+  for (const auto& c : state.candidates) shorts.push_back(short_sha(c));
+  std::string why = fmt::format("only skipped commits are left: the first bad commit is one of {}",
+                                join(shorts, ", "));
+  finish_session(s.store, s.id, "inconclusive", why);
+  s.out << "bisect inconclusive: " << why << "\n";
+  return ExitCode::inconclusive;
+}
+
+ExitCode report_first_bad(Session& s, Git& git, const SessionRow& row, const BisectState& state,
+                          const Endpoints& endpoints, const StepCounts& counts) {
+  const std::string first = state.first_bad;
+  const std::string subject = subject_of(git, first);
+  std::vector<std::int64_t> first_runs;
+  for (const auto& st : load_steps(s.store, s.id))
+    if (st.commit == first && (st.role == "test" || st.role == "bad"))
+      for (auto r : usable(s.store, st.runs, s.job.metric)) first_runs.push_back(r);
+  if (first == row.bad) first_runs = endpoints.bad;
+  const int between = counts.decided + counts.skipped;
+  std::string result = fmt::format("first bad commit {} {} ({} tested, {} skipped)", first, subject,
+                                   between, counts.skipped);
+  finish_session(s.store, s.id, "found", result, first);
+  s.out << fmt::format(
+      "\nfirst bad commit: {} {}\n  after {} step(s) between the endpoints ({} skipped)\n", first,
+      subject, between, counts.skipped);
+  if (!first_runs.empty())
+    print_comparison(s, endpoints.base, first_runs, "good-" + short_sha(row.good),
+                     "bad-" + short_sha(first), endpoints.min_effect);
+  return ExitCode::ok;
+}
+
+// Checks the endpoints, then lets git pick commits until it names the first
+// bad one (or only skipped commits are left).
+ExitCode drive(Session& s, const SessionRow& row) {
+  Git git(s.prep.top);
+  const int range = std::stoi(git.line({"rev-list", "--count", row.good + ".." + row.bad}));
+  print_session_header(s, git, row, range);
 
   std::vector<StepRow> steps = load_steps(s.store, s.id);
   BisectGuard guard(git);
@@ -766,110 +879,39 @@ ExitCode drive(Session& s, const SessionRow& row) {
   guard.started();
 
   ExitCode code = ExitCode::ok;
-  auto endpoints = check_endpoints(s, git, steps, good, bad, code);
+  auto endpoints = check_endpoints(s, git, steps, row.good, row.bad, code);
   if (!endpoints) return code;
 
-  // Hand the endpoints to git, then replay the decisions already made.
-  git.run({"bisect", "bad", bad});
-  BisectState state = mark(git, "good", good);
-  int decided = 0, skipped = 0, tested = 0;
-  for (const auto& st : steps) {
-    if (st.role != "test" || st.decision == "pending") continue;
-    state = mark(git, st.decision, st.commit);
-    ++tested;
-    (st.decision == "skip" ? skipped : decided)++;
-  }
-  if (tested) s.out << fmt::format("resumed: {} step(s) replayed from the database\n", tested);
-
-  const int max_steps = range + 5;
+  StepCounts counts;
+  BisectState state = replay_steps(s, git, row, steps, counts);
   for (int guard_steps = 0; state.first_bad.empty() && !state.only_skipped; ++guard_steps) {
-    if (guard_steps > max_steps)
+    if (guard_steps > range + 5)
       throw EnvironmentError("git bisect did not converge; see `git bisect log`");
     throw_if_interrupted();
-    const std::string sha = git.line({"rev-parse", "HEAD"});
-    // A step left pending by an interrupted run goes on with its samples.
-    StepRow* st = nullptr;
-    for (auto& r : steps)
-      if (r.role == "test" && r.commit == sha && r.decision == "pending") st = &r;
-    if (!st) {
-      StepRow r;
-      r.step = add_step(s.store, s.id, sha, subject_of(git, sha), "test");
-      r.commit = sha;
-      r.role = "test";
-      steps.push_back(r);
-      st = &steps.back();
-    }
-    const int step_no = st->step;
-    StepRow& step = *st;
-    ++tested;
-    std::string subject = subject_of(git, sha);
-    std::string decision, reason;
-    DecisionResult d;
-    BuildResult b = build(s, step_no, sha);
-    if (!b.ok) {
-      decision = "skip";
-      reason = "build failed: " + b.tail;
-      s.out << fmt::format("step {}: {} {}: build failed -> skip\n", tested, short_sha(sha),
-                           subject);
-    } else {
-      std::vector<std::int64_t> runs = step.runs;
-      if (usable(s.store, runs, s.job.metric).empty()) {
-        auto r = measure(s, step_no, sha, s.prep.iterations);
-        runs.insert(runs.end(), r.begin(), r.end());
-      }
-      d = decide_with_more(s, step_no, sha, runs, endpoints->base, endpoints->min_effect, "good");
-      if (d.min_now == 0) {
-        decision = "skip";
-        reason = d.summary;
-      } else {
-        decision = d.decision == CommitDecision::good  ? "good"
-                   : d.decision == CommitDecision::bad ? "bad"
-                                                       : "skip";
-        reason = d.summary;
-        if (d.decision == CommitDecision::unknown)
-          reason = "still unsure after " + std::to_string(d.min_now) + " samples: " + d.row.reason;
-      }
-      s.out << fmt::format(
-                   "step {}: {} {}: {}{} -> {}\n", tested, short_sha(sha), subject,
-                   b.seconds > 0 ? fmt::format("built in {:.1f} s; ", b.seconds) : "",
-                   d.min_now ? fmt::format("{} samples: {}", d.min_now, d.summary) : d.summary,
-                   decision)
-            << std::flush;
-    }
-    set_decision(s.store, s.id, step_no, decision, d.min_now ? &d : nullptr, reason);
-    step.decision = decision;
-    (decision == "skip" ? skipped : decided)++;
-    state = mark(git, decision, sha);
+    StepRow& step = step_for(s, git, steps, git.line({"rev-parse", "HEAD"}));
+    const std::string decision = test_commit(s, git, step, *endpoints, ++counts.tested);
+    (decision == "skip" ? counts.skipped : counts.decided)++;
+    state = mark(git, decision, step.commit);
   }
+  if (state.only_skipped) return report_only_skipped(s, state);
+  return report_first_bad(s, git, row, state, *endpoints, counts);
+}
 
-  if (state.only_skipped) {
-    std::vector<std::string> shorts;
-    for (const auto& c : state.candidates) shorts.push_back(short_sha(c));
-    std::string why = fmt::format(
-        "only skipped commits are left: the first bad commit is one of {}", join(shorts, ", "));
-    finish_session(s.store, s.id, "inconclusive", why);
-    s.out << "bisect inconclusive: " << why << "\n";
-    return ExitCode::inconclusive;
+// drive(), with the session's end recorded when it is interrupted or fails.
+ExitCode drive_recorded(Session& s, const SessionRow& row) {
+  try {
+    return drive(s, row);
+  } catch (const Interrupted&) {
+    finish_session(s.store, s.id, "interrupted",
+                   "interrupted by a signal; `nightjar bisect resume --session " +
+                       std::to_string(s.id) + "` goes on");
+    s.out << fmt::format("bisect interrupted; resume with: nightjar bisect resume --session {}\n",
+                         s.id);
+    throw;
+  } catch (const std::exception& e) {
+    finish_session(s.store, s.id, "failed", e.what());
+    throw;
   }
-
-  const std::string first = state.first_bad;
-  std::string subject = subject_of(git, first);
-  std::vector<std::int64_t> first_runs;
-  steps = load_steps(s.store, s.id);
-  for (const auto& st : steps)
-    if (st.commit == first && (st.role == "test" || st.role == "bad"))
-      for (auto r : usable(s.store, st.runs, s.job.metric)) first_runs.push_back(r);
-  if (first == bad) first_runs = endpoints->bad;
-  std::string result = fmt::format("first bad commit {} {} ({} tested, {} skipped)", first, subject,
-                                   decided + skipped, skipped);
-  finish_session(s.store, s.id, "found", result, first);
-  s.out << fmt::format(
-      "\nfirst bad commit: {} {}\n  after {} step(s) between the endpoints ({} skipped)\n", first,
-      subject, decided + skipped, skipped);
-  if (!first_runs.empty())
-    print_comparison(s, endpoints->base, first_runs, "good-" + short_sha(good),
-                     "bad-" + short_sha(first), endpoints->min_effect);
-  return ExitCode::ok;
 }
 
 }  // namespace
@@ -1010,19 +1052,7 @@ ExitCode bisect_run(const std::string& db, const BisectRunOptions& options, std:
   Session s(store, out, job, prep);
   s.id = create_session(store, row);
   row.id = s.id;
-  try {
-    return drive(s, row);
-  } catch (const Interrupted&) {
-    finish_session(store, s.id, "interrupted",
-                   "interrupted by a signal; `nightjar bisect resume --session " +
-                       std::to_string(s.id) + "` goes on");
-    out << fmt::format("bisect interrupted; resume with: nightjar bisect resume --session {}\n",
-                       s.id);
-    throw;
-  } catch (const std::exception& e) {
-    finish_session(store, s.id, "failed", e.what());
-    throw;
-  }
+  return drive_recorded(s, row);
 }
 
 ExitCode bisect_resume(const std::string& db, std::optional<std::int64_t> session,
@@ -1064,19 +1094,7 @@ ExitCode bisect_resume(const std::string& db, std::optional<std::int64_t> sessio
   finish_session(store, row->id, "running", "");
   Session s(store, out, job, prep);
   s.id = row->id;
-  try {
-    return drive(s, *row);
-  } catch (const Interrupted&) {
-    finish_session(store, s.id, "interrupted",
-                   "interrupted by a signal; `nightjar bisect resume --session " +
-                       std::to_string(s.id) + "` goes on");
-    out << fmt::format("bisect interrupted; resume with: nightjar bisect resume --session {}\n",
-                       s.id);
-    throw;
-  } catch (const std::exception& e) {
-    finish_session(store, s.id, "failed", e.what());
-    throw;
-  }
+  return drive_recorded(s, *row);
 }
 
 ExitCode bisect_step(const std::string& db, const BisectStepOptions& options, std::ostream& out) {

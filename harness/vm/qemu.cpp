@@ -558,47 +558,36 @@ std::optional<std::string> classify_vm_failure(const std::string& console,
 
 // ---------------------------------------------------------------- host side
 
-RunOutcome execute_runs_in_vms(const std::vector<PlannedJob>& plan, const RunOptions& options,
-                               const QemuOptions& q, ResultsStore& store) {
-  install_interrupt_handlers();
-  RunOutcome outcome;
-  if (!on_path(q.qemu))
-    throw EnvironmentError(q.qemu +
-                           " is not installed; apt-get install qemu-system-x86 (or run "
-                           "ci/fetch-kernels.sh)");
-  if (!on_path("cpio"))
-    throw EnvironmentError("cpio is not installed (builds the initramfs); apt-get install cpio");
-  const std::string busybox = "/bin/busybox";
-  {
-    std::string bb = slurp(busybox);
-    // busybox-static is a static ELF; the dynamic busybox would need libc in the guest.
-    if (bb.empty() || bb.find("/lib64/ld-linux") != std::string::npos)
-      throw EnvironmentError(
-          "/bin/busybox is missing or dynamically linked; apt-get install busybox-static");
-  }
-  const std::string guest_binary = find_guest_binary(q.guest_binary);
-  Accelerator accel = choose_accelerator();
-  const unsigned host_cpus = std::max(1u, std::thread::hardware_concurrency());
-  const int cpus = q.cpus > 0 ? q.cpus : static_cast<int>(std::min(2u, host_cpus));
-  if (!accel.kvm)
-    std::cerr
-        << "nightjar: WARNING: ************************************************************\n"
-           "nightjar: WARNING: no KVM: "
-        << accel.why
-        << ".\n"
-           "nightjar: WARNING: qemu runs under TCG (software emulation): the figures measure\n"
-           "nightjar: WARNING: EMULATION and are NOT comparable to real hardware or to KVM.\n"
-           "nightjar: WARNING: Use them only to check that the job runs on each kernel.\n"
-           "nightjar: WARNING: ************************************************************\n";
-  const std::string accel_warning =
-      accel.kvm ? ""
-                : "measured under qemu TCG (software emulation, " + accel.why +
-                      "): the figures measure emulation and are not comparable to real hardware";
+namespace {
 
-  Testbox host = probe_testbox();
-  for (const auto& job : plan)
-    store.register_metrics(std::string(job.workload->name()), job.workload->metrics());
+// What every kernel of one `run --kernel` shares: the programs, the
+// accelerator, the guest size and the spec the guest runs.
+struct VmSetup {
+  std::string busybox = "/bin/busybox";
+  std::string guest_binary;
+  Accelerator accel;
+  int cpus = 1;
+  std::string accel_warning;  ///< "" under KVM
+  Testbox host;
+  json spec;
   std::vector<std::string> host_job_paths;
+};
+
+void warn_tcg(const Accelerator& accel) {
+  std::cerr << "nightjar: WARNING: ************************************************************\n"
+               "nightjar: WARNING: no KVM: "
+            << accel.why
+            << ".\n"
+               "nightjar: WARNING: qemu runs under TCG (software emulation): the figures measure\n"
+               "nightjar: WARNING: EMULATION and are NOT comparable to real hardware or to KVM.\n"
+               "nightjar: WARNING: Use them only to check that the job runs on each kernel.\n"
+               "nightjar: WARNING: ************************************************************\n";
+}
+
+// The spec the guest's `nightjar guest-run` reads (jobs at their paths in
+// the initramfs, the run options).
+json guest_spec(const std::vector<PlannedJob>& plan, const RunOptions& options,
+                std::vector<std::string>& host_job_paths) {
   json jobs = json::array();
   for (std::size_t i = 0; i < plan.size(); ++i) {
     host_job_paths.push_back(plan[i].job.path);
@@ -615,243 +604,351 @@ RunOutcome execute_runs_in_vms(const std::vector<PlannedJob>& plan, const RunOpt
                {"context", options.context}};
   if (options.iterations) spec["iterations"] = *options.iterations;
   if (options.warmup) spec["warmup"] = *options.warmup;
+  return spec;
+}
 
+// Checks the host's tools and gathers what every kernel shares.
+VmSetup prepare_vm_setup(const std::vector<PlannedJob>& plan, const RunOptions& options,
+                         const QemuOptions& q, ResultsStore& store) {
+  if (!on_path(q.qemu))
+    throw EnvironmentError(q.qemu +
+                           " is not installed; apt-get install qemu-system-x86 (or run "
+                           "ci/fetch-kernels.sh)");
+  if (!on_path("cpio"))
+    throw EnvironmentError("cpio is not installed (builds the initramfs); apt-get install cpio");
+  VmSetup v;
+  {
+    std::string bb = slurp(v.busybox);
+    // busybox-static is a static ELF; the dynamic busybox would need libc in the guest.
+    if (bb.empty() || bb.find("/lib64/ld-linux") != std::string::npos)
+      throw EnvironmentError(
+          "/bin/busybox is missing or dynamically linked; apt-get install busybox-static");
+  }
+  v.guest_binary = find_guest_binary(q.guest_binary);
+  v.accel = choose_accelerator();
+  const unsigned host_cpus = std::max(1u, std::thread::hardware_concurrency());
+  v.cpus = q.cpus > 0 ? q.cpus : static_cast<int>(std::min(2u, host_cpus));
+  if (!v.accel.kvm) {
+    warn_tcg(v.accel);
+    v.accel_warning = "measured under qemu TCG (software emulation, " + v.accel.why +
+                      "): the figures measure emulation and are not comparable to real hardware";
+  }
+  v.host = probe_testbox();
+  for (const auto& job : plan)
+    store.register_metrics(std::string(job.workload->name()), job.workload->metrics());
+  v.spec = guest_spec(plan, options, v.host_job_paths);
+  return v;
+}
+
+// Where one kernel's initramfs and logs go: kept under --vm-keep, else a
+// temporary directory removed afterwards.
+void make_work_dir(WorkDir& work, const QemuOptions& q, const KernelImage& k) {
+  if (!q.keep_dir.empty()) {
+    work.path = fs::path(q.keep_dir) / fmt::format("{}-{}", k.release, getpid());
+    work.keep = true;
+    fs::create_directories(work.path);
+    return;
+  }
+  std::string tmpl = (fs::temp_directory_path() / "nightjar-vm-XXXXXX").string();
+  if (!mkdtemp(tmpl.data()))
+    throw EnvironmentError("mkdtemp failed: " + std::string(std::strerror(errno)));
+  work.path = tmpl;
+}
+
+// The files of one guest session.
+struct SessionFiles {
+  std::string initrd, console, results, results_serial, qemu_log;
+  explicit SessionFiles(const fs::path& dir)
+      : initrd((dir / "initramfs.cpio").string()),
+        console((dir / "console.log").string()),
+        results((dir / "results.jsonl").string()),
+        results_serial((dir / "results-ttyS1.jsonl").string()),
+        qemu_log((dir / "qemu.log").string()) {}
+};
+
+constexpr const char* kKernelCmdline = "console=ttyS0,115200 panic=-1 rdinit=/init loglevel=4";
+
+std::vector<std::string> qemu_argv(const QemuOptions& q, const VmSetup& v, const std::string& image,
+                                   const SessionFiles& f) {
+  return {q.qemu,
+          "-nodefaults",
+          "-no-reboot",
+          "-display",
+          "none",
+          "-monitor",
+          "none",
+          "-machine",
+          "pc",
+          "-accel",
+          v.accel.kvm ? "kvm" : "tcg",
+          "-cpu",
+          v.accel.kvm ? "host" : "max",
+          "-m",
+          std::to_string(q.memory_mb),
+          "-smp",
+          std::to_string(v.cpus),
+          "-kernel",
+          image,
+          "-initrd",
+          f.initrd,
+          "-append",
+          kKernelCmdline,
+          "-serial",
+          "file:" + f.console,
+          "-chardev",
+          "file,id=njserial,path=" + f.results_serial,
+          "-serial",
+          "chardev:njserial",
+          "-device",
+          "virtio-serial-pci",
+          "-chardev",
+          "file,id=njport,path=" + f.results,
+          "-device",
+          std::string("virtserialport,chardev=njport,name=") + kPortName};
+}
+
+// How a qemu session ended.
+struct QemuEnd {
+  bool timed_out = false;
+  int exit_code = 0;
+  double seconds = 0;  ///< wall time of the session
+};
+
+// Runs qemu until it exits, times out or nightjar is interrupted. qemu is a
+// ChildProcess (workloads/sys/process.h): killed and reaped on every path by
+// its destructor; PR_SET_PDEATHSIG kills it if nightjar itself is killed.
+QemuEnd run_qemu(const std::vector<std::string>& argv, const QemuOptions& q, const VmSetup& v,
+                 const SessionFiles& f, const std::string& release) {
+  QemuEnd end;
+  const auto t0 = std::chrono::steady_clock::now();
+  {
+    ChildProcess vm(SpawnSpec{.argv = argv, .stdout_path = f.qemu_log, .stderr_to_stdout = true});
+    std::cerr << fmt::format(
+        "nightjar: kernel {}: booting qemu ({}, {} CPUs, {} MiB, timeout {} s)\n", release,
+        v.accel.kvm ? "KVM" : "TCG", v.cpus, q.memory_mb, q.timeout_sec);
+    for (;;) {
+      if (auto status = vm.poll()) {
+        end.exit_code = nightjar::exit_code(*status);
+        break;
+      }
+      const bool late = std::chrono::steady_clock::now() - t0 > std::chrono::seconds(q.timeout_sec);
+      if (interrupted() || late) {
+        end.timed_out = late && !interrupted();
+        vm.kill_and_reap();
+        end.exit_code = 128 + SIGKILL;
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }  // qemu is gone here on every path
+  end.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return end;
+}
+
+// What the guest said over its results port.
+struct GuestReport {
+  bool have_hello = false, done = false, have_plan = false;
+  KernelIdentity kernel;
+  Testbox box;
+  double boot_s = -1;
+  std::vector<std::tuple<std::string, std::string, std::string, std::size_t>> planned;
+  std::set<std::string> reported;  ///< run_key of every run the guest reported
+  std::string error;
+};
+
+// Facts stored with every run of one guest session.
+std::map<std::string, std::string> session_facts(const VmSetup& v, const QemuOptions& q,
+                                                 const std::string& image) {
+  return {{"vm.accel", v.accel.kvm ? "kvm" : "tcg"},
+          {"vm.kernel_image", fs::absolute(image).string()},
+          {"vm.host", v.host.hostname},
+          {"vm.host_cpu_model", v.host.cpu_model},
+          {"vm.memory_mb", std::to_string(q.memory_mb)},
+          {"vm.cpus", std::to_string(v.cpus)}};
+}
+
+// One JSON line of the guest: hello, plan, run (imported into `store` at
+// once), done or error.
+void read_guest_line(const json& j, GuestReport& g, const VmSetup& v,
+                     std::map<std::string, std::string>& facts,
+                     const std::vector<std::string>& warnings, double session_s,
+                     ResultsStore& store, RunOutcome& outcome) {
+  const std::string t = j.value("t", "");
+  if (t == "hello") {
+    g.have_hello = true;
+    g.kernel = identity_from_json(j.at("kernel"));
+    const json& tb = j.at("testbox");
+    g.box.hostname = tb.value("hostname", "nightjar-vm");
+    g.box.cpu_model = tb.value("cpu_model", "");
+    g.box.cpus = tb.value("cpus", 1u);
+    g.box.memory_bytes = tb.value("memory_bytes", std::uint64_t{0});
+    g.boot_s = j.value("uptime", -1.0);
+    facts["vm.boot_seconds"] = fmt::format("{:.2f}", g.boot_s);
+  } else if (t == "plan") {
+    g.have_plan = true;
+    for (const auto& p : j.at("runs"))
+      g.planned.emplace_back(p.at("job").get<std::string>(), p.at("variant").get<std::string>(),
+                             p.at("cell").get<std::string>(), p.value("job_index", 0));
+  } else if (t == "run" && g.have_hello) {
+    facts["vm.session_seconds"] = fmt::format("{:.1f}", session_s);
+    std::int64_t id = 0;
+    RunStatus s = import_run(j, g.kernel, g.box, v.host_job_paths, facts, warnings, store, id);
+    outcome.run_ids.push_back(id);
+    count_status(outcome, s);
+    g.reported.insert(run_key(j.at("job").get<std::string>(), j.at("variant").get<std::string>(),
+                              j.value("cell_id", "")));
+  } else if (t == "done") {
+    g.done = true;
+  } else if (t == "error") {
+    g.error = j.value("message", "");
+  }
+}
+
+GuestReport read_guest_report(const std::string& lines, const VmSetup& v,
+                              std::map<std::string, std::string>& facts,
+                              const std::vector<std::string>& warnings, double session_s,
+                              ResultsStore& store, RunOutcome& outcome) {
+  GuestReport g;
+  std::stringstream in(lines);
+  std::string line;
+  while (std::getline(in, line)) {
+    line.erase(std::remove(line.begin(), line.end(), '\r'), line.end());
+    auto brace = line.find('{');
+    if (brace == std::string::npos) continue;
+    json j = json::parse(line.substr(brace), nullptr, false);
+    if (j.is_discarded() || !j.is_object()) continue;
+    try {
+      read_guest_line(j, g, v, facts, warnings, session_s, store, outcome);
+    } catch (const json::exception& e) {
+      std::cerr << "nightjar: warning: bad line from the guest (" << e.what() << "): " << line
+                << "\n";
+    }
+  }
+  return g;
+}
+
+// The cell of a run that did not report: as the host planned it when the
+// ids match, else parsed from the guest's cell id.
+Cell unreported_cell(const PlannedJob& pj, const std::string& cell_id) {
+  Cell cell;
+  cell.workload = pj.workload ? std::string(pj.workload->name()) : "";
+  for (const auto& c : pj.cells)
+    if (c.id() == cell_id) return c;
+  std::stringstream ids(cell_id);
+  std::string kv;
+  while (ids >> kv) {
+    auto eq = kv.find('=');
+    if (eq != std::string::npos) cell.params[kv.substr(0, eq)] = ParamValue{kv.substr(eq + 1), 0};
+  }
+  return cell;
+}
+
+// Every planned run that did not report is stored as failed with `reason`.
+// Without the guest's own plan, the host's plan is used.
+void store_unreported(GuestReport& g, const std::vector<PlannedJob>& plan,
+                      const RunOptions& options, const std::map<std::string, std::string>& facts,
+                      const std::vector<std::string>& warnings, const std::string& reason,
+                      ResultsStore& store, RunOutcome& outcome) {
+  if (!g.have_plan) {
+    for (std::size_t i = 0; i < plan.size(); ++i)
+      for (const auto& v : plan[i].variants)
+        for (const auto& c : plan[i].cells)
+          g.planned.emplace_back(plan[i].job.name, v.name, c.id(), i);
+  }
+  for (const auto& [job, variant, cell_id, index] : g.planned) {
+    if (g.reported.count(run_key(job, variant, cell_id))) continue;
+    const PlannedJob& pj = plan[std::min(index, plan.size() - 1)];
+    NewRun run;
+    run.job = job;
+    run.job_path = pj.job.path;
+    run.variant = variant;
+    run.build = options.build;
+    run.iterations = pj.iterations;
+    run.warmup = pj.warmup;
+    run.kernel = g.kernel;
+    run.testbox = g.box;
+    run.context = facts;
+    run.cell = unreported_cell(pj, cell_id);
+    std::int64_t id = store.begin_run(run);
+    for (const auto& w : warnings) store.add_warning(id, w);
+    store.finish_run(id, RunStatus::failed, reason);
+    outcome.run_ids.push_back(id);
+    ++outcome.failed;
+  }
+}
+
+// One kernel image: initramfs, qemu, the guest's runs imported; a failed
+// session stores the runs that did not report as failed with the console
+// tail. Returns false when nightjar was interrupted.
+bool run_one_kernel(const std::string& image, const std::vector<PlannedJob>& plan,
+                    const RunOptions& options, const QemuOptions& q, const VmSetup& v,
+                    ResultsStore& store, RunOutcome& outcome) {
+  KernelImage k = inspect_kernel_image(image, q.modules);
+  WorkDir work;
+  make_work_dir(work, q, k);
+  std::cerr << fmt::format("nightjar: kernel {} ({}): building the initramfs in {}\n", k.release,
+                           image, work.path.string());
+  const SessionFiles f(work.path);
+  build_initramfs(work.path / "root", f.initrd, k, v.guest_binary, v.busybox, v.spec,
+                  v.host_job_paths, q.init_override);
+  if (k.modules_dir.empty())
+    std::cerr << "nightjar: note: no modules for " << k.release
+              << " (--modules DIR); virtio_console and zram must be built in, else the "
+                 "results go over /dev/ttyS1\n";
+
+  const QemuEnd end = run_qemu(qemu_argv(q, v, image, f), q, v, f, k.release);
+  std::string lines = slurp(f.results);
+  if (lines.empty()) lines = slurp(f.results_serial);
+  const std::string console_text = slurp(f.console), qemu_text = slurp(f.qemu_log);
+  auto facts = session_facts(v, q, image);
+  std::vector<std::string> warnings;
+  if (!v.accel_warning.empty()) warnings.push_back(v.accel_warning);
+  GuestReport g = read_guest_report(lines, v, facts, warnings, end.seconds, store, outcome);
+  std::cerr << fmt::format(
+      "nightjar: kernel {}: qemu ran {:.1f} s ({}); the guest reached nightjar's init after {} "
+      "(guest clock)\n",
+      k.release, end.seconds, v.accel.kvm ? "KVM" : "TCG",
+      g.boot_s >= 0 ? fmt::format("{:.1f} s", g.boot_s) : std::string("- (never)"));
+
+  if (interrupted()) {
+    outcome.interrupted = true;
+    std::cerr << "nightjar: interrupted: qemu stopped; runs the guest had reported are kept\n";
+    return false;
+  }
+  std::optional<std::string> failure = classify_vm_failure(console_text, qemu_text, end.timed_out,
+                                                           q.timeout_sec, g.done, end.exit_code);
+  if (!failure && !g.error.empty()) failure = "the guest could not run the job: " + g.error;
+  if (!failure) return true;
+  if (!g.error.empty() && failure->find(g.error) == std::string::npos)
+    *failure += " (guest: " + g.error + ")";
+
+  std::string tail = tail_lines(console_text.empty() ? qemu_text : console_text, kTailLines);
+  std::string reason = *failure + "; console tail:\n" + tail;
+  if (!work.keep) reason += "\n(keep every log with --vm-keep DIR)";
+  std::cerr << "nightjar: kernel " << k.release << ": " << *failure << "\n" << tail << "\n";
+  if (!g.have_hello) {
+    g.kernel.release = k.release;
+    g.kernel.version = k.version;
+    g.kernel.cmdline = kKernelCmdline;
+    g.box.hostname = "nightjar-vm";
+    g.box.cpus = static_cast<unsigned>(v.cpus);
+    g.box.memory_bytes = static_cast<std::uint64_t>(q.memory_mb) << 20;
+  }
+  facts["vm.session_seconds"] = fmt::format("{:.1f}", end.seconds);
+  store_unreported(g, plan, options, facts, warnings, reason, store, outcome);
+  return true;
+}
+
+}  // namespace
+
+RunOutcome execute_runs_in_vms(const std::vector<PlannedJob>& plan, const RunOptions& options,
+                               const QemuOptions& q, ResultsStore& store) {
+  install_interrupt_handlers();
+  RunOutcome outcome;
+  const VmSetup setup = prepare_vm_setup(plan, options, q, store);
   for (const auto& image : q.kernels) {
     if (interrupted()) break;
-    KernelImage k = inspect_kernel_image(image, q.modules);
-    WorkDir work;
-    if (!q.keep_dir.empty()) {
-      work.path = fs::path(q.keep_dir) / fmt::format("{}-{}", k.release, getpid());
-      work.keep = true;
-      fs::create_directories(work.path);
-    } else {
-      std::string tmpl = (fs::temp_directory_path() / "nightjar-vm-XXXXXX").string();
-      if (!mkdtemp(tmpl.data()))
-        throw EnvironmentError("mkdtemp failed: " + std::string(std::strerror(errno)));
-      work.path = tmpl;
-    }
-    std::cerr << fmt::format("nightjar: kernel {} ({}): building the initramfs in {}\n", k.release,
-                             image, work.path.string());
-    const std::string initrd = (work.path / "initramfs.cpio").string();
-    build_initramfs(work.path / "root", initrd, k, guest_binary, busybox, spec, host_job_paths,
-                    q.init_override);
-    if (k.modules_dir.empty())
-      std::cerr << "nightjar: note: no modules for " << k.release
-                << " (--modules DIR); virtio_console and zram must be built in, else the "
-                   "results go over /dev/ttyS1\n";
-
-    const std::string console = (work.path / "console.log").string();
-    const std::string results = (work.path / "results.jsonl").string();
-    const std::string results_serial = (work.path / "results-ttyS1.jsonl").string();
-    const std::string qemu_log = (work.path / "qemu.log").string();
-    const std::string append = "console=ttyS0,115200 panic=-1 rdinit=/init loglevel=4";
-    std::vector<std::string> argv = {
-        q.qemu,
-        "-nodefaults",
-        "-no-reboot",
-        "-display",
-        "none",
-        "-monitor",
-        "none",
-        "-machine",
-        "pc",
-        "-accel",
-        accel.kvm ? "kvm" : "tcg",
-        "-cpu",
-        accel.kvm ? "host" : "max",
-        "-m",
-        std::to_string(q.memory_mb),
-        "-smp",
-        std::to_string(cpus),
-        "-kernel",
-        image,
-        "-initrd",
-        initrd,
-        "-append",
-        append,
-        "-serial",
-        "file:" + console,
-        "-chardev",
-        "file,id=njserial,path=" + results_serial,
-        "-serial",
-        "chardev:njserial",
-        "-device",
-        "virtio-serial-pci",
-        "-chardev",
-        "file,id=njport,path=" + results,
-        "-device",
-        std::string("virtserialport,chardev=njport,name=") + kPortName};
-
-    auto t0 = std::chrono::steady_clock::now();
-    bool timed_out = false;
-    int exit_code = 0;
-    {
-      // qemu as a ChildProcess (workloads/sys/process.h): killed and reaped
-      // on every path by its destructor; PR_SET_PDEATHSIG kills it if
-      // nightjar itself is killed.
-      ChildProcess vm(SpawnSpec{.argv = argv, .stdout_path = qemu_log, .stderr_to_stdout = true});
-      std::cerr << fmt::format(
-          "nightjar: kernel {}: booting qemu ({}, {} CPUs, {} MiB, timeout {} s)\n", k.release,
-          accel.kvm ? "KVM" : "TCG", cpus, q.memory_mb, q.timeout_sec);
-      for (;;) {
-        if (auto status = vm.poll()) {
-          exit_code = nightjar::exit_code(*status);
-          break;
-        }
-        if (interrupted()) {
-          vm.kill_and_reap();
-          exit_code = 128 + SIGKILL;
-          break;
-        }
-        if (std::chrono::steady_clock::now() - t0 > std::chrono::seconds(q.timeout_sec)) {
-          timed_out = true;
-          vm.kill_and_reap();
-          exit_code = 128 + SIGKILL;
-          break;
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      }
-    }  // qemu is gone here on every path
-    const double session_s =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-
-    // Read what the guest said.
-    std::string lines = slurp(results);
-    if (lines.empty()) lines = slurp(results_serial);
-    const std::string console_text = slurp(console);
-    const std::string qemu_text = slurp(qemu_log);
-    bool have_hello = false, done = false, have_plan = false;
-    KernelIdentity kernel;
-    Testbox guest_box;
-    double boot_s = -1;
-    std::vector<std::tuple<std::string, std::string, std::string, std::size_t>> planned;
-    std::set<std::string> reported;
-    std::string guest_error;
-    std::map<std::string, std::string> extra = {{"vm.accel", accel.kvm ? "kvm" : "tcg"},
-                                                {"vm.kernel_image", fs::absolute(image).string()},
-                                                {"vm.host", host.hostname},
-                                                {"vm.host_cpu_model", host.cpu_model},
-                                                {"vm.memory_mb", std::to_string(q.memory_mb)},
-                                                {"vm.cpus", std::to_string(cpus)}};
-    std::vector<std::string> warnings;
-    if (!accel_warning.empty()) warnings.push_back(accel_warning);
-    std::stringstream in(lines);
-    std::string line;
-    while (std::getline(in, line)) {
-      line.erase(std::remove(line.begin(), line.end(), '\r'), line.end());
-      auto brace = line.find('{');
-      if (brace == std::string::npos) continue;
-      json j = json::parse(line.substr(brace), nullptr, false);
-      if (j.is_discarded() || !j.is_object()) continue;
-      const std::string t = j.value("t", "");
-      try {
-        if (t == "hello") {
-          have_hello = true;
-          kernel = identity_from_json(j.at("kernel"));
-          const json& tb = j.at("testbox");
-          guest_box.hostname = tb.value("hostname", "nightjar-vm");
-          guest_box.cpu_model = tb.value("cpu_model", "");
-          guest_box.cpus = tb.value("cpus", 1u);
-          guest_box.memory_bytes = tb.value("memory_bytes", std::uint64_t{0});
-          boot_s = j.value("uptime", -1.0);
-          extra["vm.boot_seconds"] = fmt::format("{:.2f}", boot_s);
-        } else if (t == "plan") {
-          have_plan = true;
-          for (const auto& p : j.at("runs"))
-            planned.emplace_back(p.at("job").get<std::string>(), p.at("variant").get<std::string>(),
-                                 p.at("cell").get<std::string>(), p.value("job_index", 0));
-        } else if (t == "run" && have_hello) {
-          extra["vm.session_seconds"] = fmt::format("{:.1f}", session_s);
-          std::int64_t id = 0;
-          RunStatus s =
-              import_run(j, kernel, guest_box, host_job_paths, extra, warnings, store, id);
-          outcome.run_ids.push_back(id);
-          count_status(outcome, s);
-          reported.insert(run_key(j.at("job").get<std::string>(),
-                                  j.at("variant").get<std::string>(), j.value("cell_id", "")));
-        } else if (t == "done") {
-          done = true;
-        } else if (t == "error") {
-          guest_error = j.value("message", "");
-        }
-      } catch (const json::exception& e) {
-        std::cerr << "nightjar: warning: bad line from the guest (" << e.what() << "): " << line
-                  << "\n";
-      }
-    }
-
-    std::cerr << fmt::format(
-        "nightjar: kernel {}: qemu ran {:.1f} s ({}); the guest reached nightjar's init after {} "
-        "(guest clock)\n",
-        k.release, session_s, accel.kvm ? "KVM" : "TCG",
-        boot_s >= 0 ? fmt::format("{:.1f} s", boot_s) : std::string("- (never)"));
-
-    if (interrupted()) {
-      outcome.interrupted = true;
-      std::cerr << "nightjar: interrupted: qemu stopped; runs the guest had reported are kept\n";
-      break;
-    }
-    std::optional<std::string> failure =
-        classify_vm_failure(console_text, qemu_text, timed_out, q.timeout_sec, done, exit_code);
-    if (!failure && !guest_error.empty())
-      failure = "the guest could not run the job: " + guest_error;
-    if (!failure) continue;
-    if (!guest_error.empty() && failure->find(guest_error) == std::string::npos)
-      *failure += " (guest: " + guest_error + ")";
-
-    // Every planned run that did not report is stored as failed, with the
-    // console tail. Without the guest's own plan, the host's plan is used.
-    std::string tail = tail_lines(console_text.empty() ? qemu_text : console_text, kTailLines);
-    std::string reason = *failure + "; console tail:\n" + tail;
-    if (!work.keep) reason += "\n(keep every log with --vm-keep DIR)";
-    std::cerr << "nightjar: kernel " << k.release << ": " << *failure << "\n" << tail << "\n";
-    if (!have_hello) {
-      kernel.release = k.release;
-      kernel.version = k.version;
-      kernel.cmdline = append;
-      guest_box.hostname = "nightjar-vm";
-      guest_box.cpus = static_cast<unsigned>(cpus);
-      guest_box.memory_bytes = static_cast<std::uint64_t>(q.memory_mb) << 20;
-    }
-    if (!have_plan) {
-      for (std::size_t i = 0; i < plan.size(); ++i)
-        for (const auto& v : plan[i].variants)
-          for (const auto& c : plan[i].cells)
-            planned.emplace_back(plan[i].job.name, v.name, c.id(), i);
-    }
-    for (const auto& [job, variant, cell_id, index] : planned) {
-      if (reported.count(run_key(job, variant, cell_id))) continue;
-      const PlannedJob& pj = plan[std::min(index, plan.size() - 1)];
-      NewRun run;
-      run.job = job;
-      run.job_path = pj.job.path;
-      run.variant = variant;
-      run.build = options.build;
-      run.iterations = pj.iterations;
-      run.warmup = pj.warmup;
-      run.kernel = kernel;
-      run.testbox = guest_box;
-      run.context = extra;
-      run.context["vm.session_seconds"] = fmt::format("{:.1f}", session_s);
-      // The cell as the guest named it; parameters from the host's plan when they match.
-      run.cell.workload = pj.workload ? std::string(pj.workload->name()) : "";
-      for (const auto& c : pj.cells)
-        if (c.id() == cell_id) run.cell = c;
-      if (run.cell.params.empty()) {
-        std::stringstream ids(cell_id);
-        std::string kv;
-        while (ids >> kv) {
-          auto eq = kv.find('=');
-          if (eq != std::string::npos)
-            run.cell.params[kv.substr(0, eq)] = ParamValue{kv.substr(eq + 1), 0};
-        }
-      }
-      std::int64_t id = store.begin_run(run);
-      for (const auto& w : warnings) store.add_warning(id, w);
-      store.finish_run(id, RunStatus::failed, reason);
-      outcome.run_ids.push_back(id);
-      ++outcome.failed;
-    }
+    if (!run_one_kernel(image, plan, options, q, setup, store, outcome)) break;
   }
   return outcome;
 }
