@@ -1,4 +1,4 @@
-// `nightjar bisect`: see harness/bisect.h and docs/bisect.md.
+// `nightjar bisect`: see harness/bisect/bisect.h and docs/bisect.md.
 #include "harness/bisect/bisect.h"
 
 #include <unistd.h>

@@ -49,16 +49,10 @@ ExitCode cmd_compare(const CompareArgs& a, bool gate) {
   SideQuery query{a.job, a.workload, a.ignore_params, &workload_catalog()};
   Comparison c = compare_selectors(store, a.sides, query, options);
   RenderOptions r{a.width, a.precision, use_color(a.color)};
-  if (a.format == "lkp")
-    std::cout << render_lkp(c, r);
-  else if (a.format == "markdown")
-    std::cout << render_markdown(c, r);
-  else if (a.format == "json")
-    std::cout << render_json(c);
-  else if (a.format == "csv")
-    std::cout << render_csv(c);
-  else
-    std::cout << render_mmtests(c, r);
+  const ComparisonFormat* format = find_comparison_format(a.format);
+  if (!format)  // --format is checked against the same table when parsed
+    throw UsageError("--format: unknown layout '" + a.format + "'");
+  std::cout << format->render(c, r);
   std::cout.flush();
   if (!gate) return ExitCode::ok;
   ExitCode code = check_exit_code(c);
@@ -70,12 +64,18 @@ ExitCode cmd_compare(const CompareArgs& a, bool gate) {
   return code;
 }
 
+std::vector<std::string> comparison_format_names() {
+  std::vector<std::string> names;
+  for (const auto& f : comparison_formats()) names.emplace_back(f.name);
+  return names;
+}
+
 void add_compare_options(CLI::App* cmd, CompareArgs& a) {
   cmd->add_option("--db", a.db, "results database path");
   cmd->add_option("--job", a.job, "only runs of this job (file stem), on every side");
   cmd->add_option("--workload", a.workload, "only runs of this workload, on every side");
   cmd->add_option("--format", a.format, "output layout")
-      ->check(CLI::IsMember({"mmtests", "lkp", "markdown", "json", "csv"}))
+      ->check(CLI::IsMember(comparison_format_names()))
       ->capture_default_str();
   cmd->add_option("--test", a.test,
                   "significance rule: welch (Welch on logs + Benjamini-Hochberg + min effect), "

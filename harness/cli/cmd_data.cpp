@@ -1,6 +1,6 @@
 // `nightjar export` and `nightjar import`: samples out as tidy CSV; tidy CSV
 // or Google Benchmark JSON in (docs/data.md). The formats are in
-// results/csv_io.h and results/gbench_import.h; this file is the command line.
+// results/io/csv.h and results/io/gbench.h; this file is the command line.
 #include <fmt/format.h>
 #include <unistd.h>
 

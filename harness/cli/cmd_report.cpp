@@ -1,5 +1,5 @@
 // `nightjar report BASE NEW [NEW...]`: changelog, markdown and mmtests tables
-// of a comparison (results/report.h, docs/report.md).
+// of a comparison (results/render/report.h, docs/report.md).
 //
 // --group takes a cell parameter (one table per value, within one
 // comparison) or a run attribute: kernel, build, variant or testbox. For an
@@ -61,7 +61,7 @@ std::string narrowed(const Selector& s, const std::string& attr, const std::stri
                            : attr == "build"   ? s.build
                            : attr == "variant" ? s.variant
                                                : s.testbox;
-  // A bare word is a variant name (results/selector.h).
+  // A bare word is a variant name (results/compare/selector.h).
   const bool bare = s.text.find('=') == std::string::npos;
   if (!set.empty() && !(bare && attr == "variant"))
     throw UsageError("--group " + attr + ": the selector '" + s.text + "' already fixes " + attr +

@@ -34,7 +34,7 @@ struct RunArgs {
   std::optional<int> iterations, warmup;
   bool interleave = false;
   std::string format = "text";  ///< a run-output format (results/render/run_output.h)
-  QemuOptions vm;               ///< --kernel IMAGE...: the kernel axis in qemu (harness/qemu.h)
+  QemuOptions vm;               ///< --kernel IMAGE...: the kernel axis in qemu (harness/vm/qemu.h)
 };
 
 ExitCode cmd_run(const RunArgs& a) {

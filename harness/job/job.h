@@ -14,7 +14,7 @@
 //     size: 20%mem
 //     mode: [threads, processes]
 //   cgroup: {depth: 3, top: {memory.min: 64M}}   # harness/job/yaml_parse.h
-//   variants:              # named knob sets (harness/variants.h)
+//   variants:              # named knob sets (harness/job/variants.h)
 //     thp-never: {sysfs: {/sys/kernel/mm/transparent_hugepage/enabled: never}}
 //
 // load_job() checks the file's shape; expand_matrix() parses every value
@@ -59,7 +59,7 @@ struct JobFile {
   std::map<std::string, int> param_lines;
   CgroupSpec cgroup;    ///< the `cgroup:` section, parsed; disabled when absent
   int cgroup_line = 0;  ///< 1-based line of the `cgroup:` key; 0 when absent
-  /// The `variants:` section in the order written (harness/variants.h);
+  /// The `variants:` section in the order written (harness/job/variants.h);
   /// empty when absent. `variant:` then names the default selection.
   std::vector<VariantSpec> variants;
   int variants_line = 0;  ///< 1-based line of the `variants:` key; 0 when absent

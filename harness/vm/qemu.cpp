@@ -1,5 +1,5 @@
 // The kernel axis: initramfs builder, qemu session and the guest side of the
-// JSON-lines protocol. See harness/qemu.h and docs/qemu.md.
+// JSON-lines protocol. See harness/vm/qemu.h and docs/qemu.md.
 #include "harness/vm/qemu.h"
 
 #include <fcntl.h>
@@ -302,7 +302,7 @@ std::string init_script(const std::string& override_text) {
             "echo \"nightjar-guest: guest-run exited $?\"\n"
           : "echo 'nightjar-guest: running the --vm-init override'\n" + override_text + "\n";
   std::string script = R"SH(#!/bin/busybox sh
-# nightjar guest init (harness/qemu.cpp): mounts, loads modules, finds the
+# nightjar guest init (harness/vm/qemu.cpp): mounts, loads modules, finds the
 # results port and runs the job; powers off when done.
 /bin/busybox mkdir -p /bin /sbin /usr/bin /usr/sbin /proc /sys /dev /tmp /run
 /bin/busybox --install -s

@@ -1,5 +1,5 @@
 // Parameter values: parsing of sizes, durations, counts, numbers, flags and
-// choices into canonical text + base units (see harness/params.h).
+// choices into canonical text + base units (see results/model/params.h).
 //
 // Sizes, durations and percentages are parsed as exact decimals (digits before
 // and after the point as one 128-bit integer and a power of ten) so that

@@ -1,4 +1,4 @@
-// Renderers of a comparison record (results/comparison.h), one file each:
+// Renderers of a comparison record (results/compare/comparison.h), one file each:
 // render_mmtests.cpp, render_lkp.cpp, render_markdown.cpp, render_json.cpp,
 // render_csv.cpp. They read only the record and compute nothing: every figure
 // they print was computed by the statistics module when the record was built.
@@ -9,6 +9,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "results/compare/comparison.h"
 #include "results/model/text.h"
@@ -58,6 +59,20 @@ std::string render_json(const Comparison& c);
 /// CSV (RFC 4180 quoting): a header line, then one line per row and NEW side
 /// (metric rows, then monitor rows). Undefined numbers are empty.
 std::string render_csv(const Comparison& c);
+
+/// One layout of a comparison (`compare --format NAME`).
+struct ComparisonFormat {
+  std::string_view name;  ///< the --format value: "mmtests", "lkp", ...
+  std::string_view doc;   ///< for --help
+  std::string (*render)(const Comparison& c, const RenderOptions& options);
+};
+
+/// Every layout of a comparison, the default (mmtests) first. A new layout
+/// is a render function and one row of this table (compare_formats.cpp).
+const std::vector<ComparisonFormat>& comparison_formats();
+
+/// The layout named `name`, or nullptr.
+const ComparisonFormat* find_comparison_format(std::string_view name);
 
 /// Splits a side name for the mmtests header: "5.18.0-rc1-vanilla" ->
 /// {"5.18.0-rc1", "vanilla"}; "6.1-patched" -> {"6.1", "patched"}; "a" -> {"", "a"}.

@@ -1,5 +1,5 @@
 // `nightjar report`: the tables kernel developers paste into patch changelogs
-// and cover letters, rendered from a comparison record (results/comparison.h).
+// and cover letters, rendered from a comparison record (results/compare/comparison.h).
 // Like the other renderers it computes no statistics of its own: every mean
 // and verdict was computed by the statistics module when the record was built;
 // the one figure derived here, the %change of the statistic shown, is

@@ -1,5 +1,5 @@
 // Unit under test: `nightjar export` and `nightjar import` end to end
-// (harness/cli_data.cpp), and the gbench workload through `nightjar run`:
+// (harness/cli/cmd_data.cpp), and the gbench workload through `nightjar run`:
 //  - issue 6 check 2: export -> import into a new database -> export is byte
 //    identical; a file with a bad row (wrong column count, text in a number,
 //    unknown direction) exits 2 naming the line, and the database is unchanged;

@@ -1,4 +1,4 @@
-// Unit under test: the cgroup manager (harness/cgroup.h) on the real machine:
+// Unit under test: the cgroup manager (workloads/sys/cgroup.h) on the real machine:
 // a depth-3 tree with two clients on whichever memory hierarchy is here (v2,
 // or v1 as on a hybrid system), a forked child attached to a leaf, and full
 // removal afterwards. Skips (77) without root or without a memory controller.

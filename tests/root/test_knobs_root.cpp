@@ -1,4 +1,4 @@
-// Unit under test: variant knobs on the real kernel (harness/variants.h and
+// Unit under test: variant knobs on the real kernel (harness/job/variants.h and
 // the runner's variant loop), through the real `nightjar` binary: pft with
 // THP variants stores the value in force with each run, and the sysfs value
 // afterwards equals the value before — after a normal end, with

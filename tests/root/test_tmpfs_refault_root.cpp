@@ -307,7 +307,7 @@ INSTANTIATE_TEST_SUITE_P(Methods, TmpfsRefaultEvict,
                          ::testing::Values("force_empty", "reclaim", "pageout"),
                          [](const auto& info) { return std::string(info.param); });
 
-// harness/tmpfs.h: the mount exists while the object lives, with its size,
+// workloads/sys/tmpfs.h: the mount exists while the object lives, with its size,
 // and both the mount and its directory are gone afterwards, also when a file
 // is still open in it (lazy detach). Its tags do not say tmpfs_refault, so
 // the state snapshots of the tests above, which may run at the same time,

@@ -1,4 +1,4 @@
-// Unit under test: the cgroup manager (harness/cgroup.h) — parse_cgroup_spec,
+// Unit under test: the cgroup manager (workloads/sys/cgroup.h) — parse_cgroup_spec,
 // translate_knob, memcg_unavailable_reason and CgroupTree against simulated
 // cgroup v1 and v2 trees in a temporary directory (fs_prefix).
 #include "harness/job/yaml_parse.h"

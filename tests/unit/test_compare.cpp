@@ -1,6 +1,6 @@
-// Unit under test: results/selector.{h,cpp} (parse_selector), results/
+// Unit under test: results/compare/selector.{h,cpp} (parse_selector), results/
 // comparison.{h,cpp} (build_comparison, check_exit_code, format_counts) and the
-// layout helpers of results/render_*.cpp on hand-built records. The layouts
+// layout helpers of results/render/compare_*.cpp on hand-built records. The layouts
 // end to end, from a database written by the real binary, are the golden
 // tests in tests/cli/test_compare_cli.cpp.
 #include <gtest/gtest.h>

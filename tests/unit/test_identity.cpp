@@ -1,4 +1,4 @@
-// Unit under test: harness/identity.{h,cpp} — KernelIdentity, Testbox,
+// Unit under test: workloads/sys/probe.{h,cpp} — KernelIdentity, Testbox,
 // CgroupLayout::detect, SystemContext facts and warnings, against fake /proc
 // and /sys trees built in a temporary directory, plus a smoke test on the real
 // machine.

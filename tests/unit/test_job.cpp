@@ -1,4 +1,4 @@
-// Unit under test: harness/job.cpp — load_job (job file shape and its error
+// Unit under test: harness/job/job.cpp — load_job (job file shape and its error
 // messages with file:line), parse_set (--set NAME=V1,V2) and expand_matrix
 // (defaults, axes, product order, overrides, canonical dedup, validation).
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// Unit under test: the netperf-compatible renderer (results/netperf_format.h):
+// Unit under test: the netperf-compatible renderer (results/render/netperf.h):
 // the exact block of shared/reference/workloads.md §1 (trailing blanks
 // included), the IPv4 and TCP_STREAM headers, header-only blocks for failed
 // iterations, and rendering from fixed stored records.

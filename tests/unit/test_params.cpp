@@ -1,4 +1,4 @@
-// Unit under test: harness/params.cpp — parse_param (every type and unit
+// Unit under test: results/model/params.cpp — parse_param (every type and unit
 // suffix, canonical text, bounds, overflow), format_size, Cell and MachineFacts.
 #include <gtest/gtest.h>
 

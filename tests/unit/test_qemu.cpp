@@ -1,5 +1,5 @@
 // Unit under test: the host-side helpers of the qemu kernel axis
-// (harness/qemu.h) that need no qemu: bzImage inspection, the KVM/TCG
+// (harness/vm/qemu.h) that need no qemu: bzImage inspection, the KVM/TCG
 // decision, module selection from modules.dep or from .modinfo, failure
 // classification from console and qemu output, and log tails.
 #include <gtest/gtest.h>

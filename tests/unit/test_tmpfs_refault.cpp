@@ -1,7 +1,7 @@
 // Unit under test: the tmpfs_refault workload's pure parts
 // (workloads/tmpfs_refault.h: declaration, validate(), the file patterns,
 // memory needs, eviction planning, the eviction check and the sanity flag)
-// and the zram device selection and RAII of harness/zram.h against a fake
+// and the zram device selection and RAII of workloads/sys/zram.h against a fake
 // /sys and /proc tree. Nothing here needs root or touches the system.
 #include "workloads/tmpfs_refault.h"
 

@@ -1,4 +1,4 @@
-// Unit under test: harness/variants.cpp (parse_variants, normalise_knob_path,
+// Unit under test: harness/job/variants.cpp (parse_variants, normalise_knob_path,
 // knob_reading, check_knob_targets, KnobSet on a fake /sys and /proc tree),
 // the `variants:` key of load_job, and variant selection in plan_runs
 // (--variant all|NAME[,NAME], label-only variants, cgroup merge).

@@ -1,4 +1,4 @@
-// Unit under test: the qemu kernel axis end to end (harness/qemu.h) with the
+// Unit under test: the qemu kernel axis end to end (harness/vm/qemu.h) with the
 // real binary: pft on two Debian kernels (generic and PREEMPT_RT) under
 // whatever accelerator the host has (TCG here: figures measure emulation),
 // both runs stored with their own `uname -r` and compared; a guest that
