@@ -84,9 +84,9 @@ ExitCode run_export(const ExportArgs& a) {
                                     stats.invalid));
   if (stats.runs < ids.size())
     std::cerr << fmt::format(
-        "nightjar: {} matching run(s) have no samples (skipped, failed or still running) and "
+        "nightjar: {} matching run(s) have no samples (skipped, failed{} or still running) and "
         "write no row\n",
-        ids.size() - stats.runs);
+        ids.size() - stats.runs, stats.invalid && !a.include_invalid ? ", only invalid ones" : "");
   return ExitCode::ok;
 }
 

@@ -346,8 +346,14 @@ CsvExportStats write_samples_csv(const ResultsStore& store,
 
   std::string buf = csv_header(param_names, include_invalid);
   buf.reserve(1 << 16);
+  // The runs scanned: those written, and (invalid samples left out) also the
+  // runs whose samples are all invalid, so that theirs are counted.
   std::vector<std::int64_t> ids;
   for (const auto& [id, r] : runs) ids.push_back(id);
+  if (!include_invalid) {
+    ids.clear();
+    for (const auto& [id, r] : store.export_runs(run_ids, SampleSet::all)) ids.push_back(id);
+  }
   const std::string undeclared = ",,,";
   std::int64_t current = -1;
   std::string prefix;

@@ -152,6 +152,16 @@ TEST_F(InvalidCli, CsvExportAndImportKeepInvalidSamplesInvalid) {
   EXPECT_FALSE(contains(valid.out, ",0\n"));
   EXPECT_FALSE(contains(valid.out.substr(0, valid.out.find('\n')), "invalid"));
   EXPECT_TRUE(contains(valid.err, "1 invalid sample(s) left out; --include-invalid")) << valid.err;
+  // A run whose samples are all invalid writes no row; they are counted.
+  run_job(dir_, db_, "c", job("5000,5000,5000,5000,5000", "1,2,3,4,5"));
+  CommandResult none = nightjar({"export", "c"});
+  ASSERT_EQ(none.exit_code, 0) << none.err;
+  EXPECT_TRUE(contains(none.err, "exported 0 samples of 0 run(s)")) << none.err;
+  EXPECT_TRUE(contains(none.err, "10 invalid sample(s) left out")) << none.err;
+  EXPECT_TRUE(contains(none.err,
+                       "1 matching run(s) have no samples (skipped, failed, only "
+                       "invalid ones or still running)"))
+      << none.err;
 
   CommandResult all = nightjar({"export", "b", "--include-invalid"});
   ASSERT_EQ(all.exit_code, 0) << all.err;
