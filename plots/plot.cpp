@@ -138,8 +138,9 @@ struct UsedCell {
 // pooled cells by build).
 std::map<std::int64_t, std::vector<double>> load_run_samples(const ResultsStore& store,
                                                              const std::set<std::int64_t>& ids,
-                                                             const std::string& metric) {
-  auto out = store.metric_samples(ids, metric);
+                                                             const std::string& metric,
+                                                             bool include_invalid) {
+  auto out = store.metric_samples(ids, metric, include_invalid ? SampleSet::all : SampleSet::valid);
   for (auto& [id, v] : out) std::sort(v.begin(), v.end());
   return out;
 }
@@ -173,17 +174,22 @@ bool fill_point(PlotPoint& p, std::vector<double> samples, const MetricDescripto
   return true;
 }
 
-// "n = 5 per point" or "n = 3-5 per point".
-std::string n_text(const std::vector<PlotSeries>& series) {
-  std::size_t lo = SIZE_MAX, hi = 0;
+// "n = 5 per point" or "n = 3-5 per point", and the invalid samples the
+// points leave out ("n = 4 per point, 1 invalid left out"; `included`:
+// --include-invalid, "1 invalid included").
+std::string n_text(const std::vector<PlotSeries>& series, bool included) {
+  std::size_t lo = SIZE_MAX, hi = 0, invalid = 0;
   for (const auto& s : series)
     for (const auto& p : s.points) {
       lo = std::min(lo, p.n);
       hi = std::max(hi, p.n);
+      invalid += p.invalid;
     }
   if (hi == 0) return "";
-  return lo == hi ? fmt::format("n = {} per point", lo)
-                  : fmt::format("n = {}-{} per point", lo, hi);
+  std::string n =
+      lo == hi ? fmt::format("n = {} per point", lo) : fmt::format("n = {}-{} per point", lo, hi);
+  if (invalid) n += fmt::format(", {} invalid {}", invalid, included ? "included" : "left out");
+  return n;
 }
 
 std::string bars_text(ErrorBars bars, double confidence_pct, MeanKind kind) {
@@ -421,6 +427,8 @@ void build_scaling(const ResultsStore& store, const PlotRequest& r, const std::v
       p.x = axis.x_of.at(c.cell);
       p.label = *param_of(c.cell->params, r.x);
       p.run_ids = c.cell->run_ids;
+      if (auto inv = c.cell->invalid.find(r.metric); inv != c.cell->invalid.end())
+        p.invalid = static_cast<std::size_t>(inv->second.count);
       if (!fill_point(p, c.cell->metrics.at(r.metric), d.metric, r.error_bars, alpha)) {
         d.notes.push_back(fmt::format("{} [{}] left out: its {} is undefined (a sample <= 0)",
                                       s.side, cell_text(*c.key), mean_label(d.metric.mean)));
@@ -440,13 +448,15 @@ void build_history(const ResultsStore& store, const PlotRequest& r, const std::v
   std::set<std::int64_t> ids;
   for (const auto& c : cells) ids.insert(c.cell->run_ids.begin(), c.cell->run_ids.end());
   const auto info = store.run_labels(ids);
-  const auto samples = load_run_samples(store, ids, r.metric);
+  const auto samples = load_run_samples(store, ids, r.metric, r.query.include_invalid);
+  const auto invalid = store.invalid_sample_counts(ids, r.metric);
 
   struct Pool {
     std::string build, date;
     std::int64_t first_run = 0;
     std::vector<std::int64_t> run_ids;
     std::vector<double> samples;
+    std::size_t invalid = 0;
   };
   std::set<std::string> jobs;
   for (const auto& c : cells) jobs.insert(c.key->job);
@@ -474,6 +484,8 @@ void build_history(const ResultsStore& store, const PlotRequest& r, const std::v
       p.date = std::min(p.date, ri.started_at);
       p.run_ids.push_back(id);
       p.samples.insert(p.samples.end(), s->second.begin(), s->second.end());
+      if (auto inv = invalid.find(id); inv != invalid.end())
+        p.invalid += static_cast<std::size_t>(inv->second);
     }
     Line line{c, {}};
     for (auto& [key, p] : pools) {
@@ -512,6 +524,7 @@ void build_history(const ResultsStore& store, const PlotRequest& r, const std::v
       p.label = pool.build;
       p.date = pool.date;
       p.run_ids = pool.run_ids;
+      p.invalid = pool.invalid;
       std::sort(p.run_ids.begin(), p.run_ids.end());
       if (by_date) {
         auto t = parse_utc_iso8601(pool.date);
@@ -571,8 +584,10 @@ std::vector<std::string> present_metrics(const std::vector<UsedCell>& cells,
                                          const MetricCatalog& catalog) {
   std::vector<std::string> present;
   std::set<std::string> names;
-  for (const auto& c : cells)
+  for (const auto& c : cells) {
     for (const auto& [name, v] : c.cell->metrics) names.insert(name);
+    for (const auto& [name, v] : c.cell->invalid) names.insert(name);
+  }
   for (const auto& [w, descs] : catalog)
     for (const auto& m : descs)
       if (names.count(m.name) && std::find(present.begin(), present.end(), m.name) == present.end())
@@ -608,7 +623,7 @@ void choose_descriptor(const PlotRequest& r, const std::vector<UsedCell>& with_m
   if (desc) {
     d.metric = *desc;
   } else {
-    d.metric = {r.metric, "", Direction::higher_is_better, MeanKind::arithmetic, ""};
+    d.metric = {.name = r.metric, .mean = MeanKind::arithmetic, .doc = ""};
     d.notes.push_back("metric " + r.metric +
                       " has no descriptor in the store: plotted as its Amean, without a unit");
   }
@@ -634,13 +649,20 @@ std::vector<UsedCell> cells_with_metric(const ResultsStore& store, const PlotReq
                     "plotted runs hold metrics {}",
                     r.metric, r.metric, list_of(present)));
   std::vector<UsedCell> with_metric;
-  for (const auto& c : cells)
-    if (c.cell->metrics.count(r.metric))
+  for (const auto& c : cells) {
+    if (c.cell->metrics.count(r.metric)) {
       with_metric.push_back(c);
-    else
-      d.notes.push_back(fmt::format("{} {} [{}] left out: no samples of {}",
-                                    sides[c.side].selector.text, c.key->job, cell_text(*c.key),
-                                    r.metric));
+      continue;
+    }
+    auto inv = c.cell->invalid.find(r.metric);
+    d.notes.push_back(fmt::format(
+        "{} {} [{}] left out: {}", sides[c.side].selector.text, c.key->job, cell_text(*c.key),
+        inv == c.cell->invalid.end()
+            ? "no samples of " + r.metric
+            : fmt::format("its {} sample(s) of {} are all invalid (first: run {} iteration {}: {})",
+                          inv->second.count, r.metric, inv->second.run_id, inv->second.iteration,
+                          inv->second.reason)));
+  }
   choose_descriptor(r, with_metric, catalog, d);
   return with_metric;
 }
@@ -669,7 +691,7 @@ void finish_labels(const ResultsStore& store, const PlotRequest& r,
     foot.push_back(fmt::format("dots: samples; line: {} per build", mean_label(d.metric.mean)));
   if (auto b = bars_text(r.error_bars, r.confidence_pct, d.metric.mean); !b.empty())
     foot.push_back(b);
-  foot.push_back(n_text(d.series));
+  foot.push_back(n_text(d.series, r.query.include_invalid));
   if (r.mark_changes)
     foot.push_back("dashed: change points (E-divisive + Welch, as nightjar trend)");
   d.footnote = join(foot, "; ");
@@ -721,6 +743,9 @@ PlotData build_plot_data(const ResultsStore& store, const PlotRequest& r) {
   d.kind = (r.x == "build" || r.x == "date") ? PlotKind::history : PlotKind::scaling;
 
   std::vector<Side> sides = load_sides(store, r, d.notes);
+  if (r.query.include_invalid)
+    d.notes.push_back(
+        "--include-invalid: invalid samples are plotted with the valid ones, for inspection");
 
   const std::vector<UsedCell> cells = filtered_cells(r, filter, sides);
   const std::vector<UsedCell> with_metric = cells_with_metric(store, r, sides, cells, d);

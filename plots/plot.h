@@ -60,7 +60,7 @@ struct PlotRequest {
   /// one group of lines) per selector. Empty: one side per variant of the runs
   /// that `query` admits, in the order the variants were first run.
   std::vector<std::string> selectors;
-  SideQuery query;  ///< --job, --workload, --ignore-param (apply to every side)
+  SideQuery query;  ///< --job, --workload, --ignore-param, --include-invalid (every side)
   /// `k=v` items (one or several per string, space separated); a cell is
   /// plotted when its parameters hold every one. Empty: every cell.
   std::vector<std::string> cell;
@@ -83,12 +83,13 @@ struct PlotPoint {
   std::string label;  ///< parameter value as stored, build label ("run:ID" unlabelled), or date
   std::string date;   ///< history: started_at of the first run (ISO 8601 UTC); else ""
   std::vector<std::int64_t> run_ids;  ///< runs pooled, ascending
-  std::size_t n = 0;                  ///< samples
-  double mean = 0;                    ///< summary mean of the metric (its MeanKind), metric unit
-  double lo = 0, hi = 0;              ///< error bar bounds (== mean for ErrorBars::none)
-  double min = 0, max = 0;            ///< smallest and largest sample
-  double coeff_var = 0;               ///< CoeffVar, percent (NaN when n < 2)
-  std::vector<double> samples;        ///< every sample, ascending (drawn as dots in a history)
+  std::size_t n = 0;                  ///< samples (the valid ones, unless --include-invalid)
+  std::size_t invalid = 0;      ///< invalid samples of the point's runs (left out or included)
+  double mean = 0;              ///< summary mean of the metric (its MeanKind), metric unit
+  double lo = 0, hi = 0;        ///< error bar bounds (== mean for ErrorBars::none)
+  double min = 0, max = 0;      ///< smallest and largest sample
+  double coeff_var = 0;         ///< CoeffVar, percent (NaN when n < 2)
+  std::vector<double> samples;  ///< every sample, ascending (drawn as dots in a history)
 };
 
 /// One line of the figure.

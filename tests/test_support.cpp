@@ -34,8 +34,10 @@ std::string TempDir::write(const std::string& name, const std::string& content) 
 }
 
 namespace {
+// Starts `wrapper...` NIGHTJAR_BINARY `args...` (no wrapper: the binary itself).
 pid_t start(const std::vector<std::string>& args, const std::map<std::string, std::string>& env,
-            const std::string& out_path, const std::string& err_path) {
+            const std::string& out_path, const std::string& err_path,
+            const std::vector<std::string>& wrapper = {}) {
   pid_t pid = fork();
   if (pid < 0) throw std::runtime_error("fork failed");
   if (pid == 0) {
@@ -48,10 +50,14 @@ pid_t start(const std::vector<std::string>& args, const std::map<std::string, st
     for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
     std::vector<char*> argv;
     std::string bin = NIGHTJAR_BINARY;
+    for (const auto& w : wrapper) argv.push_back(const_cast<char*>(w.c_str()));
     argv.push_back(bin.data());
     for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
-    execv(bin.c_str(), argv.data());
+    if (wrapper.empty())
+      execv(bin.c_str(), argv.data());
+    else
+      execvp(argv[0], argv.data());
     _exit(127);
   }
   return pid;
@@ -80,6 +86,18 @@ CommandResult run_nightjar(const std::vector<std::string>& args,
   TempDir dir;
   std::string out = dir.path() + "/out", err = dir.path() + "/err";
   pid_t pid = start(args, env, out, err);
+  CommandResult r;
+  r.exit_code = wait_exit_code(pid);
+  r.out = read_file(out);
+  r.err = read_file(err);
+  return r;
+}
+
+CommandResult run_nightjar_under(const std::vector<std::string>& wrapper,
+                                 const std::vector<std::string>& args) {
+  TempDir dir;
+  std::string out = dir.path() + "/out", err = dir.path() + "/err";
+  pid_t pid = start(args, {}, out, err, wrapper);
   CommandResult r;
   r.exit_code = wait_exit_code(pid);
   r.out = read_file(out);

@@ -36,6 +36,11 @@ struct CommandResult {
 CommandResult run_nightjar(const std::vector<std::string>& args,
                            const std::map<std::string, std::string>& env = {});
 
+/// Runs the nightjar binary under a wrapper program: `wrapper...` (looked up
+/// on PATH) then the binary and `args`, e.g. {"strace", "-f", ...}.
+CommandResult run_nightjar_under(const std::vector<std::string>& wrapper,
+                                 const std::vector<std::string>& args);
+
 /// Starts nightjar in the background with stdout/stderr to files in `dir`;
 /// returns its pid. Use wait_exit_code() to reap it.
 pid_t spawn_nightjar(const std::vector<std::string>& args, const std::string& dir,

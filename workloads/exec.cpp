@@ -43,7 +43,8 @@ std::vector<MetricDescriptor> builtin_metrics() {
        .unit = "s",
        .direction = Direction::lower_is_better,
        .mean = MeanKind::arithmetic,
-       .doc = "user + system CPU time of the command and the children it waited for"},
+       .doc = "user + system CPU time of the command and the children it waited for",
+       .zero_is_measured = true},
   };
 }
 

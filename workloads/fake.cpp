@@ -6,6 +6,12 @@
 // of `script` (cycling), or value * exp(sigma * z_i) with z_i ~ N(0,1) drawn
 // from a generator seeded by (seed, i) and sigma = sqrt(ln(1 + cv^2)), so the
 // samples are lognormal with mean `value` and coefficient of variation `cv`%.
+// A scripted 0 (or negative) throughput is a rate that cannot be a
+// measurement: the runner stores it invalid (impossible_value()); the
+// iterations of `invalid_at` are invalid as a workload decides it (every
+// value of the iteration, with the reason "scripted invalid sample at
+// iteration N").
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <random>
@@ -18,7 +24,8 @@
 namespace nightjar {
 namespace {
 
-std::vector<double> parse_script(const std::string& text) {
+// Comma-separated numbers of parameter `field` (`script`, `invalid_at`).
+std::vector<double> parse_script(const std::string& text, const char* field = "script") {
   std::vector<double> values;
   std::stringstream in(text);
   std::string item;
@@ -33,11 +40,24 @@ std::vector<double> parse_script(const std::string& text) {
     }
     if (used != item.size())
       throw ParamError{
-          "script",
+          field,
           "'" + item + "' is not a number; write comma-separated numbers such as 100,101.5,99"};
     values.push_back(v);
   }
   return values;
+}
+
+// `invalid_at`: comma-separated iteration numbers (1-based).
+std::vector<std::int64_t> parse_iterations(const std::string& text) {
+  std::vector<std::int64_t> out;
+  for (double v : parse_script(text, "invalid_at")) {
+    if (!(v >= 1) || v != std::floor(v))
+      throw ParamError{"invalid_at", "'" + text +
+                                         "': write measured iteration numbers (1 is the first) "
+                                         "separated by commas, such as 2,5"};
+    out.push_back(static_cast<std::int64_t>(v));
+  }
+  return out;
 }
 
 class FakeSession : public CellSession {
@@ -49,6 +69,7 @@ class FakeSession : public CellSession {
         seed_(static_cast<std::uint64_t>(cell.count("seed"))),
         script_(parse_script(cell.text("script"))),
         fail_at_(cell.count("fail_at")),
+        invalid_at_(parse_iterations(cell.text("invalid_at"))),
         sleep_(cell.seconds("sleep")) {}
 
   void warmup() override { pause(); }
@@ -73,6 +94,8 @@ class FakeSession : public CellSession {
     }
     r.metrics["throughput"] = x;
     if (x > 0) r.metrics["latency"] = 1000.0 / x;
+    if (std::find(invalid_at_.begin(), invalid_at_.end(), iteration_) != invalid_at_.end())
+      r.invalid = "scripted invalid sample at iteration " + std::to_string(iteration_);
     return r;
   }
 
@@ -92,6 +115,7 @@ class FakeSession : public CellSession {
   std::uint64_t seed_;
   std::vector<double> script_;
   std::int64_t fail_at_;
+  std::vector<std::int64_t> invalid_at_;
   double sleep_;
   std::int64_t iteration_ = 0;
 };
@@ -133,6 +157,11 @@ class FakeWorkload : public Workload {
          .default_value = "0",
          .doc = "measured iteration that fails (0: none)",
          .min = 0.0},
+        {.name = "invalid_at",
+         .type = ParamType::text,
+         .unit = "iterations",
+         .default_value = "",
+         .doc = "comma-separated measured iterations whose samples the workload marks invalid"},
         {.name = "sleep",
          .type = ParamType::duration,
          .unit = "s",
@@ -162,6 +191,7 @@ class FakeWorkload : public Workload {
   }
   void validate(const Cell& cell, const MachineFacts&) const override {
     (void)parse_script(cell.text("script"));
+    (void)parse_iterations(cell.text("invalid_at"));
   }
   std::optional<std::string> unmet_requirement(const Cell& cell) const override {
     const std::string& reason = cell.text("skip");

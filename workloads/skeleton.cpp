@@ -53,7 +53,12 @@ class SkeletonSession : public CellSession {
   // One measured iteration: do the work, time only the work, return every
   // declared metric in its declared unit (a missing one is not stored).
   // Counters (IterationResult::counters) explain a sample; flags warn about
-  // it. Long loops poll ctx_.interrupted() and throw Interrupted so SIGINT is
+  // it. A sample that ran to the end but did not measure what the workload
+  // measures (nothing moved, the setup was not in force) sets
+  // IterationResult::invalid with the reason: its values are kept, marked,
+  // and left out of every statistic (docs/workloads.md "Invalid samples");
+  // the runner itself marks values that cannot be measurements (a rate or a
+  // time <= 0). Long loops poll ctx_.interrupted() and throw Interrupted so SIGINT is
   // honoured within a fraction of a second; an error that makes further
   // iterations pointless throws EnvironmentError.
   IterationResult measure() override {

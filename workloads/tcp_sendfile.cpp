@@ -54,6 +54,7 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -86,8 +87,33 @@ double service_demand_us_per_kb(double util_pct, unsigned cpus, double bytes, do
   return util_pct * 10000.0 / kb_per_sec * static_cast<double>(cpus);
 }
 
+std::optional<std::string> invalid_pass(const std::vector<ClientFigures>& clients,
+                                        double duration_sec) {
+  std::vector<std::string> idle, stretched;
+  const double tolerance = std::max(kWindowToleranceSec, kWindowTolerance * duration_sec);
+  for (std::size_t i = 0; i < clients.size(); ++i) {
+    const ClientFigures& c = clients[i];
+    if (c.bytes_received == 0) idle.push_back(std::to_string(i));
+    if (std::fabs(c.elapsed - duration_sec) > tolerance)
+      stretched.push_back(fmt::format("client {}'s window is {:.3f} s", i, c.elapsed));
+  }
+  std::vector<std::string> why;
+  if (!idle.empty())
+    why.push_back(
+        fmt::format("{} {} moved 0 bytes (sendfile()/send() sent nothing: nothing was measured)",
+                    idle.size() == 1 ? "client" : "clients", join(idle)));
+  if (!stretched.empty())
+    why.push_back(fmt::format(
+        "{} where the test window is {:.3f} s (tolerance {:.3f} s): the clients did not run "
+        "concurrently (a sender stopped or starved?)",
+        join(stretched), duration_sec, tolerance));
+  if (why.empty()) return std::nullopt;
+  return join(why, "; ");
+}
+
 IterationResult summarize(const std::vector<ClientFigures>& clients, std::uint64_t send_size,
-                          std::optional<double> cpu_util_pct, double window_sec, unsigned cpus) {
+                          std::optional<double> cpu_util_pct, double window_sec, unsigned cpus,
+                          double duration_sec) {
   IterationResult r;
   double sum = 0, lo = std::numeric_limits<double>::infinity(), hi = 0;
   double total_bytes = 0;
@@ -128,9 +154,13 @@ IterationResult summarize(const std::vector<ClientFigures>& clients, std::uint64
   r.metrics["throughput_max"] = hi;
   if (cpu_util_pct) {
     r.metrics["cpu_util"] = *cpu_util_pct;
-    r.metrics["service_demand"] =
-        service_demand_us_per_kb(*cpu_util_pct, cpus, total_bytes, window_sec);
+    // A service demand of 0 bytes would be 0, the best value a lower-is-
+    // better metric can take: derived from nothing, it is not stored.
+    if (total_bytes > 0)
+      r.metrics["service_demand"] =
+          service_demand_us_per_kb(*cpu_util_pct, cpus, total_bytes, window_sec);
   }
+  r.invalid = invalid_pass(clients, duration_sec);
   return r;
 }
 
@@ -691,9 +721,11 @@ class TcpSession : public CellSession {
   }
 
   /// The figures of a completed pass: failures of senders or receivers,
-  /// else the summary (tcp::summarize) over the window t0..t1 (ns).
+  /// else the summary (tcp::summarize) over the window t0..t1 (ns) of a
+  /// test window of `seconds`.
   IterationResult pass_result(const std::vector<Receiver*>& slot, const CpuTicks& before,
-                              const CpuTicks& after, std::int64_t t0, std::int64_t t1) const {
+                              const CpuTicks& after, std::int64_t t0, std::int64_t t1,
+                              double seconds) const {
     for (int i = 0; i < clients_; ++i) {
       const SenderRecord& rec = records_[static_cast<std::size_t>(i)];
       std::optional<std::string> failure;
@@ -726,7 +758,7 @@ class TcpSession : public CellSession {
       util = 100.0 * static_cast<double>(after.busy - before.busy) /
              static_cast<double>(after.total - before.total);
     return tcp::summarize(figures, send_size_, util, static_cast<double>(t1 - t0) / 1e9,
-                          ctx_.machine.cpus);
+                          ctx_.machine.cpus, seconds);
   }
 
   SenderArgs sender_args(double seconds) const {
@@ -780,7 +812,7 @@ class TcpSession : public CellSession {
     senders_->wait_all();
     for (auto* r : slot)
       if (r->thread.joinable()) r->thread.join();
-    return pass_result(slot, before, after, t0, t1);
+    return pass_result(slot, before, after, t0, t1, seconds);
   }
 
   RunContext& ctx_;

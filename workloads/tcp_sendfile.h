@@ -40,18 +40,40 @@ struct ClientFigures {
   std::uint64_t recv_size = 0;       ///< bytes asked per recv() call
 };
 
+/// How far a client's own window (ClientFigures::elapsed) may be from the
+/// test window (`duration`) before its sample is invalid: the larger of
+/// kWindowToleranceSec and kWindowTolerance × duration. A sender's window is
+/// `duration` plus the drain of its last sends and the FIN exchange (a few
+/// ms on loopback; tens of ms on a loaded machine): a window much longer
+/// means the sender was stopped or starved while the others ran, so the
+/// clients were not concurrent (docs/workloads.md "Invalid samples").
+constexpr double kWindowToleranceSec = 0.25;
+constexpr double kWindowTolerance = 0.05;
+
 /// The iteration result of per-client figures (docs/workloads.md):
 /// metrics throughput (mean per client), throughput_total (sum),
 /// throughput_min, throughput_max (Mbps: bytes_received × 8 / 1e6 / elapsed),
 /// and when `cpu_util_pct` is given cpu_util and service_demand (over all
-/// clients' bytes in `window_sec`); counters client<i>.bytes_sent,
+/// clients' bytes in `window_sec`; not given when no byte moved: a service
+/// demand of nothing is no figure); counters client<i>.bytes_sent,
 /// client<i>.bytes_received, client<i>.elapsed, client<i>.send_socket_size,
 /// client<i>.recv_socket_size, client<i>.recv_size, client<i>.throughput (Mbps),
 /// send_size, window_elapsed.
 /// `failure` is set when a client's sender and receiver counts disagree or
-/// a client's elapsed time is not positive.
+/// a client's elapsed time is not positive. `invalid` is set, naming each
+/// client, when a client moved 0 bytes or when its window differs from
+/// `duration_sec` (the test window asked for) by more than the tolerance
+/// above.
 IterationResult summarize(const std::vector<ClientFigures>& clients, std::uint64_t send_size,
-                          std::optional<double> cpu_util_pct, double window_sec, unsigned cpus);
+                          std::optional<double> cpu_util_pct, double window_sec, unsigned cpus,
+                          double duration_sec);
+
+/// Why a pass of `clients` is not a measurement, or nullopt: clients that
+/// moved 0 bytes, clients whose window differs from `duration_sec` by more
+/// than max(kWindowToleranceSec, kWindowTolerance × duration_sec). Names
+/// every such client and both windows.
+std::optional<std::string> invalid_pass(const std::vector<ClientFigures>& clients,
+                                        double duration_sec);
 
 /// Why a TCP socket cannot be bound to the IPv6 loopback (::1) here, or
 /// nullopt when it can.

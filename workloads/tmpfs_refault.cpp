@@ -29,8 +29,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <limits>
+#include <sstream>
 #include <vector>
 
 #include "results/model/exit_codes.h"
@@ -465,6 +467,14 @@ std::optional<std::string> eviction_failure(const EvictCheck& c) {
            human_bytes(static_cast<std::uint64_t>(file_bytes)) +
            " file: its pages left memory but not to swap (were they freed or charged "
            "elsewhere?)";
+  if (c.swpout_zero && static_cast<double>(*c.swpout_zero) > pages * kPageTolerance)
+    return how + ": swpout_zero grew by " + std::to_string(*c.swpout_zero) + " for a file of " +
+           std::to_string(c.pages) + " pages (" +
+           percent(static_cast<double>(*c.swpout_zero) / pages) +
+           "): the pages were zero-filled, and since about Linux 6.12 the swap layer records "
+           "zero pages instead of writing them to zram, so nothing will refault from zram" +
+           (c.pattern == Pattern::zero ? std::string("; write pattern: mixed")
+                                       : std::string("; check the pattern"));
   if (c.pattern != Pattern::zero && c.pswpout && *c.pswpout < pages * (1 - kPageTolerance))
     return how + ": pswpout grew by " + num(*c.pswpout) + " for a file of " +
            std::to_string(c.pages) + " pages (" + percent(*c.pswpout / pages) +
@@ -503,6 +513,48 @@ std::optional<std::string> refault_sanity_flag(std::uint64_t pages, std::optiona
         "fewer swap-ins than pages: the pages came back from somewhere else than the swap "
         "device (zswap? the page cache of a previous read?)";
   return flag;
+}
+
+std::vector<std::string> other_refault_workers(pid_t own_pid, const std::string& proc) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(proc, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(entry.path() / "stat");
+    std::string stat;
+    if (!std::getline(in, stat)) continue;
+    // pid (comm) state ppid ...: comm may hold blanks and parentheses.
+    const auto open = stat.find('('), close = stat.rfind(')');
+    if (open == std::string::npos || close == std::string::npos || close < open) continue;
+    const std::string comm = stat.substr(open + 1, close - open - 1);
+    if (comm != "tmpfs_refault-w" && comm != "tmpfs_refault-r") continue;
+    std::istringstream rest(stat.substr(close + 1));
+    std::string state;
+    long ppid = 0;
+    if (!(rest >> state >> ppid) || ppid == own_pid) continue;
+    out.push_back("pid " + name + " (" + comm + " of nightjar pid " + std::to_string(ppid) + ")");
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::optional<std::string> read_interference(std::uint64_t pages,
+                                             std::optional<double> pswpout_during_read,
+                                             const std::vector<std::string>& others) {
+  std::vector<std::string> why;
+  if (!others.empty())
+    why.push_back("another swap workload ran around the read (" + join(others) +
+                  "): its swap-ins and swap-outs are in this sample's counters; run one "
+                  "tmpfs_refault at a time");
+  if (pages > 0 && pswpout_during_read &&
+      *pswpout_during_read > static_cast<double>(pages) * kPageTolerance)
+    why.push_back("pswpout grew by " + num(*pswpout_during_read) +
+                  " during the read (more than 1% of the file's " + std::to_string(pages) +
+                  " pages): something was pushed to swap meanwhile (memory pressure or another "
+                  "swap workload)");
+  if (why.empty()) return std::nullopt;
+  return join(why, "; ");
 }
 
 // --- RefaultRig -------------------------------------------------------------
@@ -753,6 +805,8 @@ EvictResult RefaultRig::evict() {
   check.memcg_shmem = memcg_value("shmem");
   check.memcg_swap = memcg_value("swap");
   check.pswpout = vm_delta(before, after, "pswpout");
+  if (auto z = vm_delta(before, after, "swpout_zero"))
+    check.swpout_zero = static_cast<std::uint64_t>(*z);
   check.pattern = opt_.pattern;
   check.method = *plan_.method;
   r.counters["tmpfs_refault.evict.resident_pages"] = static_cast<double>(check.resident);
@@ -850,15 +904,18 @@ class TmpfsRefaultSession : public CellSession {
     r.counters["tmpfs_refault.pages"] = static_cast<double>(pages);
     r.counters["tmpfs_refault.write_time"] = rig.write_file();
 
+    // Why the sample is not a measurement of refaults (docs/workloads.md
+    // "Invalid samples"); the read is still measured and stored, marked.
+    std::vector<std::string> invalid;
     refault::EvictResult e = rig.evict();
     r.counters.insert(e.counters.begin(), e.counters.end());
-    if (e.failure) {
-      r.failure = *e.failure;
-      return r;
-    }
+    if (e.failure) invalid.push_back(*e.failure);
     r.metrics["evict_time"] = e.seconds;
 
+    std::vector<std::string> others = refault::other_refault_workers(::getpid());
     refault::ReadResult cold = rig.read_file();
+    for (const auto& w : refault::other_refault_workers(::getpid()))
+      if (std::find(others.begin(), others.end(), w) == others.end()) others.push_back(w);
     for (const auto& [k, v] : cold.vmstat) r.counters["tmpfs_refault.read." + k] = v;
     if (cold.failure) {
       r.failure = *cold.failure;
@@ -875,9 +932,16 @@ class TmpfsRefaultSession : public CellSession {
       auto it = cold.vmstat.find(k);
       return it == cold.vmstat.end() ? std::nullopt : std::optional<double>(it->second);
     };
-    if (auto flag =
-            refault::refault_sanity_flag(pages, find("pswpin"), find("swpin_zero"), base_.pattern))
-      r.flags.push_back(*flag);
+    if (auto why = refault::refault_sanity_flag(pages, find("pswpin"), find("swpin_zero"),
+                                                base_.pattern)) {
+      if (find("pswpin"))
+        invalid.push_back(*why);
+      else
+        r.flags.push_back(*why);  // no pswpin counter: nothing to check against
+    }
+    if (auto why = refault::read_interference(pages, find("pswpout"), others))
+      invalid.push_back(*why);
+    if (!invalid.empty()) r.invalid = join(invalid, "; ");
 
     if (hot_reread_) {
       refault::ReadResult hot = rig.read_file(true);
@@ -921,9 +985,12 @@ std::string size_text(const Cell& cell, std::uint64_t bytes) {
 /// pgpgin,pswpout}` (/proc/vmstat deltas over the cold read),
 /// `tmpfs_refault.evict.{pswpout,swpout_zero,resident_pages,memcg_shmem_bytes,
 /// memcg_swap_bytes}`, `tmpfs_refault.zram.{orig_bytes,compr_bytes}` and
-/// `tmpfs_refault.write_time`. A sample whose read pswpin differs from the
-/// file's pages by more than 1% carries the flag "this sample did not measure
-/// refaults: ...". With a job `cgroup:` tree the file is charged to its leaf 0
+/// `tmpfs_refault.write_time`. A sample is invalid (docs/workloads.md "Invalid
+/// samples") when the eviction did not put the file in swap
+/// (eviction_failure()), when the read's pswpin differs from the file's pages
+/// by more than 1% ("this sample did not measure refaults: ...") or when
+/// another swap workload disturbed the read (read_interference()). With a
+/// job `cgroup:` tree the file is charged to its leaf 0
 /// (cgroup_clients: the default, 1).
 class TmpfsRefaultWorkload : public Workload {
  public:
@@ -945,7 +1012,8 @@ class TmpfsRefaultWorkload : public Workload {
          .type = ParamType::choice,
          .default_value = "mixed",
          .doc = "file content: mixed = per 4 KiB 1 KiB random + 3 KiB zeros (~4:1 in zram); "
-                "random (incompressible); zero (warned: zero pages never reach zram since ~6.12)",
+                "random (incompressible); zero (warned, and its samples invalid where zero "
+                "pages never reach zram, since ~6.12)",
          .choices = {"mixed", "random", "zero"}},
         {.name = "evict",
          .type = ParamType::choice,
@@ -1110,7 +1178,7 @@ class TmpfsRefaultWorkload : public Workload {
       ctx.warn(
           "tmpfs_refault: pattern zero: since about Linux 6.12 zero-filled pages never reach "
           "zram (the swap layer records them as zero and a swap-in just clears a page), so "
-          "nothing refaults from zram: pswpin stays 0 and every sample is flagged; write "
+          "nothing refaults from zram: pswpin stays 0 and every sample is invalid; write "
           "pattern: mixed to measure refaults");
     const refault::MemoryNeed need = refault::memory_need(o.size, o.pattern);
     const std::uint64_t available = refault::mem_available_bytes();

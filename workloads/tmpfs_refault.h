@@ -13,9 +13,11 @@
 //   3. a writer process inside the memcg writes the file (pattern);
 //   4. eviction (force_empty | reclaim | pageout), verified: the file's pages
 //      left memory (mincore, memcg shmem/swap) and reached the swap device
-//      (pswpout), else the sample fails with the reason;
+//      (pswpout, swpout_zero), else the sample is invalid with the reason;
 //   5. a reader process inside the memcg reads the file sequentially with
-//      block_size; the read is timed inside the reader (read_time);
+//      block_size; the read is timed inside the reader (read_time); a read
+//      whose pswpin is not the file's pages, or that another swap workload
+//      disturbed, makes the sample invalid;
 //   6. teardown in reverse order: file, tmpfs, memcg, swapoff, zram reset and
 //      hot_remove; on every exit path (destructors), also SIGINT and errors.
 #pragma once
@@ -27,6 +29,9 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
+
+#include <sys/types.h>
 
 #include "workloads/sys/probe.h"
 #include "workloads/workload.h"
@@ -120,22 +125,47 @@ struct EvictCheck {
   std::optional<std::uint64_t>
       memcg_swap;  ///< memcg swap bytes (v1 stat swap, v2 memory.swap.current)
   std::optional<std::uint64_t> pswpout;  ///< /proc/vmstat pswpout delta over the eviction
+  /// /proc/vmstat swpout_zero delta over the eviction (Linux 6.12+): pages the
+  /// swap layer recorded as zero instead of writing them to the device
+  std::optional<std::uint64_t> swpout_zero;
   Pattern pattern = Pattern::mixed;
   EvictMethod method = EvictMethod::force_empty;
 };
 /// Why the file did not go out to swap, or nullopt when it did: more than 1%
 /// of its pages resident (mincore) or in the memcg's shmem; the memcg's swap
-/// holding less than 99% of it; pswpout below 99% of its pages (not checked
-/// for Pattern::zero, whose pages are recorded as zero, not written).
+/// holding less than 99% of it; more than 1% of its pages recorded as zero
+/// pages (swpout_zero) instead of written to the device; pswpout below 99% of
+/// its pages (not checked for Pattern::zero, whose pages are recorded as
+/// zero, not written). The sample is then invalid (docs/workloads.md
+/// "Invalid samples"): the read measures something else than refaults.
 std::optional<std::string> eviction_failure(const EvictCheck& c);
 
-/// The sanity flag of a sample: "this sample did not measure refaults: ..."
+/// The sanity check of a sample: "this sample did not measure refaults: ..."
 /// when the cold read's pswpin delta differs from the file's pages by more
 /// than 1%, with the likely cause (zero pages: swpin_zero; extra swap-ins:
-/// memory pressure; missing swap-ins: zswap or the page cache); nullopt when
-/// it agrees. An absent pswpin (counter not on this kernel) gives a flag too.
+/// memory pressure or another swap workload; missing swap-ins: zswap or the
+/// page cache); nullopt when it agrees. The workload makes such a sample
+/// invalid. An absent pswpin (counter not on this kernel) gives this text
+/// too; it cannot be checked, so it stays a flag on a valid sample.
 std::optional<std::string> refault_sanity_flag(std::uint64_t pages, std::optional<double> pswpin,
                                                std::optional<double> swpin_zero, Pattern pattern);
+
+/// Other swap workloads that nightjar can see: the processes under `proc`
+/// whose name is a tmpfs_refault writer's or reader's ("tmpfs_refault-w",
+/// "tmpfs_refault-r") and whose parent is not `own_pid` (another nightjar's
+/// rig), each as "pid 4242 (tmpfs_refault-r of nightjar pid 4200)". Never
+/// throws: an unreadable entry (a process that just exited) is skipped.
+std::vector<std::string> other_refault_workers(pid_t own_pid, const std::string& proc = "/proc");
+
+/// Why the monitors of the cold read show interference, or nullopt: another
+/// swap workload's processes were live around the read (`others`,
+/// other_refault_workers()), or pswpout grew during the read by more than 1%
+/// of the file's `pages` (something else was pushed to swap meanwhile). The
+/// other kind of interference, pswpin beyond the file's pages, is
+/// refault_sanity_flag()'s.
+std::optional<std::string> read_interference(std::uint64_t pages,
+                                             std::optional<double> pswpout_during_read,
+                                             const std::vector<std::string>& others);
 
 /// How one iteration's rig is set up.
 struct RigOptions {

@@ -479,7 +479,8 @@ std::vector<std::int64_t> measure(Session& s, int step, const std::string& sha, 
   return r.run_ids;
 }
 
-// Runs of `ids` that hold samples of the metric (complete or aborted).
+// Runs of `ids` that hold valid samples of the metric (complete or aborted;
+// a run whose samples are all invalid measured nothing to decide on).
 std::vector<std::int64_t> usable(const ResultsStore& store, const std::vector<std::int64_t>& ids,
                                  const std::string& metric) {
   std::vector<std::int64_t> out;
@@ -949,9 +950,21 @@ DecisionResult decide_commit(const ResultsStore& store, const std::vector<std::i
       }
       cs.run_ids.push_back(id);
       if (r.status == "aborted") ++cs.aborted_runs;
+      // Valid samples only; the invalid ones are counted (the row's n says so).
       auto& values = cs.metrics[metric];
-      for (const auto& s : store.samples(id))
-        if (s.metric == metric) values.push_back(s.value);
+      for (const auto& s : store.samples(id, SampleSet::all)) {
+        if (s.metric != metric) continue;
+        if (s.invalid.empty()) {
+          values.push_back(s.value);
+          continue;
+        }
+        InvalidSamples& inv = cs.invalid[metric];
+        if (inv.count++ == 0) {
+          inv.reason = s.invalid;
+          inv.run_id = id;
+          inv.iteration = s.iteration;
+        }
+      }
     }
     return side;
   };

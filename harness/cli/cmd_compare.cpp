@@ -25,6 +25,7 @@ struct CompareArgs {
   double alpha = 0.05, min_effect = 1.0;
   int width = 12, precision = 2;
   bool fail_on_regression = false;
+  bool include_invalid = false;
 };
 
 // Colour only on a terminal, unless --color says otherwise; NO_COLOR (set and
@@ -46,7 +47,7 @@ ExitCode cmd_compare(const CompareArgs& a, bool gate) {
   const stats::SignificanceOptions options = significance_options(a.test, a.alpha, a.min_effect);
   for (const auto& s : a.sides) (void)parse_selector(s);  // bad selectors before the database
   ResultsStore store = open_existing_store(a.db);
-  SideQuery query{a.job, a.workload, a.ignore_params, &workload_catalog()};
+  SideQuery query{a.job, a.workload, a.ignore_params, &workload_catalog(), a.include_invalid};
   Comparison c = compare_selectors(store, a.sides, query, options);
   RenderOptions r{a.width, a.precision, use_color(a.color)};
   const ComparisonFormat* format = find_comparison_format(a.format);
@@ -94,6 +95,9 @@ void add_compare_options(CLI::App* cmd, CompareArgs& a) {
          "--ignore-param", a.ignore_params,
          "match cells ignoring this parameter (repeatable); cells differing only in it are pooled")
       ->allow_extra_args(false);  // one name per flag: `--ignore-param script a b` keeps a and b
+  cmd->add_flag("--include-invalid", a.include_invalid,
+                "also pool the samples stored invalid (a client that moved 0 bytes, a rate of "
+                "0), for inspection; the notes say so");
   cmd->add_option("--width", a.width, "mmtests layout: value width W of %W.Pf")
       ->check(CLI::Range(1, 40))
       ->capture_default_str();

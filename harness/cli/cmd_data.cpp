@@ -29,6 +29,7 @@ namespace {
 struct ExportArgs {
   std::string db, format = "csv", output = "-", job, workload;
   std::vector<std::string> selectors;
+  bool include_invalid = false;
 };
 
 ExitCode run_export(const ExportArgs& a) {
@@ -37,7 +38,7 @@ ExitCode run_export(const ExportArgs& a) {
   std::vector<std::int64_t> ids = select_export_runs(store, a.selectors, a.job, a.workload);
   CsvExportStats stats;
   if (a.output == "-") {
-    stats = write_samples_csv(store, ids, std::cout);
+    stats = write_samples_csv(store, ids, std::cout, a.include_invalid);
     std::cout.flush();
     if (!std::cout) throw EnvironmentError("export: cannot write to stdout");
   } else {
@@ -51,7 +52,7 @@ ExitCode run_export(const ExportArgs& a) {
                         "directory or use -o - for stdout",
                         a.output, tmp, std::strerror(errno)));
       try {
-        stats = write_samples_csv(store, ids, out);
+        stats = write_samples_csv(store, ids, out, a.include_invalid);
       } catch (...) {
         out.close();
         std::remove(tmp.c_str());
@@ -73,11 +74,19 @@ ExitCode run_export(const ExportArgs& a) {
   }
   std::cerr << fmt::format("nightjar: exported {} samples of {} run(s){}\n", stats.samples,
                            stats.runs, a.output == "-" ? "" : " to " + a.output);
+  if (stats.invalid)
+    std::cerr << (a.include_invalid
+                      ? fmt::format("nightjar: {} of them invalid (their reason in the invalid "
+                                    "column)\n",
+                                    stats.invalid)
+                      : fmt::format("nightjar: {} invalid sample(s) left out; --include-invalid "
+                                    "exports them with their reason\n",
+                                    stats.invalid));
   if (stats.runs < ids.size())
     std::cerr << fmt::format(
-        "nightjar: {} matching run(s) have no samples (skipped, failed or still running) and "
+        "nightjar: {} matching run(s) have no samples (skipped, failed{} or still running) and "
         "write no row\n",
-        ids.size() - stats.runs);
+        ids.size() - stats.runs, stats.invalid && !a.include_invalid ? ", only invalid ones" : "");
   return ExitCode::ok;
 }
 
@@ -205,6 +214,9 @@ Subcommand add_export_command(CLI::App& app) {
       ->capture_default_str();
   s.cmd->add_option("--job", a->job, "only runs of this job");
   s.cmd->add_option("--workload", a->workload, "only runs of this workload");
+  s.cmd->add_flag("--include-invalid", a->include_invalid,
+                  "also export the samples stored invalid, with their reason in a last "
+                  "`invalid` column (import stores them invalid again)");
   s.cmd->add_option("--db", a->db, "results database path");
   s.run = [a] { return run_export(*a); };
   return s;

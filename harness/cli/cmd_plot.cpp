@@ -24,7 +24,7 @@ struct PlotArgs {
   std::string gnuplot = "gnuplot";
   std::vector<std::string> selectors, cell, ignore_params;
   double confidence = 95;
-  bool log_x = false, mark_changes = false;
+  bool log_x = false, mark_changes = false, include_invalid = false;
 };
 
 ExitCode cmd_plot(const PlotArgs& a) {
@@ -44,7 +44,7 @@ ExitCode cmd_plot(const PlotArgs& a) {
 
   PlotRequest r;
   r.selectors = a.selectors;
-  r.query = SideQuery{a.job, a.workload, a.ignore_params, &workload_catalog()};
+  r.query = SideQuery{a.job, a.workload, a.ignore_params, &workload_catalog(), a.include_invalid};
   r.cell = a.cell;
   r.x = a.x;
   r.metric = a.metric;
@@ -106,6 +106,8 @@ Subcommand add_plot_command(CLI::App& app) {
   cmd->add_option("--confidence", a.confidence, "level of the ci error bars, percent")
       ->capture_default_str();
   cmd->add_flag("--log-x", a.log_x, "scaling plot: log2 x axis (numeric parameters)");
+  cmd->add_flag("--include-invalid", a.include_invalid,
+                "also plot the samples stored invalid, for inspection (noted)");
   cmd->add_flag("--mark-changes", a.mark_changes,
                 "history plot: mark the change points `nightjar trend` finds in each line");
   cmd->add_option("--size", a.size, "image size WIDTHxHEIGHT in pixels")->capture_default_str();

@@ -32,6 +32,7 @@ struct ReportArgs {
   std::vector<std::string> ignore_params, labels;
   double alpha = 0.05, min_effect = 1.0;
   int precision = 1;
+  bool include_invalid = false;
 };
 
 const std::set<std::string> kRunAttributes = {"kernel", "build", "variant", "testbox"};
@@ -93,7 +94,7 @@ ExitCode cmd_report(const ReportArgs& a) {
                                  a.labels.size(), a.sides.size()));
 
   ResultsStore store = open_existing_store(a.db);
-  const SideQuery query{a.job, a.workload, a.ignore_params, &workload_catalog()};
+  const SideQuery query{a.job, a.workload, a.ignore_params, &workload_catalog(), a.include_invalid};
   std::vector<std::unique_ptr<Comparison>> comparisons;
   std::vector<ReportGroup> groups;
   if (kRunAttributes.count(a.group)) {
@@ -186,6 +187,8 @@ Subcommand add_report_command(CLI::App& app) {
   cmd->add_option("--ignore-param", a->ignore_params,
                   "match cells ignoring this parameter (repeatable), as compare")
       ->allow_extra_args(false);
+  cmd->add_flag("--include-invalid", a->include_invalid,
+                "also pool the samples stored invalid, for inspection (the legend says so)");
   s.run = [a] { return cmd_report(*a); };
   return s;
 }

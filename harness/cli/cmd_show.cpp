@@ -84,6 +84,8 @@ ExitCode cmd_show(const ShowArgs& a) {
     for (const auto& r : runs) ids.push_back(r.id);
     std::cout << render_run_summary(store, ids);
     if (a.run) {
+      if (std::string invalid = render_invalid_samples(store, *a.run); !invalid.empty())
+        std::cout << "\n" << invalid;
       std::cout << "\ncontext:\n";
       for (const auto& [k, v] : store.run_context(*a.run))
         std::cout << "  " << k << " = " << v << "\n";

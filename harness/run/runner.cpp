@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <memory>
 #include <optional>
 
@@ -11,6 +12,7 @@
 
 #include "harness/run/progress.h"
 #include "results/model/exit_codes.h"
+#include "results/model/text.h"
 #include "workloads/sys/monitors.h"
 #include "workloads/sys/probe.h"
 #include "workloads/sys/signals.h"
@@ -213,13 +215,19 @@ class CellRun {
       // A signal that arrived during the iteration: the iteration may have
       // been cut short, so it is not a sample.
       throw_if_interrupted();
+      mark_impossible_values(result);
       store_.add_iteration(run_id_, i, result, monitor_deltas(before, after), seconds);
       for (const auto& f : result.flags) progress_.message(fmt::format("iteration {}: {}", i, f));
       if (result.failure) {
         ++failed_;
         progress_.message(fmt::format("iteration {} failed: {}", i, *result.failure));
+      } else if (result.invalid) {
+        ++invalid_;
+        progress_.message(fmt::format("iteration {} invalid: {}", i, *result.invalid));
       } else {
         ++ok_;
+        for (const auto& [metric, why] : result.invalid_metrics)
+          progress_.message(fmt::format("iteration {}: invalid value: {}", i, why));
       }
       progress_.iteration(false, i, job_.iterations, seconds);
     });
@@ -245,14 +253,18 @@ class CellRun {
       status_ = RunStatus::aborted;
       throw Interrupted();
     }
-    if (ok_ == 0) {
+    if (ok_ + invalid_ == 0) {
       store_.finish_run(run_id_, RunStatus::failed,
                         fmt::format("all {} iterations failed", failed_));
       status_ = RunStatus::failed;
     } else {
-      store_.finish_run(
-          run_id_, RunStatus::complete,
-          failed_ ? fmt::format("{} of {} iterations failed", failed_, failed_ + ok_) : "");
+      // Invalid iterations are stored samples (left out by every statistic):
+      // the run is complete, and its reason says how many.
+      const int all = ok_ + failed_ + invalid_;
+      std::vector<std::string> why;
+      if (failed_) why.push_back(fmt::format("{} of {} iterations failed", failed_, all));
+      if (invalid_) why.push_back(fmt::format("{} of {} iterations invalid", invalid_, all));
+      store_.finish_run(run_id_, RunStatus::complete, join(why, "; "));
       status_ = RunStatus::complete;
     }
     return status_;
@@ -265,7 +277,7 @@ class CellRun {
     try {
       store_.finish_run(run_id_, RunStatus::aborted,
                         fmt::format("interrupted by signal {} after {} iteration(s)",
-                                    interrupt_signal(), ok_ + failed_));
+                                    interrupt_signal(), ok_ + failed_ + invalid_));
     } catch (...) {
       // The next invocation marks a run left "running" as aborted.
     }
@@ -287,6 +299,36 @@ class CellRun {
     }
   }
 
+  // The one place where the harness marks values that cannot be
+  // measurements (impossible_value(): a rate <= 0, a time <= 0, a value that
+  // is not finite), whatever the workload: each gets its reason in
+  // result.invalid_metrics (a reason the workload gave is kept). A NaN
+  // cannot be stored (SQLite holds no NaN): it is dropped with a flag.
+  // A metric the cell does not declare is checked as a plain number (only
+  // for being finite).
+  void mark_impossible_values(IterationResult& result) {
+    if (result.failure) return;
+    if (!declared_) {
+      declared_.emplace();
+      for (auto& d : job_.workload->cell_metrics(cell_)) declared_->emplace(d.name, std::move(d));
+    }
+    for (auto it = result.metrics.begin(); it != result.metrics.end();) {
+      auto d = declared_->find(it->first);
+      std::optional<std::string> why = impossible_value(
+          d != declared_->end()
+              ? d->second
+              : MetricDescriptor{.name = it->first, .mean = MeanKind::arithmetic, .doc = ""},
+          it->second);
+      if (why && std::isnan(it->second)) {
+        result.flags.push_back("invalid value not stored: " + *why);
+        it = result.metrics.erase(it);
+        continue;
+      }
+      if (why) result.invalid_metrics.try_emplace(it->first, *why);
+      ++it;
+    }
+  }
+
   void teardown() noexcept {
     // The workload's processes leave the leaves before the tree is removed.
     session_.reset();
@@ -300,7 +342,9 @@ class CellRun {
   Progress& progress_;
   std::int64_t run_id_ = 0;
   RunStatus status_ = RunStatus::running;
-  int ok_ = 0, failed_ = 0;
+  int ok_ = 0, failed_ = 0, invalid_ = 0;
+  // The cell's metric descriptors by name, read at the first measured iteration.
+  std::optional<std::map<std::string, MetricDescriptor>> declared_;
   RunContext ctx_;
   // Declared before the session so that it is destroyed after it.
   std::unique_ptr<CgroupTree> cgroups_;

@@ -479,9 +479,14 @@ RunStatus import_run(const json& r, const KernelIdentity& kernel, const Testbox&
   const json iterations = r.value("iterations_data", json::array());
   for (const auto& it : iterations) {
     IterationResult result;
-    if (it.value("status", "ok") == "failed") result.failure = it.value("reason", "failed");
+    const std::string it_status = it.value("status", "ok");
+    if (it_status == "failed") result.failure = it.value("reason", "failed");
+    if (it_status == "invalid") result.invalid = it.value("reason", "invalid");
     const json metrics = it.value("metrics", json::object());
     for (const auto& [k, v] : metrics.items()) result.metrics[k] = v.get<double>();
+    // The guest's runner marked them already (impossible_value()).
+    const json invalid = it.value("invalid", json::object());
+    for (const auto& [k, v] : invalid.items()) result.invalid_metrics[k] = v.get<std::string>();
     const json flags = it.value("flags", json::array());
     for (const auto& f : flags) result.flags.push_back(f.get<std::string>());
     std::map<std::string, double> monitors;
@@ -1027,6 +1032,7 @@ json export_run(const ResultsStore& store, std::int64_t id, std::size_t job_inde
                    {"reason", i.row.reason},
                    {"duration", i.row.duration_sec},
                    {"metrics", i.metrics},
+                   {"invalid", i.invalid},
                    {"monitors", i.monitors},
                    {"flags", i.flags}});
   r["iterations_data"] = its;

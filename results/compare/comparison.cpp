@@ -46,14 +46,22 @@ StatLine make_line(std::string name, bool main, std::vector<double> value, Direc
 // Samples of one row on every side (empty span when the side lacks the metric).
 using SideSamples = std::vector<std::span<const double>>;
 
-SideFigures figures(std::span<const double> samples, const CellSamples& cell, MeanKind mean) {
+// The invalid samples of metric `name` in `cell` (0 when none).
+int invalid_count(const CellSamples& cell, const std::string& name) {
+  auto it = cell.invalid.find(name);
+  return it == cell.invalid.end() ? 0 : it->second.count;
+}
+
+SideFigures figures(std::span<const double> samples, const CellSamples& cell,
+                    const ComparisonRow& row) {
   SideFigures f;
   f.summary = stats::summarize(samples);
-  if (!samples.empty()) {
+  if (row.kind == ComparisonRow::Kind::metric) f.invalid = invalid_count(cell, row.name);
+  if (!samples.empty() || f.invalid > 0) {
     f.runs = static_cast<int>(cell.run_ids.size());
     f.aborted_runs = cell.aborted_runs;
   }
-  f.mean = stats::mean_of(samples, mean);
+  f.mean = stats::mean_of(samples, row.mean);
   return f;
 }
 
@@ -268,7 +276,8 @@ std::optional<SideSamples> samples_of(const std::vector<LoadedSide>& sides, cons
     const auto& m = kind == ComparisonRow::Kind::metric ? cell.metrics : cell.monitors;
     auto it = m.find(name);
     samples.push_back(it == m.end() ? std::span<const double>() : sorted(it->second));
-    any = any || it != m.end();
+    // A metric whose samples are all invalid on a side still has its row.
+    any = any || it != m.end() || (kind == ComparisonRow::Kind::metric && cell.invalid.count(name));
   }
   if (!any) return std::nullopt;
   return samples;
@@ -306,11 +315,13 @@ std::vector<MetricDescriptor> job_metrics(const std::string& workload,
   if (auto it = catalog.find(workload); it != catalog.end()) metrics = it->second;
   std::set<std::string> seen;
   for (const auto* k : cells)
-    for (const auto& s : sides)
+    for (const auto& s : sides) {
       for (const auto& [name, _] : s.cells.at(*k).metrics) seen.insert(name);
+      for (const auto& [name, _] : s.cells.at(*k).invalid) seen.insert(name);
+    }
   for (const auto& d : metrics) seen.erase(d.name);
   for (const auto& name : seen)
-    metrics.push_back({name, "", Direction::higher_is_better, MeanKind::arithmetic, ""});
+    metrics.push_back({.name = name, .mean = MeanKind::arithmetic, .doc = ""});
   return metrics;
 }
 
@@ -365,7 +376,7 @@ void add_monitor_rows(Comparison& cmp, RowSources& src, const std::vector<CellKe
 void fill_row(ComparisonRow& row, const SideSamples& samples, const CellKey& k,
               const std::vector<LoadedSide>& sides) {
   for (std::size_t i = 0; i < sides.size(); ++i)
-    row.sides.push_back(figures(samples[i], sides[i].cells.at(k), row.mean));
+    row.sides.push_back(figures(samples[i], sides[i].cells.at(k), row));
   if (row.kind == ComparisonRow::Kind::metric) {
     row.lines = metric_lines(row, samples);
   } else {
@@ -410,6 +421,16 @@ void count_verdict(VerdictCounts& c, stats::Verdict v) {
   }
 }
 
+// The reason of a row's verdict says what the invalid samples of both sides
+// did: "...; invalid samples left out: base 0, new 2".
+void add_invalid_to_reason(stats::Significance& sig, const ComparisonRow& row, std::size_t side,
+                           bool included) {
+  const int base = row.sides[0].invalid, now = row.sides[side].invalid;
+  if (base == 0 && now == 0) return;
+  sig.reason += fmt::format("; invalid samples {}: base {}, new {}",
+                            included ? "included" : "left out", base, now);
+}
+
 // Significance: one family per NEW side, all of its metric rows (the first
 // `metric_rows` rows); fills each row's significance and the counts.
 void decide_rows(Comparison& cmp, const RowSources& src, std::size_t metric_rows,
@@ -424,6 +445,7 @@ void decide_rows(Comparison& cmp, const RowSources& src, std::size_t metric_rows
     auto decided = stats::decide_significance(family, options);
     for (std::size_t r = 0; r < decided.size(); ++r) {
       count_verdict(cmp.counts[side - 1], decided[r].verdict);
+      add_invalid_to_reason(decided[r], cmp.rows[r], side, cmp.include_invalid);
       cmp.rows[r].significance[side] = std::move(decided[r]);
     }
   }
@@ -483,6 +505,29 @@ void add_pooling_notes(std::vector<std::string>& notes, const LoadedSide& s,
   if (more) notes.push_back(fmt::format("{}: ... and {} more pooled cells", n, more));
 }
 
+// Notes on the invalid samples of side `side`: one per metric row holding
+// some, with its count and the first one's reason (at most kMaxListed).
+void add_invalid_notes(std::vector<std::string>& notes, const Comparison& cmp, std::size_t side,
+                       const LoadedSide& s) {
+  std::size_t listed = 0, more = 0;
+  for (const auto& row : cmp.rows) {
+    if (row.kind != ComparisonRow::Kind::metric || row.sides[side].invalid == 0) continue;
+    if (listed++ >= kMaxListed) {
+      ++more;
+      continue;
+    }
+    const CellKey key{row.workload, row.job, row.cell};
+    const InvalidSamples& inv = s.cells.at(key).invalid.at(row.name);
+    notes.push_back(fmt::format(
+        "{}: {} {}: run {} iteration {}: {}{}", s.selector.text, row.operation,
+        sample_count_text(row.sides[side], cmp.include_invalid), inv.run_id, inv.iteration,
+        inv.reason, inv.count > 1 ? fmt::format(" (and {} more)", inv.count - 1) : ""));
+  }
+  if (more)
+    notes.push_back(
+        fmt::format("{}: ... and {} more rows with invalid samples", s.selector.text, more));
+}
+
 // Notes on one side: pooling, aborted runs, matching runs without samples.
 void add_side_notes(std::vector<std::string>& notes, const LoadedSide& s,
                     const std::vector<CellKey>& matched) {
@@ -540,6 +585,12 @@ void add_undecided_notes(Comparison& cmp, const std::vector<LoadedSide>& sides) 
 
 }  // namespace
 
+std::string sample_count_text(const SideFigures& f, bool included) {
+  std::string text = fmt::format("n={}", f.summary.n);
+  if (f.invalid > 0) text += fmt::format(" ({} invalid{})", f.invalid, included ? " included" : "");
+  return text;
+}
+
 std::string format_counts(const VerdictCounts& c) {
   std::string s = plural(c.regressions, "regression", "regressions") + ", " +
                   plural(c.improvements, "improvement", "improvements") + ", " +
@@ -549,7 +600,7 @@ std::string format_counts(const VerdictCounts& c) {
 }
 
 Comparison build_comparison(const std::vector<LoadedSide>& sides, const MetricCatalog& catalog,
-                            const stats::SignificanceOptions& options) {
+                            const stats::SignificanceOptions& options, bool include_invalid) {
   if (sides.size() < 2)
     throw std::invalid_argument("build_comparison: needs BASE and at least one NEW side");
   // Validate the options before any work (decide_significance would, but only
@@ -557,6 +608,7 @@ Comparison build_comparison(const std::vector<LoadedSide>& sides, const MetricCa
   (void)stats::decide_significance({}, options);
   Comparison cmp;
   cmp.options = options;
+  cmp.include_invalid = include_invalid;
   cmp.sides = describe_sides(sides);
   const std::vector<CellKey> matched = match_cells(sides, cmp.unmatched);
   const Labels label(matched, sides[0]);
@@ -571,7 +623,14 @@ Comparison build_comparison(const std::vector<LoadedSide>& sides, const MetricCa
   make_labels_unique(cmp.rows, label);
   cmp.verdict = verdict_line(cmp, sides);
 
-  for (const auto& s : sides) add_side_notes(cmp.notes, s, matched);
+  if (include_invalid)
+    cmp.notes.push_back(
+        "--include-invalid: invalid samples are pooled with the valid ones; these figures are "
+        "for inspection, not for verdicts");
+  for (std::size_t i = 0; i < sides.size(); ++i) {
+    add_side_notes(cmp.notes, sides[i], matched);
+    add_invalid_notes(cmp.notes, cmp, i, sides[i]);
+  }
   add_unmatched_notes(cmp.notes, cmp.unmatched);
   add_undecided_notes(cmp, sides);
   return cmp;
@@ -603,7 +662,7 @@ Comparison compare_selectors(const ResultsStore& store, const std::vector<std::s
       sides,
       load_metric_catalog(store, workloads,
                           query.declared ? *query.declared : WorkloadCatalog::empty()),
-      options);
+      options, query.include_invalid);
 }
 
 ExitCode check_exit_code(const Comparison& c) {

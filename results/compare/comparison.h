@@ -43,6 +43,9 @@ struct ComparisonSide {
 struct SideFigures {
   int runs = 0;          ///< runs pooled (0 when the cell has no such metric on this side)
   int aborted_runs = 0;  ///< of which aborted
+  /// Invalid samples of the metric on this side: left out of `summary` (or,
+  /// with Comparison::include_invalid, counted in it); 0 for monitor rows.
+  int invalid = 0;
   stats::Summary summary;
   std::optional<double> mean;  ///< the row's summary mean (Hmean/Amean/Gmean); nullopt = undefined
 };
@@ -107,18 +110,31 @@ struct Comparison {
   /// "2 regressions, 1 improvement, 14 unchanged, 3 inconclusive" (", N undefined"
   /// when any); with several NEW sides each is prefixed "NAME: " and joined by "; ".
   std::string verdict;
-  /// Plain-text notes: pooling, aborted and excluded runs, unmatched cells,
-  /// what inconclusive rows would need.
+  /// Plain-text notes: pooling, aborted and excluded runs, invalid samples
+  /// left out (or included), unmatched cells, what inconclusive rows would
+  /// need.
   std::vector<std::string> notes;
+  /// --include-invalid: the invalid samples are in the figures
+  /// (SideQuery::include_invalid), for inspection.
+  bool include_invalid = false;
 };
+
+/// The sample count of one side of a row as every layout prints it:
+/// "n=4", "n=4 (1 invalid)" (left out), "n=5 (1 invalid included)"
+/// (`included`: Comparison::include_invalid).
+std::string sample_count_text(const SideFigures& f, bool included);
 
 /// Builds the comparison of already loaded sides ([0] = BASE). Cells are
 /// matched by CellKey and must be present on every side; others are listed as
-/// unmatched. Throws UsageError when no cell is present on every side (naming
-/// each side's cells), std::invalid_argument for bad options (alpha, power,
-/// min effect).
+/// unmatched. A metric with only invalid samples on a side still has its row
+/// (n=0 there: inconclusive, never a regression). `include_invalid`: the
+/// sides were loaded with SideQuery::include_invalid (said in the notes).
+/// Throws UsageError when no cell is present on every side (naming each
+/// side's cells), std::invalid_argument for bad options (alpha, power, min
+/// effect).
 Comparison build_comparison(const std::vector<LoadedSide>& sides, const MetricCatalog& catalog,
-                            const stats::SignificanceOptions& options);
+                            const stats::SignificanceOptions& options,
+                            bool include_invalid = false);
 
 /// Parses the selectors, loads every side from `store` and builds the
 /// comparison. selectors[0] is BASE. Errors as parse_selector, load_side and

@@ -45,6 +45,7 @@ SideFilter side_filter(const Selector& s, const SideQuery& q) {
     if (!job->empty()) f.jobs.push_back(*job);
   for (const std::string* workload : {&s.workload, &q.workload})
     if (!workload->empty()) f.workloads.push_back(*workload);
+  f.include_invalid = q.include_invalid;
   return f;
 }
 
@@ -106,6 +107,18 @@ void pool_cells(std::vector<StoredCell>& stored, const std::set<std::string>& ig
     cell.aborted_runs += sc.aborted_runs;
     append_values(cell.metrics, sc.metrics);
     append_values(cell.monitors, sc.monitors);
+    // Stored cells come in first-run order: the first reason kept is the
+    // lowest run's.
+    for (auto& [name, inv] : sc.invalid) {
+      InvalidSamples& to = cell.invalid[name];
+      if (to.count == 0 || inv.run_id < to.run_id) {
+        const int count = to.count;
+        to = std::move(inv);
+        to.count += count;
+      } else {
+        to.count += inv.count;
+      }
+    }
   }
   for (auto& [key, cell] : side.cells) {
     std::sort(cell.run_ids.begin(), cell.run_ids.end());

@@ -8,6 +8,11 @@
 //   run=42                            job, workload; combined with commas (AND)
 // `--job` / `--workload` narrow both sides. Values cannot contain a comma.
 //
+// Which samples count: the valid ones. A sample stored invalid (the workload
+// or the runner decided it is not a measurement: docs/compare.md "Invalid
+// samples") is left out and counted per cell and metric
+// (CellSamples::invalid); SideQuery::include_invalid pools it too.
+//
 // Which runs give samples: every matching run whose status is `complete` or
 // `aborted` (an aborted run's iterations were measured in full and committed
 // one by one; they are as good as a complete run's). `running` runs (still
@@ -61,6 +66,9 @@ struct SideQuery {
   /// The workloads' declarations (the declared order of metrics, parameter
   /// types); nullptr: none is known, metrics come in name order.
   const WorkloadCatalog* declared = nullptr;
+  /// --include-invalid: pool the invalid samples with the valid ones, for
+  /// inspection (they are counted either way; docs/compare.md "Invalid samples").
+  bool include_invalid = false;
 };
 
 /// Identity of a cell across sides.
@@ -82,6 +90,11 @@ struct CellSamples {
   std::map<std::string, std::vector<double>> metrics;  ///< metric -> samples, sorted ascending
   std::map<std::string, std::vector<double>>
       monitors;  ///< monitor name -> deltas, sorted ascending
+  /// metric -> its invalid samples, left out of `metrics` (pooled in them
+  /// with SideQuery::include_invalid); InvalidSamples is the store's record
+  /// (results/store/side_query.h): count, and the first one's reason, run
+  /// and iteration.
+  std::map<std::string, InvalidSamples> invalid;
 };
 
 /// One side of a comparison, loaded.

@@ -86,7 +86,8 @@ struct Pool {
   std::string build, date;
   std::int64_t first_run = 0;
   std::vector<std::int64_t> run_ids;
-  std::vector<double> samples;
+  std::vector<double> samples;  // the valid ones
+  std::size_t invalid = 0;      // invalid samples left out
 };
 
 // One cell's builds.
@@ -119,9 +120,15 @@ std::map<std::string, CellData> pool_runs(
     if (run.status != "complete" && run.status != "aborted") continue;
     if (!cell_matches(store, run.id, filter)) continue;
     std::vector<double> values;
-    for (const auto& s : store.samples(run.id))
-      if (s.metric == metric) values.push_back(s.value);
-    if (values.empty()) continue;
+    std::size_t invalid = 0;
+    for (const auto& s : store.samples(run.id, SampleSet::all)) {
+      if (s.metric != metric) continue;
+      if (s.invalid.empty())
+        values.push_back(s.value);
+      else
+        ++invalid;
+    }
+    if (values.empty() && invalid == 0) continue;
     CellData& cd = cells[run.cell];
     if (cd.first_run == 0) {
       cd.first_run = run.id;
@@ -137,6 +144,7 @@ std::map<std::string, CellData> pool_runs(
     p.date = std::min(p.date, run.started_at);
     p.run_ids.push_back(run.id);
     p.samples.insert(p.samples.end(), values.begin(), values.end());
+    p.invalid += invalid;
   }
   return cells;
 }
@@ -164,6 +172,11 @@ TrendSeries make_series(const std::string& id, const CellData& cd, const TrendOp
     }
   }
   for (const Pool* p : pools) {
+    if (p->samples.empty()) {
+      report.notes.push_back(fmt::format("{}: build {} left out: its {} sample(s) are all invalid",
+                                         id, p->build, p->invalid));
+      continue;
+    }
     auto mean = stats::mean_of(p->samples, report.metric.mean);
     if (!mean) {
       report.notes.push_back(
@@ -176,6 +189,7 @@ TrendSeries make_series(const std::string& id, const CellData& cd, const TrendOp
     point.date = p->date;
     point.run_ids = p->run_ids;
     point.n = p->samples.size();
+    point.invalid = p->invalid;
     point.mean = *mean;
     point.coeff_var = stats::summarize(p->samples).coeff_var;
     series.points.push_back(std::move(point));

@@ -5,7 +5,8 @@
 //
 // A point of the history is a build: every complete or aborted run of the
 // cell with that build label, pooled; its value is the metric's summary mean
-// (Hmean for rates, Amean for times) of the pooled samples. Runs without a
+// (Hmean for rates, Amean for times) of the pooled valid samples (invalid
+// ones are left out and counted; a build with no valid sample is no point). Runs without a
 // build label are a point each ("run:ID"). Builds are ordered by the time of
 // their first run ("build date"), or by an explicit --order list.
 #pragma once
@@ -40,9 +41,10 @@ struct TrendPoint {
   std::string build;                  ///< build label, or "run:ID" for an unlabelled run
   std::string date;                   ///< started_at of its first run (ISO 8601 UTC)
   std::vector<std::int64_t> run_ids;  ///< runs pooled
-  std::size_t n = 0;                  ///< samples pooled
-  double mean = 0;                    ///< summary mean of the samples
-  double coeff_var = 0;               ///< CoeffVar of the samples, percent (NaN when n < 2)
+  std::size_t n = 0;                  ///< valid samples pooled
+  std::size_t invalid = 0;  ///< invalid samples left out (docs/compare.md "Invalid samples")
+  double mean = 0;          ///< summary mean of the samples
+  double coeff_var = 0;     ///< CoeffVar of the samples, percent (NaN when n < 2)
 };
 
 /// The history of one cell and its change points.

@@ -44,7 +44,9 @@ const char* const kTailColumns[] = {"variant", "build", "kernel",    "testbox", 
                                     "metric",  "unit",  "direction", "mean",    "value"};
 constexpr const char* kLayout =
     "run,job,workload,param.NAME...,variant,build,kernel,testbox,iteration,metric,unit,"
-    "direction,mean,value";
+    "direction,mean,value[,invalid]";
+// The optional last column: why a sample is invalid ("" = valid).
+constexpr const char* kInvalidColumn = "invalid";
 
 // ---------------------------------------------------------------------------
 // Export
@@ -57,12 +59,14 @@ std::string describe_narrowing(const std::string& job, const std::string& worklo
   return out.empty() ? "" : " (with" + out + ")";
 }
 
-// The header line: the lead columns, one param.NAME per parameter, the tail columns.
-std::string csv_header(const std::set<std::string>& param_names) {
+// The header line: the lead columns, one param.NAME per parameter, the tail
+// columns, and `invalid` when invalid samples are exported.
+std::string csv_header(const std::set<std::string>& param_names, bool invalid) {
   std::string line;
   for (const char* c : kLeadColumns) line += std::string(line.empty() ? "" : ",") + c;
   for (const auto& name : param_names) line += "," + csv_field(std::string(kParamPrefix) + name);
   for (const char* c : kTailColumns) line += std::string(",") + c;
+  if (invalid) line += std::string(",") + kInvalidColumn;
   return line + '\n';
 }
 
@@ -165,6 +169,7 @@ struct Columns {
   std::map<std::string, std::size_t> fixed;                 // column name -> index
   std::vector<std::pair<std::string, std::size_t>> params;  // parameter name -> index
   std::optional<std::size_t> mean;
+  std::optional<std::size_t> invalid;  // the optional `invalid` column
   std::size_t at(const char* name) const { return fixed.at(name); }
 };
 
@@ -184,13 +189,15 @@ Columns parse_header(const std::vector<std::string>& names, const std::string& s
         fail(source, line,
              "column 'param.' has no parameter name; write param.NAME, such as param.clients");
       c.params.emplace_back(name, i);
+    } else if (n == kInvalidColumn) {
+      c.invalid = i;
     } else if (known.count(n)) {
       c.fixed[n] = i;
       if (n == "mean") c.mean = i;
     } else {
       fail(source, line,
-           fmt::format("unknown column '{}'; the columns are {} (mean is optional; columns may "
-                       "come in any order)",
+           fmt::format("unknown column '{}'; the columns are {} (mean and invalid are "
+                       "optional; columns may come in any order)",
                        n.empty() ? std::string("(empty)") : n, kLayout));
     }
   }
@@ -258,7 +265,7 @@ std::optional<StoredRun> stored_run(const ResultsStore& store, std::int64_t id) 
   r.testbox = labels->hostname;
   for (const auto& [name, value] : store.run_params(id))
     if (!value.empty()) r.params[name] = value;
-  r.samples = store.samples(id);
+  r.samples = store.samples(id, SampleSet::all);
   return r;
 }
 
@@ -269,7 +276,8 @@ bool same_run(const CsvRun& f, const StoredRun& s) {
     return false;
   for (std::size_t i = 0; i < f.samples.size(); ++i)
     if (f.samples[i].iteration != s.samples[i].iteration ||
-        f.samples[i].metric != s.samples[i].metric || f.samples[i].value != s.samples[i].value)
+        f.samples[i].metric != s.samples[i].metric || f.samples[i].value != s.samples[i].value ||
+        f.samples[i].invalid != s.samples[i].invalid)
       return false;
   return true;
 }
@@ -322,51 +330,73 @@ std::vector<std::int64_t> select_export_runs(const ResultsStore& store,
 }
 
 CsvExportStats write_samples_csv(const ResultsStore& store,
-                                 const std::vector<std::int64_t>& run_ids, std::ostream& out) {
+                                 const std::vector<std::int64_t>& run_ids, std::ostream& out,
+                                 bool include_invalid) {
   CsvExportStats stats;
   // One read snapshot: every query sees the same data (WAL), even while
   // `nightjar run` adds samples.
   const ResultsStore::ReadSnapshot snapshot(store);
   // Runs without samples write no row (and add no parameter column).
-  const std::map<std::int64_t, ExportRun> runs = store.export_runs(run_ids);
+  const std::map<std::int64_t, ExportRun> runs =
+      store.export_runs(run_ids, include_invalid ? SampleSet::all : SampleSet::valid);
   std::set<std::string> param_names;
   for (const auto& [id, r] : runs)
     for (const auto& [name, value] : r.params) param_names.insert(name);
   const auto descriptors = descriptor_fields(store);
 
-  std::string buf = csv_header(param_names);
+  std::string buf = csv_header(param_names, include_invalid);
   buf.reserve(1 << 16);
+  // The runs scanned: those written, and (invalid samples left out) also the
+  // runs whose samples are all invalid, so that theirs are counted.
   std::vector<std::int64_t> ids;
   for (const auto& [id, r] : runs) ids.push_back(id);
+  if (!include_invalid) {
+    ids.clear();
+    for (const auto& [id, r] : store.export_runs(run_ids, SampleSet::all)) ids.push_back(id);
+  }
   const std::string undeclared = ",,,";
   std::int64_t current = -1;
   std::string prefix;
   const ExportRun* run = nullptr;
   std::string last_metric;
   const std::string* last_descriptor = &undeclared;
-  store.scan_samples(ids, [&](const SampleView& v) {
-    if (v.run_id != current) {
-      current = v.run_id;
-      run = &runs.at(v.run_id);
-      prefix = row_prefix(v.run_id, *run, param_names);
-      last_metric.clear();
-      last_descriptor = &undeclared;
-      ++stats.runs;
-    }
-    if (last_metric != v.metric) {
-      last_metric = v.metric;
-      auto it = descriptors.find({run->labels.workload, last_metric});
-      last_descriptor = it == descriptors.end() ? &undeclared : &it->second;
-    }
-    buf += prefix;
-    fmt::format_to(std::back_inserter(buf), "{},{}{},{}\n", v.iteration, csv_field(last_metric),
-                   *last_descriptor, v.value);
-    ++stats.samples;
-    if (buf.size() > (1 << 16) - 512) {
-      out << buf;
-      buf.clear();
-    }
-  });
+  // Every sample is read, so that the invalid ones left out are counted.
+  store.scan_samples(
+      ids,
+      [&](const SampleView& v) {
+        if (!v.invalid.empty() && !include_invalid) {
+          ++stats.invalid;
+          return;
+        }
+        if (v.run_id != current) {
+          current = v.run_id;
+          run = &runs.at(v.run_id);
+          prefix = row_prefix(v.run_id, *run, param_names);
+          last_metric.clear();
+          last_descriptor = &undeclared;
+          ++stats.runs;
+        }
+        if (last_metric != v.metric) {
+          last_metric = v.metric;
+          auto it = descriptors.find({run->labels.workload, last_metric});
+          last_descriptor = it == descriptors.end() ? &undeclared : &it->second;
+        }
+        buf += prefix;
+        fmt::format_to(std::back_inserter(buf), "{},{}{},{}", v.iteration, csv_field(last_metric),
+                       *last_descriptor, v.value);
+        if (include_invalid) {
+          buf += ',';
+          buf += csv_field(v.invalid);
+          if (!v.invalid.empty()) ++stats.invalid;
+        }
+        buf += '\n';
+        ++stats.samples;
+        if (buf.size() > (1 << 16) - 512) {
+          out << buf;
+          buf.clear();
+        }
+      },
+      SampleSet::all);
   out << buf;
   return stats;
 }
@@ -394,6 +424,7 @@ class Row {
     return v;
   }
   std::string mean() const { return cols_.mean ? f_[*cols_.mean] : std::string(); }
+  std::string invalid() const { return cols_.invalid ? f_[*cols_.invalid] : std::string(); }
   const Columns& columns() const { return cols_; }
   int line() const { return line_; }
   [[noreturn]] void fail_here(const std::string& what) const { fail(source_, line_, what); }
@@ -545,8 +576,11 @@ class SamplesCsvReader {
       it = runs_.emplace(n.run_id, std::move(here)).first;
     else
       check_same_run(row, it->second, here);
-    add_metric(row, metric_of_row(row, workload, metric, declared_));
-    it->second.samples.push_back({n.iteration, metric, n.value});
+    CsvMetric m = metric_of_row(row, workload, metric, declared_);
+    std::string invalid = row.invalid();
+    if (invalid.empty()) refuse_impossible(row, m, n.value);
+    add_metric(row, std::move(m));
+    it->second.samples.push_back({n.iteration, metric, n.value, std::move(invalid)});
     sample_lines_[n.run_id].push_back(line);
     ++csv_.rows;
   }
@@ -565,6 +599,23 @@ class SamplesCsvReader {
   }
 
  private:
+  // A sample the file does not mark invalid must be possible
+  // (impossible_value(), with the registered workload's declaration when
+  // there is one: it knows which times may be 0); else the line is refused.
+  void refuse_impossible(const Row& row, const CsvMetric& m, double value) const {
+    const MetricDescriptor* d = m.declared ? &m.descriptor : nullptr;
+    if (const WorkloadDeclaration* w = declared_.find(m.workload))
+      if (const MetricDescriptor* known = w->metric(m.descriptor.name);
+          known && known->direction == m.descriptor.direction)
+        d = known;
+    if (!d) return;
+    if (auto why = impossible_value(*d, value))
+      row.fail_here(fmt::format(
+          "{}: not a measurement; remove the row, or keep it as an invalid sample with its "
+          "reason in an `invalid` column (as `nightjar export --include-invalid` writes it)",
+          *why));
+  }
+
   // Records the metric's first descriptor; fails when a later row disagrees.
   void add_metric(const Row& row, CsvMetric m) {
     const std::string mean = row.mean();

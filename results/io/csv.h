@@ -19,7 +19,12 @@
 //              workload (all three empty for a metric without one)
 //   value      the sample in the metric's unit: the shortest decimal text that
 //              reads back as the same double
+//   invalid    optional, last (`export --include-invalid` writes it): why the
+//              sample is not a measurement; empty for a valid one. Without it
+//              every sample must be possible: a value impossible_value()
+//              refuses (a rate <= 0, a time <= 0) is refused naming its line
 //
+
 // RFC 4180 quoting (results/model/text.h csv_field), "\n" line ends, no
 // trailing blanks. Rows are ordered by run id, iteration, metric (byte order),
 // so that export -> import -> export gives the same bytes. The `mean` column
@@ -55,14 +60,20 @@ std::vector<std::int64_t> select_export_runs(const ResultsStore& store,
 struct CsvExportStats {
   std::size_t runs = 0;     ///< runs with at least one sample row
   std::size_t samples = 0;  ///< rows after the header
+  /// Invalid samples: left out (or, include_invalid, written with their reason).
+  std::size_t invalid = 0;
 };
 
 /// Writes the samples of `run_ids` (ascending) as tidy CSV to `out`: the
 /// header, then one row per sample, ordered by run id, iteration, metric.
-/// Runs without samples write no row. Streams: memory does not grow with
-/// the number of samples.
+/// The valid samples only; `include_invalid` (`export --include-invalid`):
+/// every sample, and the `invalid` column last, holding the reason of an
+/// invalid one ("" for a valid one), so that an import stores them invalid
+/// again. Runs without (such) samples write no row. Streams: memory does not
+/// grow with the number of samples.
 CsvExportStats write_samples_csv(const ResultsStore& store,
-                                 const std::vector<std::int64_t>& run_ids, std::ostream& out);
+                                 const std::vector<std::int64_t>& run_ids, std::ostream& out,
+                                 bool include_invalid = false);
 
 /// One run as a CSV file describes it.
 struct CsvRun {

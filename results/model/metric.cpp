@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <iterator>
 #include <set>
 #include <sstream>
 
@@ -61,6 +63,28 @@ bool valid_metric_name(const std::string& s) {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-' ||
            c == '/';
   });
+}
+
+namespace {
+// The units of a time (docs/compare.md "Invalid samples").
+bool time_unit(std::string_view unit) {
+  static const char* const kUnits[] = {"s", "sec", "ms", "us", "\u00b5s", "ns", "min", "h"};
+  return std::find(std::begin(kUnits), std::end(kUnits), unit) != std::end(kUnits);
+}
+}  // namespace
+
+std::optional<std::string> impossible_value(const MetricDescriptor& m, double value) {
+  const std::string unit = m.unit.empty() ? "" : " " + m.unit;
+  if (!std::isfinite(value))
+    return fmt::format("{} = {}{}: not a finite number", m.name, value, unit);
+  if (value > 0) return std::nullopt;
+  if (m.mean == MeanKind::harmonic || m.mean == MeanKind::geometric)
+    return fmt::format("{} = {:g}{}: a {} ({}) must be positive", m.name, value, unit,
+                       m.mean == MeanKind::harmonic ? "rate" : "ratio", mean_label(m.mean));
+  if (time_unit(m.unit) && (value < 0 || !m.zero_is_measured))
+    return fmt::format("{} = {:g}{}: a time must be {}", m.name, value, unit,
+                       m.zero_is_measured ? "0 or more" : "positive");
+  return std::nullopt;
 }
 
 std::vector<MetricDescriptor> parse_metric_declarations(

@@ -3,6 +3,7 @@
 // renderers so that "higher is better" is decided in exactly one place.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,6 +30,11 @@ struct MetricDescriptor {
   Direction direction = Direction::higher_is_better;
   MeanKind mean = MeanKind::harmonic;
   std::string doc;  ///< one line for `nightjar list`
+  /// A value of 0 is a measurement, though the unit is a time: a CPU time
+  /// sampled in clock ticks (getrusage) is 0 for a short pass.
+  /// impossible_value() then refuses only negative values. Not stored: the
+  /// workload's declaration says it (docs/compare.md "Invalid samples").
+  bool zero_is_measured = false;
 };
 
 /// "higher" / "lower": the spelling stored in the database and printed by `list`.
@@ -41,6 +47,17 @@ const char* mean_label(MeanKind m);
 Direction direction_from_string(std::string_view s);
 /// Inverse of to_string(MeanKind); throws std::invalid_argument on anything else.
 MeanKind mean_kind_from_string(std::string_view s);
+
+/// Why `value` cannot be a measurement of metric `m`, or nullopt when it can
+/// (docs/compare.md "Invalid samples"): a value that is not finite (NaN,
+/// infinity) never is; a value <= 0 of a metric summarised by its harmonic
+/// or geometric mean (a rate, a ratio: the mean of a set holding it is
+/// undefined) or whose unit is a time (s, ms, us, µs, ns, min: nothing takes
+/// no time; unless m.zero_is_measured, when only a negative time is) is not
+/// either. The reason names the metric, its value and unit,
+/// and why ("throughput = 0 ops/s: a rate (Hmean) must be positive"). Other
+/// values (a count or a percentage of 0) are measurements.
+std::optional<std::string> impossible_value(const MetricDescriptor& m, double value);
 
 /// True when `name` is a valid metric name: letters, digits, '_', '.', '-', '/'.
 bool valid_metric_name(const std::string& name);

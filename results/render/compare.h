@@ -4,7 +4,11 @@
 // they print was computed by the statistics module when the record was built.
 // Layouts: shared/reference/formats.md §1 (mmtests) and §2 (LKP); examples in
 // docs/compare.md. Text layouts (mmtests, lkp, markdown) print the verdict
-// line first.
+// line first. Invalid samples (docs/compare.md "Invalid samples"): every
+// layout's notes name each row that left some out ("b: throughput n=4 (1
+// invalid): run 7 iteration 4: ..."); markdown adds them to its n ("(4, 1
+// invalid)"), JSON has an "invalid" count beside "n" (absent: 0), CSV the
+// columns base_invalid and new_invalid (only when some side holds any).
 #pragma once
 
 #include <string>

@@ -49,9 +49,15 @@ std::string render_csv(const Comparison& c) {
                                          "smallest_detectable_change_pct",
                                          "iterations_needed",
                                          "reason"};
+  // base_invalid,new_invalid: only when some side holds invalid samples (or
+  // --include-invalid), so that a comparison without any keeps its columns.
+  bool invalid_columns = c.include_invalid;
+  for (const auto& row : c.rows)
+    for (const auto& f : row.sides) invalid_columns = invalid_columns || f.invalid > 0;
   std::string out;
   for (std::size_t i = 0; i < std::size(kColumns); ++i)
     out += (i ? "," : "") + std::string(kColumns[i]);
+  if (invalid_columns) out += ",base_invalid,new_invalid";
   out += "\n";
   for (const auto& row : c.rows) {
     const bool metric = row.kind == ComparisonRow::Kind::metric;
@@ -93,6 +99,10 @@ std::string render_csv(const Comparison& c) {
           sig && sig->iterations_needed ? std::to_string(*sig->iterations_needed) : "",
           sig ? sig->reason : "",
       };
+      if (invalid_columns) {
+        f.push_back(std::to_string(b.invalid));
+        f.push_back(std::to_string(n.invalid));
+      }
       for (std::size_t i = 0; i < f.size(); ++i) out += (i ? "," : "") + csv_field(f[i]);
       out += "\n";
     }

@@ -23,18 +23,20 @@ const char* kind_name(ComparisonRow::Kind k) {
 
 ordered_json side_figures(const SideFigures& f) {
   const auto& s = f.summary;
-  return ordered_json{{"n", s.n},
-                      {"runs", f.runs},
-                      {"aborted_runs", f.aborted_runs},
-                      {"mean", num(f.mean)},
-                      {"min", num(s.n ? s.min : NAN)},
-                      {"max", num(s.n ? s.max : NAN)},
-                      {"amean", num(s.n ? s.amean : NAN)},
-                      {"hmean", num(s.hmean)},
-                      {"gmean", num(s.gmean)},
-                      {"median", num(s.n ? s.median : NAN)},
-                      {"stddev", num(s.stddev)},
-                      {"coeff_var", num(s.coeff_var)}};
+  ordered_json j{{"n", s.n}};
+  if (f.invalid > 0) j["invalid"] = f.invalid;  // absent: none
+  j.update(ordered_json{{"runs", f.runs},
+                        {"aborted_runs", f.aborted_runs},
+                        {"mean", num(f.mean)},
+                        {"min", num(s.n ? s.min : NAN)},
+                        {"max", num(s.n ? s.max : NAN)},
+                        {"amean", num(s.n ? s.amean : NAN)},
+                        {"hmean", num(s.hmean)},
+                        {"gmean", num(s.gmean)},
+                        {"median", num(s.n ? s.median : NAN)},
+                        {"stddev", num(s.stddev)},
+                        {"coeff_var", num(s.coeff_var)}});
+  return j;
 }
 
 }  // namespace
@@ -44,6 +46,7 @@ std::string render_json(const Comparison& c) {
   j["format"] = "nightjar-compare";
   j["version"] = 1;
   j["verdict"] = c.verdict;
+  if (c.include_invalid) j["include_invalid"] = true;  // absent: invalid samples left out
   j["options"] = {{"test", std::string(stats::to_string(c.options.test))},
                   {"alpha", c.options.alpha},
                   {"min_effect_pct", c.options.min_effect_pct},

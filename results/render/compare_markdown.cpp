@@ -32,6 +32,13 @@ std::string pct(double v) {
   return fmt::format("{:+.2f}%", std::fabs(v) < 0.005 ? 0.0 : v);  // no "-0.00%"
 }
 
+// The n of a side: "(5)", or "(4, 1 invalid)" when it has invalid samples
+// ("(5, 1 invalid included)" with --include-invalid).
+std::string count(const SideFigures& f, bool included) {
+  if (f.invalid == 0) return fmt::format(" ({})", f.summary.n);
+  return fmt::format(" ({}, {} invalid{})", f.summary.n, f.invalid, included ? " included" : "");
+}
+
 std::string number(const std::optional<double>& v) {
   return v ? fmt::format("{:.3g}", *v) : "";
 }
@@ -56,7 +63,7 @@ std::string render_markdown(const Comparison& c, const RenderOptions& o) {
       if (row.kind != ComparisonRow::Kind::metric) continue;
       std::string l = "| " + cell(row.operation) + " | " + cell(row.unit) + " | " +
                       mean_label(row.mean) + " | " + value(row.sides[0], p) +
-                      fmt::format(" ({})", row.sides[0].summary.n) + " |";
+                      count(row.sides[0], c.include_invalid) + " |";
       for (std::size_t s = 1; s < c.sides.size(); ++s) {
         const auto& sig = row.significance[s];
         std::string change = pct(row.change_pct[s]);
@@ -68,7 +75,7 @@ std::string render_markdown(const Comparison& c, const RenderOptions& o) {
         }
         if (sig && sig->iterations_needed)
           verdict += fmt::format(" (needs {} per side)", *sig->iterations_needed);
-        l += " " + value(row.sides[s], p) + fmt::format(" ({})", row.sides[s].summary.n) + " | " +
+        l += " " + value(row.sides[s], p) + count(row.sides[s], c.include_invalid) + " | " +
              change + " | " + verdict + " | " + (sig ? number(sig->q) : "") + " |";
       }
       out += l + "\n";

@@ -483,18 +483,25 @@ ReportStat report_stat_from_string(const std::string& s) {
 std::string report_legend(const std::vector<const Comparison*>& comparisons,
                           const std::string& metric, const std::string& marks, int max_width) {
   std::size_t lo = SIZE_MAX, hi = 0;
+  int invalid = 0;
+  bool included = false;
   for (const Comparison* c : comparisons) {
+    included = included || c->include_invalid;
     for (const auto& s : sections_of(*c, metric))
       for (const auto* r : s.rows)
         for (const auto& f : r->sides) {
           if (f.runs == 0) continue;
           lo = std::min(lo, f.summary.n);
           hi = std::max(hi, f.summary.n);
+          invalid += f.invalid;
         }
   }
   std::string n = lo == SIZE_MAX ? "n=0"
                   : lo == hi     ? fmt::format("n={}", lo)
                                  : fmt::format("n={}-{}", lo, hi);
+  // Invalid samples: how many the figures leave out (or, --include-invalid, hold).
+  const std::string left_out =
+      invalid ? fmt::format(", {} invalid {}", invalid, included ? "included" : "left out") : "";
   std::string what;
   auto add = [&](char m, const char* text) {
     if (m == '*' || marks.find(m) != std::string::npos)
@@ -508,9 +515,9 @@ std::string report_legend(const std::vector<const Comparison*>& comparisons,
   const stats::SignificanceOptions options =
       comparisons.empty() ? stats::SignificanceOptions{} : comparisons.front()->options;
   const std::string head = what.empty() ? std::string("Significance") : what;
-  std::string text = head + " (" + test_text(options) + ", " + n + " per side)";
+  std::string text = head + " (" + test_text(options) + ", " + n + " per side" + left_out + ")";
   if (text.size() > static_cast<std::size_t>(max_width))
-    text = head + " (" + test_text(options) + ", " + n + ")";
+    text = head + " (" + test_text(options) + ", " + n + left_out + ")";
   std::string out;
   for (const auto& l : wrap(text, static_cast<std::size_t>(max_width))) out += l + "\n";
   return out;

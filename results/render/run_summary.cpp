@@ -30,15 +30,23 @@ std::string render_run_summary(const ResultsStore& store,
     auto rows = store.runs(f);
     if (rows.empty()) continue;
     const RunRow& run = rows.front();
-    auto samples = store.samples(id);
+    auto samples = store.samples(id, SampleSet::all);
     std::string status = run.status + (run.reason.empty() ? "" : ": " + run.reason);
     if (samples.empty()) {
       t.add_row(
           {std::to_string(id), run.variant, run.cell, "-", "", "0", "", "", "", "", "", status});
       continue;
     }
+    // Statistics of the valid samples; the invalid ones are counted beside n.
     std::map<std::string, std::vector<double>> by_metric;
-    for (const auto& s : samples) by_metric[s.metric].push_back(s.value);
+    std::map<std::string, int> invalid;
+    for (const auto& s : samples) {
+      auto& values = by_metric[s.metric];
+      if (s.invalid.empty())
+        values.push_back(s.value);
+      else
+        ++invalid[s.metric];
+    }
     auto descriptors = store.metrics(run.workload);
     std::map<std::string, MetricDescriptor> desc;
     for (auto& d : descriptors) desc[d.name] = d;
@@ -54,14 +62,20 @@ std::string render_run_summary(const ResultsStore& store,
       MetricDescriptor d =
           desc.count(name)
               ? desc[name]
-              : MetricDescriptor{name, "", Direction::higher_is_better, MeanKind::arithmetic, ""};
+              : MetricDescriptor{.name = name, .mean = MeanKind::arithmetic, .doc = ""};
       stats::Summary s = stats::summarize(values);
       auto mean = stats::mean_of(values, d.mean);
+      const int bad = invalid.count(name) ? invalid.at(name) : 0;
+      const std::string n =
+          std::to_string(s.n) + (bad ? fmt::format(" ({} invalid)", bad) : std::string());
+      const bool any = s.n > 0;
       t.add_row({first ? std::to_string(id) : "", first ? run.variant : "", first ? run.cell : "",
-                 name, d.unit, std::to_string(s.n), mean_label(d.mean),
-                 mean ? number(*mean) : "undefined",
-                 s.n >= 2 ? fmt::format("{:.2f}%", s.coeff_var) : "-", number(s.min), number(s.max),
-                 first ? status : ""});
+                 name, d.unit, n, mean_label(d.mean),
+                 !any   ? "-"
+                 : mean ? number(*mean)
+                        : "undefined",
+                 s.n >= 2 ? fmt::format("{:.2f}%", s.coeff_var) : "-", any ? number(s.min) : "-",
+                 any ? number(s.max) : "-", first ? status : ""});
       first = false;
     }
   }
@@ -76,10 +90,30 @@ std::string render_run_list(const std::vector<RunRow>& runs) {
   for (const auto& r : runs) {
     std::string samples = fmt::format("{}/{}", r.samples, r.iterations);
     if (r.failed) samples += fmt::format(" ({} failed)", r.failed);
+    if (r.invalid) samples += fmt::format(" ({} invalid)", r.invalid);
     t.add_row({std::to_string(r.id), r.job, r.cell, r.variant, r.build.empty() ? "-" : r.build,
                r.kernel_release, r.status, samples, r.started_at, r.reason});
   }
   return t.render();
+}
+
+std::string render_invalid_samples(const ResultsStore& store, std::int64_t run_id) {
+  // Grouped by iteration and reason: an invalid iteration marks all its
+  // values with one reason.
+  std::vector<std::pair<int, std::string>> order;
+  std::map<std::pair<int, std::string>, std::string> values;
+  for (const auto& s : store.samples(run_id, SampleSet::all)) {
+    if (s.invalid.empty()) continue;
+    auto [it, fresh] = values.try_emplace({s.iteration, s.invalid});
+    if (fresh) order.emplace_back(s.iteration, s.invalid);
+    it->second += fmt::format("{}{}={:g}", it->second.empty() ? "" : " ", s.metric, s.value);
+  }
+  if (order.empty()) return "";
+  std::string out =
+      "invalid samples (left out of every statistic; --include-invalid shows them):\n";
+  for (const auto& key : order)
+    out += fmt::format("  iteration {}: {}: {}\n", key.first, values.at(key), key.second);
+  return out;
 }
 
 }  // namespace nightjar

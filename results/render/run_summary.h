@@ -1,6 +1,7 @@
 // The per-cell summary printed after `nightjar run` and by `nightjar show
-// --summary`: for every run and metric, n, the metric's own mean (Hmean for
-// rates, Amean for times), CoeffVar, Min and Max. A renderer: it reads the
+// --summary`: for every run and metric, n (of the valid samples, with the
+// invalid ones counted beside it: "4 (1 invalid)"), the metric's own mean
+// (Hmean for rates, Amean for times), CoeffVar, Min and Max. A renderer: it reads the
 // results store and computes nothing but statistics-module summaries.
 #pragma once
 
@@ -15,6 +16,12 @@ namespace nightjar {
 /// The summary table of `run_ids` (runs without samples show their status and
 /// reason instead). Ends with a '\n'.
 std::string render_run_summary(const ResultsStore& store, const std::vector<std::int64_t>& run_ids);
+
+/// The invalid samples of run `run_id` for `show --run`: a heading line,
+/// then one line per iteration and reason, "  iteration 4: throughput=0:
+/// throughput = 0 ops/s: a rate (Hmean) must be positive"; "" when the run
+/// has none.
+std::string render_invalid_samples(const ResultsStore& store, std::int64_t run_id);
 
 /// The `nightjar show` table of runs: id, job, cell, variant, build, kernel,
 /// status, samples (ok/planned, failed), reason.

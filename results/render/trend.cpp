@@ -75,7 +75,9 @@ std::string render_trend_text(const TrendReport& r, bool history) {
                                : fmt::format("<- change point: {:.2f}% {}", it->second->pct_change,
                                              verdict_word(*it->second));
         t.add_row({"  " + std::to_string(i + 1), p.build, p.date, std::to_string(p.run_ids.size()),
-                   std::to_string(p.n), number(p.mean),
+                   std::to_string(p.n) +
+                       (p.invalid ? fmt::format(" ({} invalid)", p.invalid) : std::string()),
+                   number(p.mean),
                    std::isfinite(p.coeff_var) ? fmt::format("{:.2f}%", p.coeff_var) : "-", mark});
       }
       out += "\n" + t.render();
@@ -130,13 +132,12 @@ std::string render_trend_json(const TrendReport& r) {
     js["workload"] = s.workload;
     js["cell"] = s.cell;
     js["points"] = json::array();
-    for (const auto& p : s.points)
-      js["points"].push_back({{"build", p.build},
-                              {"date", p.date},
-                              {"runs", p.run_ids},
-                              {"n", p.n},
-                              {"mean", num(p.mean)},
-                              {"coeff_var", num(p.coeff_var)}});
+    for (const auto& p : s.points) {
+      json point = {{"build", p.build}, {"date", p.date},      {"runs", p.run_ids},
+                    {"n", p.n},         {"mean", num(p.mean)}, {"coeff_var", num(p.coeff_var)}};
+      if (p.invalid) point["invalid"] = p.invalid;  // absent: none
+      js["points"].push_back(std::move(point));
+    }
     js["change_points"] = json::array();
     for (const auto& cp : s.change_points)
       js["change_points"].push_back({{"index", cp.index},

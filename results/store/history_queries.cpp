@@ -48,15 +48,32 @@ std::map<std::int64_t, RunLabels> ResultsStore::run_labels(
 }
 
 std::map<std::int64_t, std::vector<double>> ResultsStore::metric_samples(
-    const std::set<std::int64_t>& ids, const std::string& metric) const {
+    const std::set<std::int64_t>& ids, const std::string& metric, SampleSet which) const {
   std::map<std::int64_t, std::vector<double>> out;
   if (ids.empty()) return out;
-  SQLite::Statement q(
-      database(), "SELECT run_id, value FROM sample WHERE metric = ? AND run_id BETWEEN ? AND ?");
+  SQLite::Statement q(database(),
+                      std::string("SELECT run_id, value FROM sample WHERE metric = ? AND run_id "
+                                  "BETWEEN ? AND ?") +
+                          (which == SampleSet::valid ? " AND invalid IS NULL" : ""));
   SQLite::bind(q, metric, *ids.begin(), *ids.rbegin());
   while (q.executeStep()) {
     const std::int64_t id = q.getColumn(0).getInt64();
     if (ids.count(id)) out[id].push_back(q.getColumn(1).getDouble());
+  }
+  return out;
+}
+
+std::map<std::int64_t, int> ResultsStore::invalid_sample_counts(const std::set<std::int64_t>& ids,
+                                                                const std::string& metric) const {
+  std::map<std::int64_t, int> out;
+  if (ids.empty()) return out;
+  SQLite::Statement q(database(),
+                      "SELECT run_id, count(*) FROM sample WHERE metric = ? AND run_id BETWEEN ? "
+                      "AND ? AND invalid IS NOT NULL GROUP BY run_id");
+  SQLite::bind(q, metric, *ids.begin(), *ids.rbegin());
+  while (q.executeStep()) {
+    const std::int64_t id = q.getColumn(0).getInt64();
+    if (ids.count(id)) out[id] = q.getColumn(1).getInt();
   }
   return out;
 }

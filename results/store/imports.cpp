@@ -92,9 +92,14 @@ std::int64_t ResultsStore::insert_imported_run(const ImportedRun& run) {
     it.exec();
     it.reset();
   }
-  SQLite::Statement s(db, "INSERT INTO sample(run_id, iteration, metric, value) VALUES(?,?,?,?)");
+  SQLite::Statement s(
+      db, "INSERT INTO sample(run_id, iteration, metric, value, invalid) VALUES(?,?,?,?,?)");
   for (const auto& sample : run.samples) {
     SQLite::bind(s, id, sample.iteration, sample.metric, sample.value);
+    if (sample.invalid.empty())
+      s.bind(5);
+    else
+      s.bind(5, sample.invalid);
     s.exec();
     s.reset();
   }
@@ -129,13 +134,14 @@ std::vector<WorkloadMetric> ResultsStore::all_metrics() const {
 }
 
 std::map<std::int64_t, ExportRun> ResultsStore::export_runs(
-    const std::vector<std::int64_t>& run_ids) const {
+    const std::vector<std::int64_t>& run_ids, SampleSet which) const {
   std::map<std::int64_t, ExportRun> runs;
   // Runs without samples are left out (an export writes no row for them).
   SQLite::Statement info(database(),
                          std::string(kRunLabelsSelect) +
                              "WHERE r.id BETWEEN ? AND ? "
-                             "AND EXISTS(SELECT 1 FROM sample s WHERE s.run_id = r.id)");
+                             "AND EXISTS(SELECT 1 FROM sample s WHERE s.run_id = r.id" +
+                             (which == SampleSet::valid ? " AND s.invalid IS NULL)" : ")"));
   SQLite::Statement params(
       database(), "SELECT run_id, name, value FROM run_param WHERE run_id BETWEEN ? AND ?");
   for_each_range(run_ids, [&](std::int64_t lo, std::int64_t hi) {
@@ -156,10 +162,13 @@ std::map<std::int64_t, ExportRun> ResultsStore::export_runs(
 }
 
 void ResultsStore::scan_samples(const std::vector<std::int64_t>& run_ids,
-                                const std::function<void(const SampleView&)>& visit) const {
+                                const std::function<void(const SampleView&)>& visit,
+                                SampleSet which) const {
   SQLite::Statement q(database(),
-                      "SELECT run_id, iteration, metric, value FROM sample "
-                      "WHERE run_id BETWEEN ? AND ? ORDER BY run_id, iteration, metric");
+                      std::string("SELECT run_id, iteration, metric, value, invalid FROM sample "
+                                  "WHERE run_id BETWEEN ? AND ?") +
+                          (which == SampleSet::valid ? " AND invalid IS NULL" : "") +
+                          " ORDER BY run_id, iteration, metric");
   SampleView v;
   for_each_range(run_ids, [&](std::int64_t lo, std::int64_t hi) {
     q.reset();
@@ -170,6 +179,10 @@ void ResultsStore::scan_samples(const std::vector<std::int64_t>& run_ids,
       const SQLite::Column metric = q.getColumn(2);
       v.metric = std::string_view(metric.getText(), static_cast<std::size_t>(metric.getBytes()));
       v.value = q.getColumn(3).getDouble();
+      const SQLite::Column invalid = q.getColumn(4);
+      v.invalid = invalid.isNull() ? std::string_view()
+                                   : std::string_view(invalid.getText(),
+                                                      static_cast<std::size_t>(invalid.getBytes()));
       visit(v);
     }
   });

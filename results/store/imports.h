@@ -43,7 +43,8 @@ struct ImportedRun {
   int iterations = 0;      ///< planned iterations (the highest iteration imported)
   std::string started_at;  ///< ISO 8601 UTC; "" = now
   std::map<std::string, std::string> context;  ///< run_context facts (e.g. import.file)
-  std::vector<SampleRow> samples;              ///< iteration (1-based), metric, value
+  /// iteration (1-based), metric, value, and the reason of an invalid one
+  std::vector<SampleRow> samples;
 };
 
 /// A metric descriptor with the workload it belongs to (a row of the metric table).
@@ -65,6 +66,9 @@ struct SampleView {
   int iteration = 0;
   std::string_view metric;
   double value = 0;
+  /// Why the sample is invalid; empty when valid. Points into the row like
+  /// `metric`.
+  std::string_view invalid;
 };
 
 }  // namespace nightjar

@@ -46,6 +46,7 @@ RunRow read_run_row(const SQLite::Statement& q) {
   r.iterations = q.getColumn(12).getInt();
   r.samples = q.getColumn(13).getInt();
   r.failed = q.getColumn(14).getInt();
+  r.invalid = q.getColumn(15).getInt();
   return r;
 }
 
@@ -86,8 +87,13 @@ std::vector<RunRow> ResultsStore::runs(const RunFilter& f) const {
       "SELECT r.id, r.job, r.workload, r.cell, r.variant, r.build, COALESCE(k.release, ''), "
       "COALESCE(t.hostname, ''), r.status, r.reason, r.started_at, COALESCE(r.ended_at, ''), "
       "r.iterations, "
-      "(SELECT count(*) FROM iteration i WHERE i.run_id=r.id AND i.status='ok'), "
-      "(SELECT count(*) FROM iteration i WHERE i.run_id=r.id AND i.status='failed') "
+      "(SELECT count(*) FROM iteration i WHERE i.run_id=r.id AND i.status='ok' AND NOT EXISTS("
+      "SELECT 1 FROM sample s WHERE s.run_id=i.run_id AND s.iteration=i.iteration "
+      "AND s.invalid IS NOT NULL)), "
+      "(SELECT count(*) FROM iteration i WHERE i.run_id=r.id AND i.status='failed'), "
+      "(SELECT count(*) FROM iteration i WHERE i.run_id=r.id AND (i.status='invalid' OR "
+      "(i.status='ok' AND EXISTS(SELECT 1 FROM sample s WHERE s.run_id=i.run_id AND "
+      "s.iteration=i.iteration AND s.invalid IS NOT NULL)))) "
       "FROM run r LEFT JOIN kernel k ON k.id=r.kernel_id LEFT JOIN testbox t ON t.id=r.testbox_id "
       "WHERE 1=1" +
       run_filter_sql(f, binds);
@@ -103,11 +109,19 @@ std::vector<RunRow> ResultsStore::runs(const RunFilter& f) const {
   return rows;
 }
 
-std::vector<SampleRow> ResultsStore::samples(std::int64_t run_id) const {
-  return read_values(database(),
-                     "SELECT iteration, metric, value FROM sample WHERE run_id=? "
-                     "ORDER BY iteration, metric",
-                     run_id);
+std::vector<SampleRow> ResultsStore::samples(std::int64_t run_id, SampleSet which) const {
+  SQLite::Statement q(database(), which == SampleSet::valid
+                                      ? "SELECT iteration, metric, value, '' FROM sample "
+                                        "WHERE run_id=? AND invalid IS NULL ORDER BY iteration, "
+                                        "metric"
+                                      : "SELECT iteration, metric, value, COALESCE(invalid, '') "
+                                        "FROM sample WHERE run_id=? ORDER BY iteration, metric");
+  q.bind(1, run_id);
+  std::vector<SampleRow> rows;
+  while (q.executeStep())
+    rows.push_back({q.getColumn(0).getInt(), q.getColumn(1).getString(), q.getColumn(2).getDouble(),
+                    q.getColumn(3).getString()});
+  return rows;
 }
 
 std::vector<SampleRow> ResultsStore::monitors(std::int64_t run_id) const {
@@ -190,7 +204,8 @@ std::optional<RunRecord> ResultsStore::run_record(std::int64_t id) const {
   r.context = run_context(id);
   r.warnings = read_texts(
       db, "SELECT message FROM flag WHERE run_id=? AND iteration IS NULL ORDER BY rowid", id);
-  SQLite::Statement s(db, "SELECT metric, value FROM sample WHERE run_id=? AND iteration=?");
+  SQLite::Statement s(db,
+                      "SELECT metric, value, invalid FROM sample WHERE run_id=? AND iteration=?");
   SQLite::Statement m(db, "SELECT name, value FROM monitor WHERE run_id=? AND iteration=?");
   SQLite::Statement f(db, "SELECT message FROM flag WHERE run_id=? AND iteration=? ORDER BY rowid");
   for (IterationRow& row : iterations(id)) {
@@ -200,7 +215,11 @@ std::optional<RunRecord> ResultsStore::run_record(std::int64_t id) const {
       q->reset();
       SQLite::bind(*q, id, it.row.iteration);
     }
-    while (s.executeStep()) it.metrics[s.getColumn(0).getString()] = s.getColumn(1).getDouble();
+    while (s.executeStep()) {
+      it.metrics[s.getColumn(0).getString()] = s.getColumn(1).getDouble();
+      if (!s.getColumn(2).isNull())
+        it.invalid[s.getColumn(0).getString()] = s.getColumn(2).getString();
+    }
     while (m.executeStep()) it.monitors[m.getColumn(0).getString()] = m.getColumn(1).getDouble();
     while (f.executeStep()) it.flags.push_back(f.getColumn(0).getString());
     r.iteration_data.push_back(std::move(it));

@@ -93,12 +93,28 @@ void ResultsStore::add_iteration(std::int64_t run_id, int iteration, const Itera
   SQLite::Statement it(db,
                        "INSERT INTO iteration(run_id, iteration, status, reason, started_at, "
                        "duration_sec) VALUES(?,?,?,?,?,?)");
-  SQLite::bind(it, run_id, iteration, result.failure ? "failed" : "ok", result.failure.value_or(""),
-               utc_now_iso8601(), duration_sec);
+  const char* status = result.failure ? "failed" : result.invalid ? "invalid" : "ok";
+  SQLite::bind(it, run_id, iteration, status,
+               result.failure ? *result.failure : result.invalid.value_or(""), utc_now_iso8601(),
+               duration_sec);
   it.exec();
   if (!result.failure) {
-    SQLite::Statement s(db, "INSERT INTO sample(run_id, iteration, metric, value) VALUES(?,?,?,?)");
-    insert_values(s, run_id, iteration, result.metrics);
+    // An invalid iteration marks every value with its reason; else a value
+    // the runner or the workload found impossible carries its own.
+    SQLite::Statement s(
+        db, "INSERT INTO sample(run_id, iteration, metric, value, invalid) VALUES(?,?,?,?,?)");
+    for (const auto& [name, value] : result.metrics) {
+      SQLite::bind(s, run_id, iteration, name, value);
+      auto own = result.invalid_metrics.find(name);
+      if (result.invalid)
+        s.bind(5, *result.invalid);
+      else if (own != result.invalid_metrics.end())
+        s.bind(5, own->second);
+      else
+        s.bind(5);
+      s.exec();
+      s.reset();
+    }
   }
   SQLite::Statement m(db, "INSERT INTO monitor(run_id, iteration, name, value) VALUES(?,?,?,?)");
   insert_values(m, run_id, iteration, monitors);

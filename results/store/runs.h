@@ -40,8 +40,11 @@ struct RunRow {
   std::string job, workload, cell, variant, build, kernel_release, hostname;
   std::string status, reason, started_at, ended_at;
   int iterations = 0;  ///< planned
-  int samples = 0;     ///< iterations stored with status ok
+  int samples = 0;     ///< iterations stored ok whose values are all valid
   int failed = 0;      ///< iterations stored as failed
+  /// Iterations stored invalid, or ok with at least one invalid value
+  /// (docs/results.md "Invalid samples").
+  int invalid = 0;
 };
 
 /// Filters of `nightjar show`, export and trend; empty fields match everything.
@@ -56,13 +59,21 @@ struct SampleRow {
   int iteration = 0;
   std::string metric;
   double value = 0;
+  /// Why the value is not a measurement (sample.invalid); "" when it is
+  /// valid (and always for a monitor delta).
+  std::string invalid = {};
 };
+
+/// Which samples a read returns: the valid ones (what every statistic uses)
+/// or all of them, the invalid ones with their reasons (`show --run`,
+/// `--include-invalid`).
+enum class SampleSet { valid, all };
 
 /// One row of the iteration table.
 struct IterationRow {
   int iteration = 0;        ///< 1-based measured iteration
-  std::string status;       ///< "ok" or "failed"
-  std::string reason;       ///< why it failed ("" when ok)
+  std::string status;       ///< "ok", "failed" or "invalid"
+  std::string reason;       ///< why it failed or is invalid ("" when ok)
   std::string started_at;   ///< ISO 8601 UTC
   double duration_sec = 0;  ///< wall time, seconds
 };
@@ -95,7 +106,9 @@ struct RunRecord {
   /// One stored iteration.
   struct Iteration {
     IterationRow row;
-    std::map<std::string, double> metrics;   ///< samples (empty for a failed iteration)
+    std::map<std::string, double> metrics;  ///< samples (empty for a failed iteration)
+    /// metric -> reason, for the samples of `metrics` stored invalid
+    std::map<std::string, std::string> invalid;
     std::map<std::string, double> monitors;  ///< monitor deltas and workload counters
     std::vector<std::string> flags;          ///< in the order recorded
   };

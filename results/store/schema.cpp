@@ -114,6 +114,25 @@ CREATE INDEX run_by_variant ON run(variant);
 CREATE INDEX run_by_build ON run(build);
 CREATE INDEX run_by_kernel ON run(kernel_id);
 )sql",
+    // 3 -> 4: valid and invalid samples (docs/results.md "Invalid samples"): an
+    // iteration may be `invalid` (measured, but not what the workload is meant
+    // to measure; `reason` says why), and every sample carries its own reason
+    // when it is invalid (NULL: valid). SQLite cannot change a CHECK, so the
+    // iteration table is rebuilt.
+    R"sql(
+CREATE TABLE iteration_v4(
+  run_id INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE,
+  iteration INTEGER NOT NULL,
+  status TEXT NOT NULL CHECK(status IN ('ok', 'failed', 'invalid')),
+  reason TEXT NOT NULL DEFAULT '',
+  started_at TEXT NOT NULL, duration_sec REAL NOT NULL,
+  PRIMARY KEY(run_id, iteration));
+INSERT INTO iteration_v4(run_id, iteration, status, reason, started_at, duration_sec)
+  SELECT run_id, iteration, status, reason, started_at, duration_sec FROM iteration;
+DROP TABLE iteration;
+ALTER TABLE iteration_v4 RENAME TO iteration;
+ALTER TABLE sample ADD COLUMN invalid TEXT;
+)sql",
 };
 static_assert(std::size(kMigrations) == ResultsStore::kSchemaVersion);
 

@@ -7,6 +7,7 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <set>
 #include <string_view>
 #include <unordered_map>
 
@@ -96,6 +97,7 @@ class RowScan {
     throw SQLite::Exception(db_, rc);
   }
   std::int64_t int64(int c) const { return sqlite3_column_int64(stmt_, c); }
+  bool null(int c) const { return sqlite3_column_type(stmt_, c) == SQLITE_NULL; }
   double real(int c) const { return sqlite3_column_double(stmt_, c); }
   // Valid until the next step().
   std::string_view text(int c) const {
@@ -163,7 +165,7 @@ void read_runs(const SQLite::Database& db, const SideFilter& filter, StoredSide&
     auto [it, fresh] = cell_index.try_emplace(key, side.cells.size());
     if (fresh)
       side.cells.push_back(
-          {std::string(workload), std::string(job), std::string(cell), id, {}, 0, {}, {}, {}});
+          {std::string(workload), std::string(job), std::string(cell), id, {}, 0, {}, {}, {}, {}});
     StoredCell& sc = side.cells[it->second];
     sc.run_ids.push_back(id);
     if (status == "aborted") ++sc.aborted_runs;
@@ -206,16 +208,54 @@ void read_params(const SQLite::Database& db, StoredSide& side) {
   }
 }
 
+// The (run id, iteration) of the used runs' iterations stored invalid: their
+// monitor deltas are left out with their samples.
+std::set<std::pair<std::int64_t, std::int64_t>> invalid_iterations(const SQLite::Database& db,
+                                                                   const StoredSide& side) {
+  std::set<std::pair<std::int64_t, std::int64_t>> out;
+  RowScan q(db,
+            "SELECT run_id, iteration FROM iteration WHERE run_id BETWEEN ?1 AND ?2 AND "
+            "status='invalid'");
+  for_each_range(side.run_ids, [&](std::int64_t lo, std::int64_t hi) {
+    q.reset();
+    q.bind(1, lo);
+    q.bind(2, hi);
+    while (q.step()) out.emplace(q.int64(0), q.int64(1));
+  });
+  return out;
+}
+
+// What read_values does with invalid rows.
+struct ValidityRule {
+  bool samples = false;          // the table is `sample`: count its invalid rows per metric
+  bool include_invalid = false;  // pool invalid rows too (SideFilter::include_invalid)
+  // monitor: the iterations whose deltas are left out
+  const std::set<std::pair<std::int64_t, std::int64_t>>* skip = nullptr;
+};
+
+// Counts one invalid sample of `name` in `cell` (rows come in run id,
+// iteration order: the first one counted is the lowest).
+void count_invalid(StoredCell& cell, std::string_view name, const RowScan& q) {
+  InvalidSamples& inv = cell.invalid[std::string(name)];
+  if (inv.count++ == 0) {
+    inv.reason = std::string(q.text(3));
+    inv.run_id = q.int64(0);
+    inv.iteration = static_cast<int>(q.int64(4));
+  }
+}
+
 // 4. The (run_id, name, value) rows of `table` (sample or monitor) of the used
-// runs, appended to their cell's values in run order. Runs are read as ranges
-// of consecutive ids, one primary-key range scan each: no join with the run
-// table, which read_runs already read.
+// runs, appended to their cell's values in run order; invalid ones as `rule`
+// says. Runs are read as ranges of consecutive ids, one primary-key range scan
+// each: no join with the run table, which read_runs already read.
 void read_values(const SQLite::Database& db, const char* table, const char* name_column,
-                 const Reading& r, Interned& names,
-                 std::vector<std::vector<std::vector<double>>>& by_cell) {
-  RowScan q(db, std::string("SELECT run_id, ") + name_column + ", value FROM " + table +
+                 const Reading& r, const ValidityRule& rule, Interned& names,
+                 std::vector<std::vector<std::vector<double>>>& by_cell, StoredSide& side) {
+  RowScan q(db, std::string("SELECT run_id, ") + name_column + ", value, " +
+                    (rule.samples ? "invalid" : "NULL") + ", iteration FROM " + table +
                     " WHERE run_id BETWEEN ?1 AND ?2");
   const auto& runs = r.run_cells;
+  const bool skip = rule.skip && !rule.skip->empty() && !rule.include_invalid;
   std::size_t last_name = 0;
   for (std::size_t first = 0; first < runs.size();) {
     std::size_t last = first;
@@ -229,6 +269,11 @@ void read_values(const SQLite::Database& db, const char* table, const char* name
       const std::int64_t run = q.int64(0);
       while (current != run) current = runs[++pos].first;  // rows come in run_id order
       const std::string_view name = q.text(1);
+      if (rule.samples && !q.null(3)) {
+        count_invalid(side.cells[runs[pos].second], name, q);
+        if (!rule.include_invalid) continue;
+      }
+      if (skip && rule.skip->count({run, q.int64(4)})) continue;
       if (last_name >= names.names.size() || names.names[last_name] != name)
         last_name = names.index(name);
       auto& values = by_cell[runs[pos].second];
@@ -266,9 +311,13 @@ StoredSide ResultsStore::side_samples(const SideFilter& filter) const {
   Interned metric_names, monitor_names;
   r.metrics.resize(side.cells.size());
   r.monitors.resize(side.cells.size());
-  read_values(db, "sample", "metric", r, metric_names, r.metrics);
-  if (any_row(db, "SELECT EXISTS(SELECT 1 FROM monitor)"))
-    read_values(db, "monitor", "name", r, monitor_names, r.monitors);
+  read_values(db, "sample", "metric", r, {true, filter.include_invalid, nullptr}, metric_names,
+              r.metrics, side);
+  if (any_row(db, "SELECT EXISTS(SELECT 1 FROM monitor)")) {
+    const auto skip = invalid_iterations(db, side);
+    read_values(db, "monitor", "name", r, {false, filter.include_invalid, &skip}, monitor_names,
+                r.monitors, side);
+  }
   file_values(metric_names, r.metrics, side.cells, &StoredCell::metrics);
   file_values(monitor_names, r.monitors, side.cells, &StoredCell::monitors);
   return side;

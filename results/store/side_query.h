@@ -24,6 +24,18 @@ struct SideFilter {
   std::string hostname;                ///< testbox.hostname
   std::vector<std::string> jobs;       ///< run.job equals each one (a selector's job= and --job)
   std::vector<std::string> workloads;  ///< run.workload equals each one
+  /// Also pool the invalid samples (and the monitor deltas of invalid
+  /// iterations) with the valid ones: `--include-invalid`, for inspection.
+  /// They are counted in StoredCell::invalid either way.
+  bool include_invalid = false;
+};
+
+/// The invalid samples of one metric of a stored cell.
+struct InvalidSamples {
+  int count = 0;            ///< samples stored invalid
+  std::string reason;       ///< the reason of the first of them (lowest run, iteration)
+  std::int64_t run_id = 0;  ///< its run
+  int iteration = 0;        ///< its iteration
 };
 
 /// A matching run that gives no samples.
@@ -43,8 +55,13 @@ struct StoredCell {
   /// The parameters of its first run (canonical text), sorted by name,
   /// without unset (empty) values.
   std::vector<std::pair<std::string, std::string>> params;
-  /// metric -> samples and monitor name -> deltas, in run order (unsorted).
+  /// metric -> samples and monitor name -> deltas, in run order (unsorted):
+  /// the valid samples only (SideFilter::include_invalid: all of them), and
+  /// the deltas of the iterations not stored invalid (include_invalid: all).
   std::map<std::string, std::vector<double>> metrics, monitors;
+  /// metric -> its invalid samples (in `metrics` too when include_invalid);
+  /// a metric whose samples are all invalid is only here.
+  std::map<std::string, InvalidSamples> invalid;
 };
 
 /// What one side's query read.

@@ -72,7 +72,7 @@ class ResultsStore {
   ResultsStore& operator=(const ResultsStore&) = delete;
 
   /// The schema version this binary writes.
-  static constexpr int kSchemaVersion = 3;
+  static constexpr int kSchemaVersion = 4;
 
   const std::string& path() const { return path_; }
   /// Runs marked aborted when the store was opened (stale "running" runs).
@@ -139,11 +139,12 @@ class ResultsStore {
 
   /// Runs matching `filter`, oldest first.
   std::vector<RunRow> runs(const RunFilter& filter) const;
-  /// Samples of one run, by iteration then metric.
-  std::vector<SampleRow> samples(std::int64_t run_id) const;
+  /// Samples of one run, by iteration then metric: the valid ones, or
+  /// (SampleSet::all) every one, each invalid one with its reason.
+  std::vector<SampleRow> samples(std::int64_t run_id, SampleSet which = SampleSet::valid) const;
   /// Monitor deltas and counters of one run, by iteration then name.
   std::vector<SampleRow> monitors(std::int64_t run_id) const;
-  /// Iteration rows of one run (ok and failed), by iteration.
+  /// Iteration rows of one run (ok, failed and invalid), by iteration.
   std::vector<IterationRow> iterations(std::int64_t run_id) const;
   /// Cell parameters of one run (canonical text).
   std::map<std::string, std::string> run_params(std::int64_t run_id) const;
@@ -187,9 +188,14 @@ class ResultsStore {
   /// The labels of the runs `run_ids` that exist.
   std::map<std::int64_t, RunLabels> run_labels(const std::set<std::int64_t>& run_ids) const;
   /// The samples of `metric` of each of the runs `run_ids` that has some
-  /// (unsorted).
-  std::map<std::int64_t, std::vector<double>> metric_samples(const std::set<std::int64_t>& run_ids,
-                                                             const std::string& metric) const;
+  /// (unsorted): the valid ones, or (SampleSet::all) the invalid ones too.
+  std::map<std::int64_t, std::vector<double>> metric_samples(
+      const std::set<std::int64_t>& run_ids, const std::string& metric,
+      SampleSet which = SampleSet::valid) const;
+  /// How many samples of `metric` each of the runs `run_ids` holds invalid
+  /// (runs without any are absent).
+  std::map<std::int64_t, int> invalid_sample_counts(const std::set<std::int64_t>& run_ids,
+                                                    const std::string& metric) const;
   /// The stored number (run_param.number, base units) of parameter `name` of
   /// run `run_id`, or nullopt when the run has no such parameter or no number.
   std::optional<double> param_number(std::int64_t run_id, const std::string& name) const;
@@ -214,14 +220,17 @@ class ResultsStore {
                            const std::vector<MetricDescriptor>& metrics);
   /// Every recorded metric descriptor, by workload then name.
   std::vector<WorkloadMetric> all_metrics() const;
-  /// The runs of `run_ids` (ascending) that have at least one sample, with
-  /// their labels and parameters.
-  std::map<std::int64_t, ExportRun> export_runs(const std::vector<std::int64_t>& run_ids) const;
-  /// Calls `visit` for every sample of the runs `run_ids` (ascending), ordered
+  /// The runs of `run_ids` (ascending) that have at least one sample (valid,
+  /// or with SampleSet::all any), with their labels and parameters.
+  std::map<std::int64_t, ExportRun> export_runs(const std::vector<std::int64_t>& run_ids,
+                                                SampleSet which = SampleSet::valid) const;
+  /// Calls `visit` for every valid sample (SampleSet::all: every sample, an
+  /// invalid one with its reason) of the runs `run_ids` (ascending), ordered
   /// by run id, iteration, metric (byte order), without holding them in
   /// memory. Exceptions of `visit` end the scan and propagate.
   void scan_samples(const std::vector<std::int64_t>& run_ids,
-                    const std::function<void(const SampleView&)>& visit) const;
+                    const std::function<void(const SampleView&)>& visit,
+                    SampleSet which = SampleSet::valid) const;
 
   // -------------------------------------------------------------------------
   // Bisect sessions (bisect_log.cpp)

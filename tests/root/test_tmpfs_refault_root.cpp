@@ -247,9 +247,10 @@ TEST_F(TmpfsRefaultRoot, ForeignZramSwapIsLeftUntouched) {
   expect_left_as_found(before_, SystemState::take());
 }
 
-// Check 5: pattern zero is warned about at the start and every sample carries
-// the sanity flag; the run still completes (the numbers are kept, flagged).
-TEST_F(TmpfsRefaultRoot, ZeroPatternIsWarnedAndFlagged) {
+// Check 5: pattern zero is warned about at the start and every sample is
+// invalid with the reason (issue 12: the numbers are kept, marked invalid);
+// the run still completes.
+TEST_F(TmpfsRefaultRoot, ZeroPatternIsWarnedAndInvalid) {
   test::CommandResult r = run({"--iterations", "1", "--set", "size=64M", "--set", "pattern=zero"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.err, HasSubstr("zero-filled pages never reach zram"));
@@ -257,9 +258,11 @@ TEST_F(TmpfsRefaultRoot, ZeroPatternIsWarnedAndFlagged) {
   EXPECT_EQ(sql("SELECT count(*) FROM flag WHERE iteration IS NULL AND message LIKE "
                 "'%zero-filled pages never reach zram%'"),
             "1");
-  EXPECT_EQ(sql("SELECT count(*) FROM flag WHERE iteration = 1 AND message LIKE "
-                "'this sample did not measure refaults: %swpin_zero%'"),
+  EXPECT_EQ(sql("SELECT count(*) FROM iteration WHERE iteration = 1 AND status = 'invalid' AND "
+                "reason LIKE '%this sample did not measure refaults: %swpin_zero%'"),
             "1");
+  EXPECT_EQ(sql("SELECT count(*) FROM sample WHERE invalid IS NULL"), "0");
+  EXPECT_NE(sql("SELECT count(*) FROM sample WHERE metric = 'read_time'"), "0");
   EXPECT_EQ(sql("SELECT value FROM monitor WHERE name='tmpfs_refault.read.pswpin'"), "0.0");
   expect_left_as_found(before_, SystemState::take());
 }

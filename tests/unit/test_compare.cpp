@@ -8,6 +8,7 @@
 #include <cctype>
 
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -120,6 +121,7 @@ struct CellSpec {
   std::map<std::string, V> monitors;
   int runs = 1;
   std::int64_t first_run = 1;
+  std::map<std::string, InvalidSamples> invalid = {};
 };
 
 LoadedSide side(const std::string& name, const std::vector<CellSpec>& cells) {
@@ -134,6 +136,7 @@ LoadedSide side(const std::string& name, const std::vector<CellSpec>& cells) {
     cs.params = c.params;
     cs.metrics = c.metrics;
     cs.monitors = c.monitors;
+    cs.invalid = c.invalid;
     for (auto id2 : cs.run_ids) s.run_ids.push_back(id2);
     s.cells[{"fake", c.job, id}] = cs;
   }
@@ -368,6 +371,100 @@ TEST(Comparison, UndefinedMeanIsUndefinedAndGatesAsInconclusive) {
   EXPECT_EQ(c.verdict, "0 regressions, 0 improvements, 0 unchanged, 0 inconclusive, 1 undefined");
   EXPECT_EQ(check_exit_code(c), ExitCode::inconclusive);
   EXPECT_TRUE(std::isnan(c.rows[0].lines[1].value[0]));
+}
+
+// The runner's rule (results/model/metric.h impossible_value()).
+TEST(ImpossibleValue, RatesAndTimesMustBePositiveAndEveryValueFinite) {
+  const MetricDescriptor rate{.name = "throughput", .unit = "ops/s", .doc = ""};
+  const MetricDescriptor ratio{.name = "speedup", .mean = MeanKind::geometric, .doc = ""};
+  const MetricDescriptor time{.name = "latency",
+                              .unit = "ms",
+                              .direction = Direction::lower_is_better,
+                              .mean = MeanKind::arithmetic,
+                              .doc = ""};
+  MetricDescriptor cpu = time;
+  cpu.unit = "s";
+  cpu.zero_is_measured = true;
+  const MetricDescriptor count{.name = "faults",
+                               .direction = Direction::lower_is_better,
+                               .mean = MeanKind::arithmetic,
+                               .doc = ""};
+  EXPECT_FALSE(impossible_value(rate, 9810));
+  EXPECT_EQ(impossible_value(rate, 0).value_or(""),
+            "throughput = 0 ops/s: a rate (Hmean) must be positive");
+  EXPECT_TRUE(impossible_value(rate, -1));
+  EXPECT_TRUE(impossible_value(ratio, 0));
+  EXPECT_FALSE(impossible_value(time, 0.5));
+  EXPECT_EQ(impossible_value(time, 0).value_or(""), "latency = 0 ms: a time must be positive");
+  EXPECT_FALSE(impossible_value(cpu, 0));  // a CPU time in clock ticks may be 0
+  EXPECT_EQ(impossible_value(cpu, -0.01).value_or(""),
+            "latency = -0.01 s: a time must be 0 or more");
+  EXPECT_FALSE(impossible_value(count, 0));  // a count or a percentage of 0 is measured
+  EXPECT_TRUE(impossible_value(count, std::numeric_limits<double>::infinity()));
+  EXPECT_TRUE(impossible_value(count, std::nan("")));
+}
+
+// Invalid samples (docs/compare.md "Invalid samples"): left out of the
+// figures by the store, counted in the row, named in the notes.
+TEST(Comparison, InvalidSamplesAreCountedBesideNAndNamedInTheNotes) {
+  const InvalidSamples zero{1, "throughput = 0 ops/s: a rate (Hmean) must be positive", 2, 4};
+  std::vector<CellSpec> a = {{"j", {}, {{"throughput", kQuiet}}, {}, 1, 1}};
+  std::vector<CellSpec> b = {
+      {"j", {}, {{"throughput", {9810, 9790, 9805, 9800}}}, {}, 1, 2, {{"throughput", zero}}}};
+  Comparison c = build_comparison({side("a", a), side("b", b)}, kCatalog, {});
+  ASSERT_EQ(c.rows.size(), 1u);
+  EXPECT_EQ(c.rows[0].sides[0].invalid, 0);
+  EXPECT_EQ(c.rows[0].sides[1].invalid, 1);
+  EXPECT_EQ(c.rows[0].sides[1].summary.n, 4u);
+  EXPECT_NEAR(*c.rows[0].sides[1].mean, 9801.24, 0.005);
+  EXPECT_EQ(sample_count_text(c.rows[0].sides[1], false), "n=4 (1 invalid)");
+  EXPECT_EQ(sample_count_text(c.rows[0].sides[1], true), "n=4 (1 invalid included)");
+  EXPECT_EQ(sample_count_text(c.rows[0].sides[0], false), "n=5");
+  bool noted = false;
+  for (const auto& n : c.notes)
+    noted = noted || n == "b: throughput n=4 (1 invalid): run 2 iteration 4: throughput = 0 "
+                          "ops/s: a rate (Hmean) must be positive";
+  EXPECT_TRUE(noted) << ::testing::PrintToString(c.notes);
+  EXPECT_NE(c.rows[0].significance[1]->reason.find("invalid samples left out: base 0, new 1"),
+            std::string::npos)
+      << c.rows[0].significance[1]->reason;
+  // The text layouts: markdown's n, the mmtests and lkp notes, JSON and CSV counts.
+  EXPECT_NE(render_markdown(c).find("(4, 1 invalid)"), std::string::npos);
+  EXPECT_NE(render_mmtests(c).find("note: b: throughput n=4 (1 invalid)"), std::string::npos);
+  EXPECT_NE(render_lkp(c).find("note: b: throughput n=4 (1 invalid)"), std::string::npos);
+  EXPECT_NE(render_json(c).find("\"invalid\": 1"), std::string::npos);
+  const std::string csv = render_csv(c);
+  EXPECT_NE(csv.find(",base_invalid,new_invalid\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",0,1\n"), std::string::npos) << csv;
+}
+
+// A cell whose samples are all invalid on a side is n=0 there: inconclusive
+// (exit 3), never a regression, even against a far better baseline.
+TEST(Comparison, ACellWithTooFewValidSamplesIsInconclusiveNeverARegression) {
+  const InvalidSamples idle{2, "clients 0, 1 moved 0 bytes", 5, 1};
+  std::vector<CellSpec> a = {{"j", {}, {{"throughput", kQuiet}}, {}, 1, 1}};
+  std::vector<CellSpec> b = {{"j", {}, {}, {}, 1, 2, {{"throughput", idle}}}};
+  Comparison c = build_comparison({side("a", a), side("b", b)}, kCatalog, {});
+  ASSERT_EQ(c.rows.size(), 1u);
+  EXPECT_EQ(c.rows[0].sides[1].summary.n, 0u);
+  EXPECT_EQ(c.rows[0].sides[1].invalid, 2);
+  EXPECT_EQ(c.rows[0].sides[1].runs, 1);
+  EXPECT_EQ(c.rows[0].significance[1]->verdict, stats::Verdict::inconclusive);
+  EXPECT_EQ(check_exit_code(c), ExitCode::inconclusive);
+  EXPECT_NE(render_mmtests(c).find("note: b: throughput n=0 (2 invalid): run 5 iteration 1: "
+                                   "clients 0, 1 moved 0 bytes (and 1 more)"),
+            std::string::npos)
+      << render_mmtests(c);
+  // Two valid samples of a 10% drop: still too few, still not a regression.
+  std::vector<CellSpec> two = {
+      {"j", {}, {{"throughput", {900, 900.9}}}, {}, 1, 2, {{"throughput", idle}}}};
+  Comparison d = build_comparison({side("a", a), side("b", two)}, kCatalog, {});
+  EXPECT_EQ(d.rows[0].significance[1]->verdict, stats::Verdict::inconclusive);
+  EXPECT_EQ(check_exit_code(d), ExitCode::inconclusive);
+  // --include-invalid is said in the notes.
+  Comparison e = build_comparison({side("a", a), side("b", two)}, kCatalog, {}, true);
+  EXPECT_TRUE(e.include_invalid);
+  EXPECT_NE(e.notes.front().find("--include-invalid"), std::string::npos);
 }
 
 TEST(Comparison, SeveralNewSidesAreSeparateFamilies) {

@@ -431,6 +431,70 @@ TEST_F(PlotHistory, BuildsInOrderWithSamplesMeansAndTrendsChangePoints) {
   EXPECT_NEAR(s.change_points[0].pct_change, -10, 1);
 }
 
+// Invalid samples (docs/compare.md "Invalid samples"): a scaling point
+// leaves them out and the footnote counts them; --include-invalid plots them
+// and says so; a cell whose samples are all invalid is left out with a note
+// naming the first reason.
+TEST_F(PlotStore, InvalidSamplesAreLeftOutAndCounted) {
+  add_scaling();
+  // vanilla clients=2 gets a fourth, invalid sample (an impossible 1e9).
+  const std::int64_t v2 = 2;
+  IterationResult bad;
+  bad.metrics["faults_per_sec"] = 1e9;
+  bad.invalid = "scripted invalid sample";
+  store.add_iteration(v2, 4, bad, {}, 0.1);
+  // patched clients=8 holds invalid samples only.
+  const std::int64_t p8 = add_run("patched", 8, "threads", {});
+  for (int i = 1; i <= 2; ++i) store.add_iteration(p8, i, bad, {}, 0.1);
+
+  PlotData d = build_plot_data(store, scaling_request());
+  ASSERT_EQ(d.series.size(), 2u);
+  const PlotPoint& two = d.series[0].points[1];
+  EXPECT_EQ(two.label, "2");
+  EXPECT_EQ(two.n, 3u);
+  EXPECT_EQ(two.invalid, 1u);
+  EXPECT_DOUBLE_EQ(two.max, 2040);
+  EXPECT_NE(d.footnote.find("n = 3 per point, 1 invalid left out"), std::string::npos)
+      << d.footnote;
+  ASSERT_EQ(d.series[1].points.size(), 3u);  // patched clients=8 left out
+  bool noted = false;
+  for (const auto& n : d.notes)
+    noted =
+        noted || n.find(
+                     "left out: its 2 sample(s) of faults_per_sec are all invalid "
+                     "(first: run 7 iteration 1: scripted invalid sample)") != std::string::npos;
+  EXPECT_TRUE(noted) << fmt::format("{}", fmt::join(d.notes, "\n"));
+
+  PlotRequest r = scaling_request();
+  r.query.include_invalid = true;
+  PlotData all = build_plot_data(store, r);
+  EXPECT_EQ(all.series[0].points[1].n, 4u);
+  EXPECT_DOUBLE_EQ(all.series[0].points[1].max, 1e9);
+  // patched clients=8 is plotted too, from its invalid samples.
+  EXPECT_EQ(all.series[1].points.size(), 4u);
+  EXPECT_NE(all.footnote.find("n = 2-4 per point, 3 invalid included"), std::string::npos)
+      << all.footnote;
+  EXPECT_EQ(all.notes.front(),
+            "--include-invalid: invalid samples are plotted with the valid ones, for inspection");
+}
+
+// A history point leaves out the invalid samples of its runs and counts them.
+TEST_F(PlotHistory, InvalidSamplesOfABuildAreLeftOut) {
+  add_history();
+  IterationResult bad;
+  bad.metrics["faults_per_sec"] = 1;
+  bad.invalid = "scripted invalid sample";
+  store.add_iteration(12, 4, bad, {}, 0.1);  // build b12
+  PlotData d = build_plot_data(store, history_request());
+  const PlotPoint& last = d.series[0].points.back();
+  EXPECT_EQ(last.label, "b12");
+  EXPECT_EQ(last.n, 3u);
+  EXPECT_EQ(last.invalid, 1u);
+  EXPECT_GT(last.min, 800);
+  EXPECT_NE(d.footnote.find("n = 3 per point, 1 invalid left out"), std::string::npos)
+      << d.footnote;
+}
+
 TEST_F(PlotHistory, DatesPooledBuildsAndShortSeries) {
   add_history();
   // A second run of b12, an hour later, pools with the first.

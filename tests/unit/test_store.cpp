@@ -158,6 +158,167 @@ TEST(StoreSide, SamplesAreGroupedByCellAndUnusableRunsExcluded) {
   EXPECT_EQ(store.metrics_with_samples("fx"), std::set<std::string>{"throughput"});
 }
 
+// ---------------------------------------------------------------------------
+// Invalid samples (schema version 4; docs/results.md "Invalid samples")
+// ---------------------------------------------------------------------------
+
+TEST(StoreInvalid, AnInvalidIterationMarksEveryValueAndAnImpossibleValueItsOwn) {
+  TempDir dir;
+  ResultsStore store(dir.path() + "/i.db");
+  const std::int64_t id = store.begin_run(new_run("a", "1"));
+  IterationResult ok;
+  ok.metrics = {{"throughput", 10}, {"latency", 100}};
+  store.add_iteration(id, 1, ok, {{"vmstat.pgfault", 1}}, 0.1);
+  IterationResult invalid = ok;
+  invalid.invalid = "client 0 moved 0 bytes";
+  invalid.invalid_metrics = {{"throughput", "own reason"}};  // the iteration's wins
+  store.add_iteration(id, 2, invalid, {{"vmstat.pgfault", 2}}, 0.1);
+  IterationResult one_bad = ok;
+  one_bad.metrics["throughput"] = 0;
+  one_bad.invalid_metrics = {
+      {"throughput", "throughput = 0 ops/s: a rate (Hmean) must be positive"},
+      {"nothing", "not a metric of this iteration: ignored"}};
+  store.add_iteration(id, 3, one_bad, {{"vmstat.pgfault", 3}}, 0.1);
+  store.finish_run(id, RunStatus::complete);
+
+  EXPECT_EQ(
+      query_one(store.path(), "SELECT status || ':' || reason FROM iteration WHERE iteration=2"),
+      "invalid:client 0 moved 0 bytes");
+  EXPECT_EQ(query_one(store.path(), "SELECT status FROM iteration WHERE iteration=3"), "ok");
+  EXPECT_EQ(query_one(store.path(), "SELECT count(*) FROM sample WHERE invalid IS NULL"), "3");
+  EXPECT_EQ(
+      query_one(store.path(), "SELECT count(*) FROM sample WHERE invalid='client 0 moved 0 bytes'"),
+      "2");
+
+  // samples(): the valid ones by default, every one with SampleSet::all.
+  const auto valid = store.samples(id);
+  ASSERT_EQ(valid.size(), 3u);
+  for (const auto& s : valid) EXPECT_EQ(s.invalid, "") << s.iteration << " " << s.metric;
+  const auto all = store.samples(id, SampleSet::all);
+  ASSERT_EQ(all.size(), 6u);
+  EXPECT_EQ(all[2].invalid, "client 0 moved 0 bytes");  // iteration 2 latency
+  EXPECT_EQ(all[5].metric, "throughput");
+  EXPECT_EQ(all[5].invalid, "throughput = 0 ops/s: a rate (Hmean) must be positive");
+
+  // show's row: 1 clean sample, 2 iterations with invalid values.
+  const auto rows = store.runs(RunFilter{});
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].samples, 1);
+  EXPECT_EQ(rows[0].invalid, 2);
+  EXPECT_EQ(rows[0].failed, 0);
+
+  // The qemu guest's record carries the marks.
+  const auto record = store.run_record(id);
+  ASSERT_TRUE(record);
+  EXPECT_EQ(record->iteration_data[1].row.status, "invalid");
+  EXPECT_EQ(record->iteration_data[1].invalid.at("latency"), "client 0 moved 0 bytes");
+  EXPECT_TRUE(record->iteration_data[0].invalid.empty());
+  EXPECT_EQ(record->iteration_data[2].invalid.size(), 1u);
+
+  // History reads: valid samples, and the invalid ones counted.
+  EXPECT_EQ(store.metric_samples({id}, "throughput").at(id), (std::vector<double>{10}));
+  EXPECT_EQ(store.metric_samples({id}, "throughput", SampleSet::all).at(id).size(), 3u);
+  EXPECT_EQ(store.invalid_sample_counts({id}, "throughput").at(id), 2);
+  EXPECT_EQ(store.invalid_sample_counts({id}, "latency").at(id), 1);
+
+  // Export scans: valid ones, or all with the reason.
+  int scanned = 0;
+  store.scan_samples({id}, [&](const SampleView& v) {
+    ++scanned;
+    EXPECT_TRUE(v.invalid.empty());
+  });
+  EXPECT_EQ(scanned, 3);
+  std::vector<std::string> reasons;
+  store.scan_samples(
+      {id}, [&](const SampleView& v) { reasons.emplace_back(v.invalid); }, SampleSet::all);
+  EXPECT_EQ(reasons.size(), 6u);
+}
+
+TEST(StoreInvalid, SidesCountInvalidSamplesPerCellAndMetricAndDropTheirMonitors) {
+  TempDir dir;
+  ResultsStore store(dir.path() + "/s.db");
+  const std::int64_t a = store.begin_run(new_run("a", "1"));
+  for (int i = 1; i <= 4; ++i) {
+    IterationResult it;
+    it.metrics["throughput"] = 100.0 + i;
+    if (i == 2) it.invalid = "scripted invalid sample at iteration 2";
+    if (i == 4) {
+      it.metrics["throughput"] = 0;
+      it.invalid_metrics["throughput"] = "throughput = 0: a rate (Hmean) must be positive";
+    }
+    store.add_iteration(a, i, it, {{"vmstat.pgfault", 10.0 * i}}, 0.1);
+  }
+  store.finish_run(a, RunStatus::complete);
+  // A second run of the cell whose one sample is invalid.
+  const std::int64_t b = store.begin_run(new_run("a", "1"));
+  IterationResult only;
+  only.metrics["throughput"] = 5;
+  only.invalid = "later reason";
+  store.add_iteration(b, 1, only, {{"vmstat.pgfault", 99}}, 0.1);
+  store.finish_run(b, RunStatus::complete);
+
+  SideFilter f;
+  f.variant = "a";
+  const StoredSide side = store.side_samples(f);
+  ASSERT_EQ(side.cells.size(), 1u);
+  const StoredCell& cell = side.cells[0];
+  EXPECT_EQ(cell.metrics.at("throughput"), (std::vector<double>{101, 103}));
+  const InvalidSamples& inv = cell.invalid.at("throughput");
+  EXPECT_EQ(inv.count, 3);
+  EXPECT_EQ(inv.run_id, a);  // the first: lowest run, iteration
+  EXPECT_EQ(inv.iteration, 2);
+  EXPECT_EQ(inv.reason, "scripted invalid sample at iteration 2");
+  // The deltas of invalid iterations (2 of run a, 1 of run b) are left out;
+  // iteration 4 is ok with one invalid value: its deltas count.
+  EXPECT_EQ(cell.monitors.at("vmstat.pgfault"), (std::vector<double>{10, 30, 40}));
+
+  f.include_invalid = true;
+  const StoredSide all = store.side_samples(f);
+  EXPECT_EQ(all.cells[0].metrics.at("throughput"), (std::vector<double>{101, 102, 103, 0, 5}));
+  EXPECT_EQ(all.cells[0].invalid.at("throughput").count, 3);
+  EXPECT_EQ(all.cells[0].monitors.at("vmstat.pgfault"), (std::vector<double>{10, 20, 30, 40, 99}));
+}
+
+// A version 3 database: the version 4 schema with the 3 -> 4 change undone
+// (iteration's CHECK without 'invalid', no sample.invalid), holding a run.
+TEST(StoreInvalid, MigratesAVersion3DatabaseKeepingEverySample) {
+  TempDir dir;
+  const std::string path = dir.path() + "/v3.db";
+  std::int64_t id = 0;
+  {
+    ResultsStore store(path);
+    id = complete_run(store, "a", "1", {3, 4});
+  }
+  exec_sql(path,
+           "BEGIN;"
+           "CREATE TABLE iteration_v3(run_id INTEGER NOT NULL REFERENCES run(id) ON DELETE "
+           "CASCADE, iteration INTEGER NOT NULL, status TEXT NOT NULL CHECK(status IN ('ok', "
+           "'failed')), reason TEXT NOT NULL DEFAULT '', started_at TEXT NOT NULL, duration_sec "
+           "REAL NOT NULL, PRIMARY KEY(run_id, iteration));"
+           "INSERT INTO iteration_v3 SELECT * FROM iteration;"
+           "DROP TABLE iteration; ALTER TABLE iteration_v3 RENAME TO iteration;"
+           "ALTER TABLE sample DROP COLUMN invalid;"
+           "PRAGMA user_version=3; COMMIT;");
+  ASSERT_EQ(query_one(path, "PRAGMA user_version"), "3");
+  EXPECT_THROW(exec_sql(path, "UPDATE iteration SET status='invalid'"), std::exception);
+
+  ResultsStore store(path);
+  EXPECT_EQ(query_one(path, "PRAGMA user_version"), std::to_string(ResultsStore::kSchemaVersion));
+  EXPECT_EQ(ResultsStore::kSchemaVersion, 4);
+  EXPECT_EQ(query_one(path, "SELECT count(*) FROM iteration WHERE status='ok'"), "2");
+  EXPECT_EQ(query_one(path, "SELECT count(*) FROM sample WHERE invalid IS NULL"), "2");
+  const auto samples = store.samples(id);
+  ASSERT_EQ(samples.size(), 2u);
+  EXPECT_EQ(samples[1].value, 4);
+  // The new schema takes invalid iterations and samples.
+  IterationResult it;
+  it.metrics["throughput"] = 1;
+  it.invalid = "why";
+  store.add_iteration(id, 3, it, {}, 0.1);
+  EXPECT_EQ(query_one(path, "SELECT status FROM iteration WHERE iteration=3"), "invalid");
+  EXPECT_EQ(query_one(path, "SELECT invalid FROM sample WHERE iteration=3"), "why");
+}
+
 ImportedRun imported(std::optional<std::int64_t> id) {
   ImportedRun run;
   run.id = id;

@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "results/model/exit_codes.h"
@@ -25,6 +26,9 @@
 
 namespace nightjar {
 namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 const Workload& workload(const char* name) {
   const Workload* w = find_workload(name);
@@ -99,7 +103,7 @@ TEST(TcpSummary, MeanSumMinMaxAndCounters) {
   std::vector<tcp::ClientFigures> c(2);
   c[0] = {1'000'000'000, 1'000'000'000, 2.0, 16384, 131072, 131072};  // 4000 Mbps
   c[1] = {500'000'000, 500'000'000, 2.0, 16384, 131072, 131072};      // 2000 Mbps
-  IterationResult r = tcp::summarize(c, 10240, 80.0, 2.0, 2);
+  IterationResult r = tcp::summarize(c, 10240, 80.0, 2.0, 2, 2.0);
   ASSERT_FALSE(r.failure);
   EXPECT_DOUBLE_EQ(r.metrics.at("throughput"), 3000);
   EXPECT_DOUBLE_EQ(r.metrics.at("throughput_total"), 6000);
@@ -113,7 +117,7 @@ TEST(TcpSummary, MeanSumMinMaxAndCounters) {
   EXPECT_EQ(r.counters.at("client0.throughput"), 4000);
   EXPECT_EQ(r.counters.at("client0.recv_socket_size"), 131072);
   EXPECT_EQ(r.counters.at("send_size"), 10240);
-  IterationResult no_cpu = tcp::summarize(c, 10240, std::nullopt, 2.0, 2);
+  IterationResult no_cpu = tcp::summarize(c, 10240, std::nullopt, 2.0, 2, 2.0);
   EXPECT_FALSE(no_cpu.metrics.count("cpu_util"));
   EXPECT_FALSE(no_cpu.metrics.count("service_demand"));
 }
@@ -121,12 +125,65 @@ TEST(TcpSummary, MeanSumMinMaxAndCounters) {
 TEST(TcpSummary, DisagreeingByteCountsFailTheSample) {
   std::vector<tcp::ClientFigures> c(1);
   c[0] = {1000, 999, 1.0, 16384, 131072, 131072};
-  IterationResult r = tcp::summarize(c, 10240, std::nullopt, 1.0, 2);
+  IterationResult r = tcp::summarize(c, 10240, std::nullopt, 1.0, 2, 1.0);
   ASSERT_TRUE(r.failure);
   EXPECT_NE(r.failure->find("client 0"), std::string::npos) << *r.failure;
   EXPECT_NE(r.failure->find("1000 bytes sent"), std::string::npos) << *r.failure;
   EXPECT_TRUE(r.metrics.empty());
   EXPECT_EQ(r.counters.at("client0.bytes_received"), 999);  // kept for the record
+}
+
+TEST(TcpSummary, TwoNormalClientsAreValid) {
+  std::vector<tcp::ClientFigures> c(2);
+  c[0] = {1'000'000, 1'000'000, 2.004, 16384, 131072, 131072};
+  c[1] = {1'000'000, 1'000'000, 2.1, 16384, 131072, 131072};  // within 0.25 s
+  IterationResult r = tcp::summarize(c, 10240, 50.0, 2.1, 2, 2.0);
+  EXPECT_FALSE(r.failure);
+  EXPECT_FALSE(r.invalid) << *r.invalid;
+}
+
+// The strace inject=sendfile:retval=0 case of issue 12: both senders' sendfile()
+// returned 0 for the whole window, so both agree on 0 bytes.
+TEST(TcpSummary, ClientsThatMovedNothingMakeTheSampleInvalid) {
+  std::vector<tcp::ClientFigures> c(2);
+  c[0] = {0, 0, 2.001, 16384, 131072, 131072};
+  c[1] = {0, 0, 2.002, 16384, 131072, 131072};
+  IterationResult r = tcp::summarize(c, 10240, 40.0, 2.002, 2, 2.0);
+  EXPECT_FALSE(r.failure);
+  ASSERT_TRUE(r.invalid);
+  EXPECT_THAT(*r.invalid, HasSubstr("clients 0, 1 moved 0 bytes"));
+  // The values are kept (stored invalid), but no service demand of nothing.
+  EXPECT_EQ(r.metrics.at("throughput"), 0);
+  EXPECT_EQ(r.metrics.at("cpu_util"), 40);
+  EXPECT_FALSE(r.metrics.count("service_demand"));
+
+  // One idle client of two: still invalid, naming that client only; the
+  // service demand of the other's bytes is a figure (stored, marked invalid).
+  c[0] = {1'000'000, 1'000'000, 2.001, 16384, 131072, 131072};
+  r = tcp::summarize(c, 10240, 40.0, 2.002, 2, 2.0);
+  ASSERT_TRUE(r.invalid);
+  EXPECT_THAT(*r.invalid, HasSubstr("client 1 moved 0 bytes"));
+  EXPECT_THAT(*r.invalid, Not(HasSubstr("client 0")));
+  EXPECT_TRUE(r.metrics.count("service_demand"));
+}
+
+// The SIGSTOP case: a sender stopped 3 s in a 2 s test has a window of ~5 s.
+TEST(TcpSummary, AStretchedClientWindowMakesTheSampleInvalid) {
+  std::vector<tcp::ClientFigures> c(2);
+  c[0] = {4'000'000'000, 4'000'000'000, 2.003, 16384, 131072, 131072};
+  c[1] = {2'000'000'000, 2'000'000'000, 5.012, 16384, 131072, 131072};
+  IterationResult r = tcp::summarize(c, 10240, 60.0, 5.012, 2, 2.0);
+  EXPECT_FALSE(r.failure);
+  ASSERT_TRUE(r.invalid);
+  EXPECT_THAT(*r.invalid, HasSubstr("client 1's window is 5.012 s"));
+  EXPECT_THAT(*r.invalid, HasSubstr("the test window is 2.000 s"));
+  EXPECT_THAT(*r.invalid, HasSubstr("not run concurrently"));
+  EXPECT_THAT(*r.invalid, Not(HasSubstr("client 0")));
+  // The tolerance: max(0.25 s, 5%): 3 s of a 60 s test is still within it.
+  EXPECT_FALSE(tcp::invalid_pass({{1, 1, 62.9, 0, 0, 0}}, 60.0));
+  EXPECT_TRUE(tcp::invalid_pass({{1, 1, 63.1, 0, 0, 0}}, 60.0));
+  EXPECT_FALSE(tcp::invalid_pass({{1, 1, 0.349, 0, 0, 0}}, 0.1));
+  EXPECT_TRUE(tcp::invalid_pass({{1, 1, 0.351, 0, 0, 0}}, 0.1));
 }
 
 TEST(TcpParams, BadValuesAreParamErrors) {

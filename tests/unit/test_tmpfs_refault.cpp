@@ -365,6 +365,47 @@ TEST(TmpfsRefaultSanity, OtherMismatchesAreFlaggedToo) {
       HasSubstr("no pswpin counter"));
 }
 
+// --- invalid samples (docs/workloads.md "Invalid samples") ---------------------
+
+TEST(TmpfsRefaultEvictCheck, ZeroPagesRecordedInsteadOfWrittenAreNoEviction) {
+  auto c = good_eviction();
+  c.swpout_zero = 600;  // < 1%: a few zero pages of a real file
+  EXPECT_EQ(refault::eviction_failure(c), std::nullopt);
+  c.pattern = Pattern::zero;
+  c.pswpout = 0;
+  c.swpout_zero = 65536;
+  const std::string why = refault::eviction_failure(c).value_or("");
+  EXPECT_THAT(why, HasSubstr("swpout_zero grew by 65536 for a file of 65536 pages (100.0%)"));
+  EXPECT_THAT(why, HasSubstr("write pattern: mixed"));
+}
+
+TEST(TmpfsRefaultInterference, AnotherRigOrSwapOutsDuringTheReadAreInterference) {
+  EXPECT_EQ(refault::read_interference(65536, 0.0, {}), std::nullopt);
+  EXPECT_EQ(refault::read_interference(65536, 600.0, {}), std::nullopt);  // < 1%
+  EXPECT_EQ(refault::read_interference(65536, std::nullopt, {}), std::nullopt);
+  EXPECT_THAT(refault::read_interference(65536, 5000.0, {}).value_or(""),
+              HasSubstr("pswpout grew by 5000 during the read"));
+  const std::string other =
+      refault::read_interference(65536, 0.0, {"pid 42 (tmpfs_refault-r of nightjar pid 40)"})
+          .value_or("");
+  EXPECT_THAT(other, HasSubstr("another swap workload ran around the read (pid 42 "
+                               "(tmpfs_refault-r of nightjar pid 40))"));
+  EXPECT_THAT(other, HasSubstr("run one tmpfs_refault at a time"));
+}
+
+TEST(TmpfsRefaultInterference, OtherRigsAreFoundByNameAndParentInAProcTree) {
+  test::TempDir proc;
+  proc.write("100/stat", "100 (tmpfs_refault-r) S 40 100 100 0 -1\n");  // another nightjar's
+  proc.write("101/stat", "101 (tmpfs_refault-w) R 7 101 101 0 -1\n");   // ours (parent 7)
+  proc.write("102/stat", "102 (bash) S 1 102 102 0 -1\n");
+  proc.write("103/stat", "103 (odd) name) S 1 103 103 0 -1\n");
+  proc.write("self/stat", "7 (nightjar) S 1 7 7 0 -1\n");
+  proc.write("104/status", "no stat file\n");
+  EXPECT_EQ(refault::other_refault_workers(7, proc.path()),
+            (std::vector<std::string>{"pid 100 (tmpfs_refault-r of nightjar pid 40)"}));
+  EXPECT_TRUE(refault::other_refault_workers(7, proc.path() + "/missing").empty());
+}
+
 // --- /proc/swaps and zram selection against a fake tree -------------------------
 
 TEST(Zram, ParsesProcSwapsWithEscapesAndPriorities) {
