@@ -1,4 +1,4 @@
-// Unit under test: the cgroup manager (harness/cgroup.h) on the real machine:
+// Unit under test: the cgroup manager (workloads/sys/cgroup.h) on the real machine:
 // a depth-3 tree with two clients on whichever memory hierarchy is here (v2,
 // or v1 as on a hybrid system), a forked child attached to a leaf, and full
 // removal afterwards. Skips (77) without root or without a memory controller.
@@ -15,20 +15,12 @@
 
 #include "results/model/exit_codes.h"
 #include "root_support.h"
+#include "test_support.h"
 #include "workloads/sys/cgroup.h"
 
 using namespace nightjar;
 
 namespace {
-
-pid_t fork_sleeper() {
-  pid_t pid = fork();
-  if (pid == 0) {
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    for (;;) pause();
-  }
-  return pid;
-}
 
 std::string tag_for(const char* what) {
   return std::string("roottest-") + what + "-" + std::to_string(getpid());
@@ -43,7 +35,7 @@ TEST(CgroupRoot, DepthThreeTreeHoldsAClientAndIsRemoved) {
   CgroupSpec spec;
   spec.depth = 3;
   spec.per_client = true;
-  pid_t child = fork_sleeper();
+  pid_t child = test::fork_sleeper();
   ASSERT_GT(child, 0);
   std::string owned;
   {

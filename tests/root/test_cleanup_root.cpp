@@ -77,15 +77,6 @@ std::string describe(const Objects& o) {
   return s;
 }
 
-std::string skip_reason() {
-  if (::geteuid() != 0) return "needs root (zram, swapon, mount, cgroups, knobs); run as root";
-  std::string zswap = test::read_file("/sys/module/zswap/parameters/enabled");
-  if (!zswap.empty() && (zswap[0] == 'Y' || zswap[0] == '1')) return "zswap is enabled";
-  if (find_mkswap().empty()) return "mkswap (util-linux) is not installed";
-  if (ZramSelection z = select_zram_device(); !z.choice) return z.reason;
-  return test::memcg_skip_reason();
-}
-
 /// The bracketed choice of the THP file ("madvise").
 std::string thp_now() {
   return knob_reading(test::read_file(kThp));
@@ -94,7 +85,7 @@ std::string thp_now() {
 class CleanupRoot : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (std::string why = skip_reason(); !why.empty()) GTEST_SKIP() << why;
+    if (std::string why = test::sweep_skip_reason(); !why.empty()) GTEST_SKIP() << why;
     lock_ = ::open("/tmp/nightjar-tmpfs-refault-tests.lock", O_CREAT | O_RDWR | O_CLOEXEC, 0644);
     ASSERT_GE(lock_, 0);
     ASSERT_EQ(::flock(lock_, LOCK_EX), 0);

@@ -41,15 +41,6 @@ namespace fs = std::filesystem;
 
 constexpr const char* kThp = "/sys/kernel/mm/transparent_hugepage/enabled";
 
-std::string skip_reason() {
-  if (::geteuid() != 0) return "needs root (zram, swapon, mount, cgroups, knobs)";
-  std::string zswap = test::read_file("/sys/module/zswap/parameters/enabled");
-  if (!zswap.empty() && (zswap[0] == 'Y' || zswap[0] == '1')) return "zswap is enabled";
-  if (find_mkswap().empty()) return "mkswap (util-linux) is not installed";
-  if (ZramSelection z = select_zram_device(); !z.choice) return z.reason;
-  return test::memcg_skip_reason();
-}
-
 std::set<std::string> zram_devices() {
   std::set<std::string> out;
   for (const auto& d : fs::directory_iterator("/sys/block"))
@@ -79,6 +70,19 @@ int processes_with(const std::string& marker) {
   return n;
 }
 
+/// The THP setting as the system holds it: read under the knob lock
+/// (knob_lock_path()), so that a variant of another nightjar running at the
+/// same time (which holds the lock while its knobs are in force) has
+/// restored its value first. Waits up to 5 minutes for the lock.
+std::string thp_at_rest() {
+  const int fd = ::open(knob_lock_path().c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
+  for (int i = 0; fd >= 0 && i < 3000 && ::flock(fd, LOCK_EX | LOCK_NB) != 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const std::string value = knob_reading(test::read_file(kThp));
+  if (fd >= 0) ::close(fd);
+  return value;
+}
+
 /// Does `name` (a cgroup or mount point) belong to nightjar process `pid`?
 bool names_pid(const std::string& name, pid_t pid) {
   const std::string p = "-" + std::to_string(pid);
@@ -87,7 +91,7 @@ bool names_pid(const std::string& name, pid_t pid) {
 }
 
 TEST(CleanupStorm, FiftyKilledRunsLeaveNothingAfterCleanup) {
-  if (std::string why = skip_reason(); !why.empty()) GTEST_SKIP() << why;
+  if (std::string why = test::sweep_skip_reason(); !why.empty()) GTEST_SKIP() << why;
   const int lock =
       ::open("/tmp/nightjar-tmpfs-refault-tests.lock", O_CREAT | O_RDWR | O_CLOEXEC, 0644);
   ASSERT_GE(lock, 0);
@@ -113,7 +117,7 @@ TEST(CleanupStorm, FiftyKilledRunsLeaveNothingAfterCleanup) {
       {test::source_path("jobs/pft-thp.yaml"), "--iterations", "100"},
   };
   const std::set<std::string> zram_before = zram_devices(), swaps_before = swap_areas();
-  const std::string thp_before = knob_reading(test::read_file(kThp));
+  const std::string thp_before = thp_at_rest();
   std::printf("storm: %d runs, seed %u, journal %s\n", runs, seed, journal.c_str());
 
   std::vector<pid_t> pids;
@@ -157,7 +161,9 @@ TEST(CleanupStorm, FiftyKilledRunsLeaveNothingAfterCleanup) {
   int swaps = 0, zram = 0;
   for (const auto& s : swap_areas()) swaps += swaps_before.count(s) ? 0 : 1;
   for (const auto& z : zram_devices()) zram += zram_before.count(z) ? 0 : 1;
-  const int knobs = knob_reading(test::read_file(kThp)) == thp_before ? 0 : 1;
+  const std::string thp_after = thp_at_rest();
+  const int knobs = thp_after == thp_before ? 0 : 1;
+  std::printf("storm: %s: '%s' before, '%s' after\n", kThp, thp_before.c_str(), thp_after.c_str());
   const int processes = processes_with(marker);
   int journals = 0;
   if (fs::exists(journal))

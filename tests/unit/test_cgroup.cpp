@@ -323,23 +323,13 @@ TEST(CgroupTreeV1, UntranslatableKnobIsAUsageErrorBeforeAnythingIsCreated) {
 }
 
 // ---- teardown of leftover processes -------------------------------------------------
-namespace {
-pid_t fork_sleeper() {
-  pid_t pid = fork();
-  if (pid == 0) {
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    for (;;) pause();
-  }
-  return pid;
-}
-}  // namespace
 
 TEST(CgroupTeardown, LeftoverProcessIsMovedHome) {
   FakeV2 f;
   // Where nightjar itself runs, inside the simulated hierarchy.
   std::string home = f.root + own_cgroup(false);
   fs::create_directories(home);
-  pid_t child = fork_sleeper();
+  pid_t child = test::fork_sleeper();
   ASSERT_GT(child, 0);
   {
     CgroupTree t(f.layout, "mv", spec(2, true), 1, f.dir.path());
@@ -361,7 +351,7 @@ TEST(CgroupTeardown, OwnChildThatCannotBeMovedIsKilledForeignPidIsNot) {
   if (home.back() == '/') home.pop_back();
   fs::remove(home + "/cgroup.procs");
   fs::create_directories(home + "/cgroup.procs");
-  pid_t child = fork_sleeper();
+  pid_t child = test::fork_sleeper();
   ASSERT_GT(child, 0);
   {
     CgroupTree t(f.layout, "kill", spec(3, true), 2, f.dir.path());

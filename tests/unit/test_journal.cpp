@@ -40,16 +40,6 @@ pid_t dead_pid() {
   return pid;
 }
 
-/// A child that sleeps until killed (it dies with the test, PR_SET_PDEATHSIG).
-pid_t fork_sleeper() {
-  pid_t pid = fork();
-  if (pid == 0) {
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    for (;;) pause();
-  }
-  return pid;
-}
-
 /// Writes a journal file for `owner` with the given records (none done).
 std::string write_journal(const std::string& dir, const ProcessIdentity& owner,
                           const std::vector<std::pair<JournalKind, std::vector<std::string>>>& recs,
@@ -242,7 +232,7 @@ TEST(Sweep, UndoesAnEndedOwnersObjectsLastFirstAndRemovesItsFile) {
   std::ofstream(thp) << "always madvise [never]\n";
   std::ofstream(defrag) << "[always] defer madvise never\n";  // changed by someone since
   const std::string lock = knob_lock_path(sys);
-  const pid_t sleeper = fork_sleeper();
+  const pid_t sleeper = test::fork_sleeper();
   ASSERT_GT(sleeper, 0);
   const std::uint64_t sleeper_start = *process_start_ticks(sleeper);
   const ProcessIdentity me = own_identity();
