@@ -3,7 +3,9 @@
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sqlite3.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -108,6 +110,15 @@ CommandResult run_nightjar_under(const std::vector<std::string>& wrapper,
 pid_t spawn_nightjar(const std::vector<std::string>& args, const std::string& dir,
                      const std::string& tag) {
   return start(args, {}, dir + "/" + tag + ".out", dir + "/" + tag + ".err");
+}
+
+pid_t fork_sleeper() {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    for (;;) pause();
+  }
+  return pid;
 }
 
 std::vector<pid_t> children_of(pid_t parent) {

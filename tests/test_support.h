@@ -51,6 +51,9 @@ int wait_exit_code(pid_t pid);
 std::string read_file(const std::string& path);
 /// Pids whose parent is `parent` (from /proc/*/stat).
 std::vector<pid_t> children_of(pid_t parent);
+/// Forks a child that sleeps until killed (it dies with the test:
+/// PR_SET_PDEATHSIG); returns its pid (-1 when fork failed).
+pid_t fork_sleeper();
 /// Path of a file in the source tree (e.g. "jobs/pft-quick.yaml").
 std::string source_path(const std::string& relative);
 

@@ -234,6 +234,8 @@ struct alignas(128) SenderRecord {
   std::int64_t start_ns;  ///< CLOCK_MONOTONIC at the start barrier
   std::int64_t end_ns;    ///< CLOCK_MONOTONIC when the receiver's FIN arrived
   int done;
+  sockaddr_storage local_addr;  ///< getsockname() of the connected socket
+  sockaddr_storage peer_addr;   ///< getpeername() of the connected socket
 };
 
 /// Everything a sender needs, prepared before spawn() so that the child only
@@ -316,9 +318,11 @@ bool set_up_sender(const SenderArgs& a, SenderRecord& r, SenderSetup& s) noexcep
   if (!make_sender_data(a, s.width * a.send_size, s)) return fail(kStageFile);
   if (::connect(s.sock, reinterpret_cast<const sockaddr*>(&a.addr), a.addr_len) != 0)
     return fail(kStageConnect);
-  sockaddr_storage local{};
+  sockaddr_storage& local = r.local_addr;
   socklen_t llen = sizeof local;
   ::getsockname(s.sock, reinterpret_cast<sockaddr*>(&local), &llen);
+  socklen_t plen = sizeof r.peer_addr;
+  ::getpeername(s.sock, reinterpret_cast<sockaddr*>(&r.peer_addr), &plen);
   r.local_port =
       ntohs(local.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&local)->sin6_port
                                         : reinterpret_cast<sockaddr_in*>(&local)->sin_port);
@@ -391,6 +395,23 @@ int sender_main(const SenderArgs& a, const WorkerLink& link) noexcept {
   r.done = 1;
   link.report();
   return 0;
+}
+
+/// "[::1]:40312" or "127.0.0.1:40312": an address as a socket reports it;
+/// "unknown" for an unset or foreign family.
+std::string address_text(const sockaddr_storage& a) {
+  char host[INET6_ADDRSTRLEN] = {};
+  if (a.ss_family == AF_INET6) {
+    const auto* v6 = reinterpret_cast<const sockaddr_in6*>(&a);
+    if (!::inet_ntop(AF_INET6, &v6->sin6_addr, host, sizeof host)) return "unknown";
+    return fmt::format("[{}]:{}", host, ntohs(v6->sin6_port));
+  }
+  if (a.ss_family == AF_INET) {
+    const auto* v4 = reinterpret_cast<const sockaddr_in*>(&a);
+    if (!::inet_ntop(AF_INET, &v4->sin_addr, host, sizeof host)) return "unknown";
+    return fmt::format("{}:{}", host, ntohs(v4->sin_port));
+  }
+  return "unknown";
 }
 
 /// The aggregate "cpu" line of /proc/stat: busy and total ticks (busy = all
@@ -761,6 +782,20 @@ class TcpSession : public CellSession {
                           ctx_.machine.cpus, seconds);
   }
 
+  /// Records once per run, from the first pass, each client's local and
+  /// peer address and port as its connected socket reports them
+  /// (getsockname/getpeername): "tcp_sendfile.client<i>.local" and ".peer".
+  /// Later passes connect from other ephemeral ports of the same addresses.
+  void record_addresses() {
+    if (addresses_recorded_) return;
+    addresses_recorded_ = true;
+    for (int i = 0; i < clients_; ++i) {
+      const SenderRecord& r = records_[static_cast<std::size_t>(i)];
+      ctx_.record(fmt::format("{}.client{}.local", name(), i), address_text(r.local_addr));
+      ctx_.record(fmt::format("{}.client{}.peer", name(), i), address_text(r.peer_addr));
+    }
+  }
+
   SenderArgs sender_args(double seconds) const {
     SenderArgs args{};
     args.records = &records_;
@@ -795,6 +830,7 @@ class TcpSession : public CellSession {
     if (std::string err = setup_error(); !err.empty()) fail_env(err);
     if (!all_ready) return failed_pass("a client did not get ready within 60 s");
     const std::vector<Receiver*> slot = accept_connections();
+    record_addresses();
     start_receivers(slot);
 
     // The timed window: from the go gate to the last sender's done.
@@ -832,6 +868,7 @@ class TcpSession : public CellSession {
   bool use_tmpfile_ = false;
   std::optional<Workers> senders_;  ///< during a pass
   std::vector<std::unique_ptr<Receiver>> receivers_;
+  bool addresses_recorded_ = false;  ///< record_addresses() ran
 };
 
 class TcpWorkload : public Workload {

@@ -118,6 +118,7 @@ ExitCode cmd_env() {
   auto warnings = s.warnings(t.cpus);
   std::cout << "warnings:" << (warnings.empty() ? " none\n" : "\n");
   for (const auto& w : warnings) std::cout << "  - " << w << "\n";
+  print_leftovers(std::cout);
   return ExitCode::ok;
 }
 

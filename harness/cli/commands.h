@@ -7,6 +7,7 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <ostream>
 #include <string>
 
 #include "results/model/exit_codes.h"
@@ -37,6 +38,13 @@ Subcommand add_list_command(CLI::App& app);
 Subcommand add_show_command(CLI::App& app);
 /// `nightjar env`: kernel, testbox and system facts (harness/cli/cmd_show.cpp).
 Subcommand add_env_command(CLI::App& app);
+/// `nightjar cleanup`: undo what killed nightjar processes left behind
+/// (harness/cli/cmd_cleanup.cpp, workloads/sys/sweep.h).
+Subcommand add_cleanup_command(CLI::App& app);
+/// The "leftovers:" section of `nightjar env`: the objects that ended
+/// nightjar processes left, as their journals record them, and the command
+/// that removes them (harness/cli/cmd_cleanup.cpp). Changes nothing.
+void print_leftovers(std::ostream& out);
 /// `nightjar compare` (harness/cli/cmd_compare.cpp).
 Subcommand add_compare_command(CLI::App& app);
 /// `nightjar check`: the CI gate (harness/cli/cmd_compare.cpp).

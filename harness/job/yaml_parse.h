@@ -27,10 +27,12 @@ const char* kind_name(const YAML::Node& node);
 std::vector<VariantSpec> parse_variants(const YAML::Node& node, const std::string& job_path,
                                         int key_line, const YAML::Node& job_cgroup);
 
-/// Parses a job's raw `cgroup:` mapping (keys depth, per_client, top). A Null
-/// node gives a disabled spec; a mapping without `depth` gives depth 1. Knobs
-/// of `top` must be known (translate_knob) and their values valid (a size
-/// such as 64M, 1G, 20%mem or max; a whole number for memory.swappiness).
+/// Parses a job's raw `cgroup:` mapping (keys depth, per_client, and the
+/// knob sections top, middle, leaves). A Null node gives a disabled spec; a
+/// mapping without `depth` gives depth 1. Knobs of each section must be
+/// known (translate_knob) and their values valid (a size such as 64M, 1G,
+/// 20%mem or max; a whole number for memory.swappiness); `middle` needs
+/// depth 3 or more.
 /// Throws UsageError "path:line: cgroup.depth: must be 1..8; write depth: 3"
 /// (line of the offending key or value, from YAML::Mark).
 CgroupSpec parse_cgroup_spec(const YAML::Node& node, const std::string& job_path);

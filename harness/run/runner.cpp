@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <map>
 #include <memory>
 #include <optional>
 
@@ -16,6 +17,7 @@
 #include "workloads/sys/monitors.h"
 #include "workloads/sys/probe.h"
 #include "workloads/sys/signals.h"
+#include "workloads/sys/sweep.h"
 
 namespace nightjar {
 
@@ -147,9 +149,14 @@ class CellRun {
              const AppliedKnobs& knobs) {
     if (auto reason = job_.workload->unmet_requirement(cell_)) return skip(base, *reason);
     if (variant_.cgroup.enabled()) {
-      std::string memcg_reason = memcg_unavailable_reason(CgroupLayout::detect());
+      const CgroupLayout layout = CgroupLayout::detect();
+      std::string memcg_reason = memcg_unavailable_reason(layout);
       if (!memcg_reason.empty())
         return skip(base, "the job asks for cgroup placement but " + memcg_reason);
+      // A knob this cgroup version does not have (memory.min on v1) is an
+      // unmet requirement of the machine, not an error of the job.
+      if (auto why = cgroup_version_problem(variant_.cgroup, memcg_version(layout)))
+        return skip(base, *why);
     }
     NewRun run = base;
     run.cell = cell_;
@@ -175,17 +182,7 @@ class CellRun {
       store.add_context(id, k, v);
     };
     guarded([&] {
-      if (variant_.cgroup.enabled()) {
-        const int clients = job_.workload->cgroup_clients(cell_);
-        cgroups_ = std::make_unique<CgroupTree>(CgroupLayout::detect(),
-                                                fmt::format("run{}-{}", run_id_, getpid()),
-                                                variant_.cgroup, clients);
-        ctx_.cgroups = cgroups_.get();
-        store_.add_context(run_id_, "cgroup.tree", cgroups_->relative(cgroups_->owned_root()));
-        store_.add_context(run_id_, "cgroup.tree_version", std::to_string(cgroups_->version()));
-        for (const auto& [knob, value] : variant_.cgroup.top)
-          store_.add_context(run_id_, "cgroup.top." + knob, value);
-      }
+      if (variant_.cgroup.enabled()) make_cgroups();
       session_ = job_.workload->start(cell_, ctx_);
     });
   }
@@ -207,6 +204,7 @@ class CellRun {
   void measure(int i) {
     if (!running()) return;
     guarded([&] {
+      const auto events_before = memcg_events();
       MonitorSnapshot before = take_snapshot();
       auto t0 = std::chrono::steady_clock::now();
       IterationResult result = session_->measure();
@@ -216,7 +214,9 @@ class CellRun {
       // been cut short, so it is not a sample.
       throw_if_interrupted();
       mark_impossible_values(result);
-      store_.add_iteration(run_id_, i, result, monitor_deltas(before, after), seconds);
+      std::map<std::string, double> monitors = monitor_deltas(before, after);
+      monitors.merge(cgroup_event_deltas(events_before, memcg_events()));
+      store_.add_iteration(run_id_, i, result, monitors, seconds);
       for (const auto& f : result.flags) progress_.message(fmt::format("iteration {}: {}", i, f));
       if (result.failure) {
         ++failed_;
@@ -333,6 +333,35 @@ class CellRun {
     // The workload's processes leave the leaves before the tree is removed.
     session_.reset();
     cgroups_.reset();
+  }
+
+  // The job's cgroup tree, and what is in force in it recorded with the
+  // run: each knob as read back after writing, the file written (v1:
+  // memory.soft_limit_in_bytes for memory.low), the cgroup2 mount options.
+  void make_cgroups() {
+    const CgroupLayout layout = CgroupLayout::detect();
+    const int clients = job_.workload->cgroup_clients(cell_);
+    cgroups_ = std::make_unique<CgroupTree>(layout, fmt::format("run{}-{}", run_id_, getpid()),
+                                            variant_.cgroup, clients);
+    ctx_.cgroups = cgroups_.get();
+    store_.add_context(run_id_, "cgroup.tree", cgroups_->relative(cgroups_->owned_root()));
+    store_.add_context(run_id_, "cgroup.tree_version", std::to_string(cgroups_->version()));
+    store_.add_context(run_id_, "cgroup.v2_mount_options",
+                       layout.v2_options.empty() ? "(no cgroup2 mount)" : layout.v2_options);
+    for (const auto& [knob, value] : variant_.cgroup.top)
+      store_.add_context(run_id_, "cgroup.top." + knob, value);
+    for (const auto& w : cgroups_->knob_writes()) {
+      const std::string key = "cgroup." + cgroup_level_name(w.dir) + "." + w.knob;
+      store_.add_context(run_id_, key, w.read_back);
+      store_.add_context(run_id_, key + ".written",
+                         fmt::format("{}={} ({}: {})", w.file, w.value, w.source, w.asked));
+    }
+  }
+
+  // The cgroup tree's event counters (memory.events; v1 failcnt, oom_kill),
+  // for per-iteration monitor deltas; empty without a tree.
+  std::map<std::string, std::uint64_t> memcg_events() const {
+    return cgroups_ ? cgroups_->event_counters() : std::map<std::string, std::uint64_t>{};
   }
 
   const PlannedJob& job_;
@@ -475,9 +504,28 @@ void run_interleaved(const PlannedJob& job, const NewRun& job_base, const RunOpt
 
 }  // namespace
 
+void check_cgroup_plans(const std::vector<PlannedJob>& plan, const CgroupLayout& layout) {
+  const int version = memcg_version(layout);
+  if (version == 0) return;  // every such cell is skipped with the reason
+  for (const auto& job : plan)
+    for (const auto& variant : job.variants) {
+      if (!variant.cgroup.enabled() || cgroup_version_problem(variant.cgroup, version)) continue;
+      for (const auto& cell : job.cells) {
+        try {
+          (void)plan_cgroup_tree(variant.cgroup, job.workload->cgroup_clients(cell), version,
+                                 layout.memory_recursiveprot());
+        } catch (const UsageError& e) {
+          throw UsageError(fmt::format("{}: variant {}, cell {}: {}", job.job.path, variant.name,
+                                       cell.id(), e.what()));
+        }
+      }
+    }
+}
+
 RunOutcome execute_runs(const std::vector<PlannedJob>& plan, const RunOptions& options,
                         ResultsStore& store) {
   install_interrupt_handlers();
+  check_cgroup_plans(plan, CgroupLayout::detect());
   NewRun base;
   base.kernel = probe_kernel_identity();
   base.testbox = probe_testbox();
@@ -494,6 +542,8 @@ RunOutcome execute_runs(const std::vector<PlannedJob>& plan, const RunOptions& o
     total_iterations += runs * (job.iterations + job.warmup);
   }
   Progress progress(total_cells, total_iterations);
+  // What killed nightjar processes left behind goes before anything runs.
+  for (const auto& line : sweep_journals(SweepOptions{}).lines()) progress.message(line);
   std::vector<std::string> env_warnings = system.warnings(base.testbox.cpus);
   for (const auto& w : env_warnings) progress.message("warning: " + w);
 

@@ -55,6 +55,13 @@ struct PlannedJob {
 /// naming file, line and field on any bad input; touches no database.
 std::vector<PlannedJob> plan_runs(const RunOptions& options, const MachineFacts& machine);
 
+/// Refuses (UsageError, exit 2, naming the job, variant and cell) a plan
+/// whose cgroup tree plan_cgroup_tree() refuses on this machine's cgroup
+/// version (`layout`): on v2 an ancestor given less protection than its
+/// children ask for. Cells whose knobs this version lacks are not refused
+/// here: they are stored as skipped when they run.
+void check_cgroup_plans(const std::vector<PlannedJob>& plan, const CgroupLayout& layout);
+
 /// What a `nightjar run` did.
 struct RunOutcome {
   std::vector<std::int64_t> run_ids;  ///< every run stored, in order
@@ -63,8 +70,10 @@ struct RunOutcome {
 };
 
 /// Runs every planned cell on this kernel into `store`, once per selected
-/// variant: a variant's knobs are written before its cells run and the
-/// previous values restored after, on every path (RAII, also on SIGINT); the
+/// variant. First it refuses what check_cgroup_plans() refuses, then sweeps
+/// what ended nightjar processes left behind (workloads/sys/sweep.h),
+/// saying on stderr what it removed. Then, per variant: a variant's knobs are written before its
+/// cells run and the previous values restored after, on every path (RAII, also on SIGINT); the
 /// values in force are stored in run_context as "knob.<path>". A knob that
 /// cannot be written: the variant's cells are stored as skipped with the
 /// reason. options.interleave: per cell, the variants' runs alternate per

@@ -14,6 +14,7 @@
 
 #include "workloads/sys/cgroup.h"
 #include "workloads/sys/probe.h"
+#include "workloads/sys/zram.h"
 
 namespace nightjar::test {
 
@@ -22,6 +23,18 @@ inline std::string memcg_skip_reason() {
   if (geteuid() != 0) return "needs root (cgroup creation); run the needs-root tests as root";
   std::string why = memcg_unavailable_reason(CgroupLayout::detect());
   return why.empty() ? "" : "no usable memory cgroup: " + why;
+}
+
+/// "" when the sweep's root tests can run here (root, zswap off, mkswap,
+/// a zram device, a memory cgroup: what tmpfs_refault needs), else why not.
+inline std::string sweep_skip_reason() {
+  if (geteuid() != 0) return "needs root (zram, swapon, mount, cgroups, knobs); run as root";
+  std::ifstream zswap_file("/sys/module/zswap/parameters/enabled");
+  const int zswap = zswap_file.get();
+  if (zswap == 'Y' || zswap == '1') return "zswap is enabled";
+  if (find_mkswap().empty()) return "mkswap (util-linux) is not installed";
+  if (ZramSelection z = select_zram_device(); !z.choice) return z.reason;
+  return memcg_skip_reason();
 }
 
 /// The cgroup of `pid` on the memory hierarchy of cgroup `version`, as

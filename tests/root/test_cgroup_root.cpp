@@ -15,20 +15,12 @@
 
 #include "results/model/exit_codes.h"
 #include "root_support.h"
+#include "test_support.h"
 #include "workloads/sys/cgroup.h"
 
 using namespace nightjar;
 
 namespace {
-
-pid_t fork_sleeper() {
-  pid_t pid = fork();
-  if (pid == 0) {
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    for (;;) pause();
-  }
-  return pid;
-}
 
 std::string tag_for(const char* what) {
   return std::string("roottest-") + what + "-" + std::to_string(getpid());
@@ -43,7 +35,7 @@ TEST(CgroupRoot, DepthThreeTreeHoldsAClientAndIsRemoved) {
   CgroupSpec spec;
   spec.depth = 3;
   spec.per_client = true;
-  pid_t child = fork_sleeper();
+  pid_t child = test::fork_sleeper();
   ASSERT_GT(child, 0);
   std::string owned;
   {

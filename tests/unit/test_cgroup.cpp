@@ -323,23 +323,13 @@ TEST(CgroupTreeV1, UntranslatableKnobIsAUsageErrorBeforeAnythingIsCreated) {
 }
 
 // ---- teardown of leftover processes -------------------------------------------------
-namespace {
-pid_t fork_sleeper() {
-  pid_t pid = fork();
-  if (pid == 0) {
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    for (;;) pause();
-  }
-  return pid;
-}
-}  // namespace
 
 TEST(CgroupTeardown, LeftoverProcessIsMovedHome) {
   FakeV2 f;
   // Where nightjar itself runs, inside the simulated hierarchy.
   std::string home = f.root + own_cgroup(false);
   fs::create_directories(home);
-  pid_t child = fork_sleeper();
+  pid_t child = test::fork_sleeper();
   ASSERT_GT(child, 0);
   {
     CgroupTree t(f.layout, "mv", spec(2, true), 1, f.dir.path());
@@ -361,7 +351,7 @@ TEST(CgroupTeardown, OwnChildThatCannotBeMovedIsKilledForeignPidIsNot) {
   if (home.back() == '/') home.pop_back();
   fs::remove(home + "/cgroup.procs");
   fs::create_directories(home + "/cgroup.procs");
-  pid_t child = fork_sleeper();
+  pid_t child = test::fork_sleeper();
   ASSERT_GT(child, 0);
   {
     CgroupTree t(f.layout, "kill", spec(3, true), 2, f.dir.path());
@@ -372,4 +362,228 @@ TEST(CgroupTeardown, OwnChildThatCannotBeMovedIsKilledForeignPidIsNot) {
   ASSERT_EQ(waitpid(child, &status, 0), child);
   EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
   EXPECT_FALSE(exists(f.root + "/nightjar-kill"));
+}
+
+// ---- knobs per level and the protection rule (plan_cgroup_tree) -------------------
+namespace {
+
+/// The plan's writes as "dir file=value (source)" lines, in order.
+std::vector<std::string> writes_of(const CgroupPlan& p) {
+  std::vector<std::string> out;
+  for (const auto& w : p.writes)
+    out.push_back((w.dir.empty() ? "." : w.dir) + " " + w.file + "=" + w.value + " (" + w.source +
+                  ")");
+  return out;
+}
+
+std::string plan_error(const CgroupSpec& s, int clients, int version, bool recursiveprot) {
+  try {
+    (void)plan_cgroup_tree(s, clients, version, recursiveprot);
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+}  // namespace
+
+TEST(CgroupSpecParse, MiddleAndLeavesSections) {
+  CgroupSpec s = parse(
+      "cgroup:\n  depth: 4\n  top: {memory.low: 256M}\n  middle: {memory.high: 1G}\n"
+      "  leaves: {memory.min: 16M, memory.max: 512M}\n");
+  ASSERT_EQ(s.middle.size(), 1u);
+  EXPECT_EQ(s.middle[0], (std::pair<std::string, std::string>{"memory.high", "1G"}));
+  ASSERT_EQ(s.leaves.size(), 2u);
+  EXPECT_EQ(s.leaves[1], (std::pair<std::string, std::string>{"memory.max", "512M"}));
+  EXPECT_NE(parse_error("cgroup:\n  depth: 2\n  middle: {memory.high: 1G}\n")
+                .find("job.yaml:3: cgroup.middle: depth 2 has no middle level"),
+            std::string::npos)
+      << parse_error("cgroup:\n  depth: 2\n  middle: {memory.high: 1G}\n");
+  EXPECT_NE(parse_error("cgroup:\n  leaves: {memory.lwo: 1G}\n")
+                .find("job.yaml:2: cgroup.leaves.memory.lwo: unknown knob"),
+            std::string::npos);
+  EXPECT_NE(parse_error("cgroup:\n  leaves: 5\n").find("cgroup.leaves: expected a mapping"),
+            std::string::npos);
+}
+
+TEST(CgroupPlan, LevelsAndSectionsOfADepthFourTree) {
+  CgroupSpec s = spec(4, true, {{"memory.max", "2G"}});
+  s.middle = {{"memory.high", "1G"}};
+  s.leaves = {{"memory.max", "256M"}};
+  CgroupPlan p = plan_cgroup_tree(s, 2, 2, true);
+  EXPECT_EQ(p.dirs, (std::vector<std::string>{"", "l1", "l1/l2", "l1/l2/l3", "l1/l2/l3/c0",
+                                              "l1/l2/l3/c1"}));
+  EXPECT_EQ(p.top, "l1");
+  EXPECT_EQ(writes_of(p), (std::vector<std::string>{
+                              "l1 memory.max=2147483648 (top)",
+                              "l1/l2 memory.high=1073741824 (middle)",
+                              "l1/l2/l3 memory.high=1073741824 (middle)",
+                              "l1/l2/l3/c0 memory.max=268435456 (leaves)",
+                              "l1/l2/l3/c1 memory.max=268435456 (leaves)",
+                          }));
+  EXPECT_EQ(cgroup_level_name(""), "parent");
+  EXPECT_EQ(cgroup_level_name("l1/l2"), "l1/l2");
+}
+
+TEST(CgroupPlan, V2RaisesAncestorsToCoverTheLeaves) {
+  CgroupSpec s = spec(3, true);
+  s.leaves = {{"memory.low", "64M"}};
+  for (bool recursiveprot : {false, true}) {
+    CgroupPlan p = plan_cgroup_tree(s, 3, 2, recursiveprot);
+    EXPECT_EQ(writes_of(p), (std::vector<std::string>{
+                                ". memory.low=201326592 (raised)",
+                                "l1 memory.low=201326592 (raised)",
+                                "l1/l2 memory.low=201326592 (raised)",
+                                "l1/l2/c0 memory.low=67108864 (leaves)",
+                                "l1/l2/c1 memory.low=67108864 (leaves)",
+                                "l1/l2/c2 memory.low=67108864 (leaves)",
+                            }));
+  }
+  s.leaves = {{"memory.min", "max"}};
+  CgroupPlan p = plan_cgroup_tree(s, 2, 2, true);
+  EXPECT_EQ(writes_of(p)[0], ". memory.min=max (raised)");
+}
+
+TEST(CgroupPlan, V2WithoutRecursiveprotSplitsTopProtectionDownToTheLeaves) {
+  CgroupSpec s = spec(3, true, {{"memory.min", "64M"}, {"memory.low", "128M"}});
+  CgroupPlan without = plan_cgroup_tree(s, 2, 2, false);
+  EXPECT_EQ(writes_of(without), (std::vector<std::string>{
+                                    ". memory.min=67108864 (raised)",
+                                    ". memory.low=134217728 (raised)",
+                                    "l1 memory.min=67108864 (top)",
+                                    "l1 memory.low=134217728 (top)",
+                                    "l1/l2 memory.min=67108864 (distributed)",
+                                    "l1/l2 memory.low=134217728 (distributed)",
+                                    "l1/l2/c0 memory.min=33554432 (distributed)",
+                                    "l1/l2/c0 memory.low=67108864 (distributed)",
+                                    "l1/l2/c1 memory.min=33554432 (distributed)",
+                                    "l1/l2/c1 memory.low=67108864 (distributed)",
+                                }));
+  // With memory_recursiveprot the kernel hands it down itself.
+  CgroupPlan with = plan_cgroup_tree(s, 2, 2, true);
+  EXPECT_EQ(writes_of(with), (std::vector<std::string>{
+                                 ". memory.min=67108864 (raised)",
+                                 ". memory.low=134217728 (raised)",
+                                 "l1 memory.min=67108864 (top)",
+                                 "l1 memory.low=134217728 (top)",
+                             }));
+}
+
+TEST(CgroupPlan, V2RefusesAnAncestorGivenLessThanItsChildren) {
+  CgroupSpec s = spec(3, true, {{"memory.low", "64M"}});
+  s.leaves = {{"memory.low", "64M"}};
+  const std::string e = plan_error(s, 2, 2, true);
+  EXPECT_NE(e.find("cgroup.top.memory.low: 64M on level l1 is less than the 128.0 MiB its children "
+                   "ask for in all (l1/l2 memory.low 128.0 MiB, raised)"),
+            std::string::npos)
+      << e;
+  EXPECT_NE(e.find("give top at least 128.0 MiB"), std::string::npos) << e;
+  // Explicit children: named with their section and value.
+  CgroupSpec d3 = spec(2, true, {{"memory.min", "10M"}});
+  d3.leaves = {{"memory.min", "8M"}};
+  const std::string e2 = plan_error(d3, 2, 2, true);
+  EXPECT_NE(e2.find("(2 x l1/c0 memory.min 8.0 MiB, leaves: 8M)"), std::string::npos) << e2;
+  // One client: 64M covers 64M.
+  EXPECT_EQ(plan_error(s, 1, 2, false), "(no error)");
+  // On v1 soft limits are not capped by the parent's: no rule.
+  EXPECT_EQ(plan_error(s, 2, 1, false), "(no error)");
+}
+
+TEST(CgroupPlan, V1AppliesTheMappingAndNamesWhatHasNoV1Meaning) {
+  CgroupSpec s = spec(3, true, {{"memory.low", "128M"}, {"memory.max", "max"}});
+  CgroupPlan p = plan_cgroup_tree(s, 2, 1, false);
+  EXPECT_EQ(writes_of(p), (std::vector<std::string>{
+                              "l1 memory.soft_limit_in_bytes=134217728 (top)",
+                              "l1 memory.limit_in_bytes=-1 (top)",
+                          }));
+  EXPECT_EQ(p.writes[0].knob, "memory.low");
+  EXPECT_EQ(cgroup_version_problem(s, 1), std::nullopt);
+  CgroupSpec min = spec(3, true, {{"memory.min", "64M"}});
+  EXPECT_EQ(cgroup_version_problem(min, 1),
+            "cgroup.top.memory.min: has no equivalent on cgroup v1; needs cgroup v2 (boot with "
+            "cgroup_no_v1=memory or systemd.unified_cgroup_hierarchy=1), or use memory.low");
+  CgroupSpec high = spec(2, true);
+  high.leaves = {{"memory.high", "1G"}};
+  EXPECT_NE(cgroup_version_problem(high, 1)->find("cgroup.leaves.memory.high: has no equivalent "
+                                                  "on cgroup v1; needs cgroup v2"),
+            std::string::npos);
+  EXPECT_NE(cgroup_version_problem(high, 1)->find("or use memory.max"), std::string::npos);
+  CgroupSpec swappiness = spec(2, true, {{"memory.swappiness", "10"}});
+  EXPECT_NE(cgroup_version_problem(swappiness, 2)->find("has no equivalent on cgroup v2"),
+            std::string::npos);
+  EXPECT_EQ(cgroup_version_problem(min, 2), std::nullopt);
+}
+
+TEST(CgroupLayoutDetect, RecordsTheCgroup2MountOptions) {
+  TempDir d;
+  const std::string mi = d.write(
+      "mountinfo",
+      "31 23 0:28 / /sys/fs/cgroup rw,nosuid - cgroup2 cgroup2 rw,nsdelegate,memory_recursiveprot\n"
+      "35 31 0:32 / /run/nightjar-1-x-ab rw - tmpfs nightjar-x rw,size=1024k\n");
+  d.write("sys/fs/cgroup/cgroup.controllers", "cpu memory\n");
+  CgroupLayout l = CgroupLayout::detect(mi, d.path());
+  EXPECT_EQ(l.v2_options, "rw,nsdelegate,memory_recursiveprot");
+  EXPECT_TRUE(l.memory_recursiveprot());
+  CgroupLayout plain;
+  plain.v2_options = "rw,nsdelegate";
+  EXPECT_FALSE(plain.memory_recursiveprot());
+  auto mounts = parse_mountinfo(read_file(mi));
+  ASSERT_EQ(mounts.size(), 2u);
+  EXPECT_EQ(mounts[1].source, "nightjar-x");
+  EXPECT_EQ(mounts[1].fstype, "tmpfs");
+}
+
+TEST(CgroupTreeV2, WritesEveryLevelReadsBackAndCountsEvents) {
+  FakeV2 f;
+  CgroupSpec s = spec(2, true, {{"memory.max", "1G"}});
+  s.leaves = {{"memory.low", "32M"}};
+  CgroupTree t(f.layout, "lv", s, 2, f.dir.path());
+  const std::string owned = f.root + "/nightjar-lv";
+  EXPECT_EQ(read_file(owned + "/memory.low"), "67108864\n");  // raised: 2 x 32M
+  EXPECT_EQ(read_file(owned + "/l1/memory.low"), "67108864\n");
+  EXPECT_EQ(read_file(owned + "/l1/c1/memory.low"), "33554432\n");
+  const auto& w = t.knob_writes();
+  ASSERT_EQ(w.size(), 5u);
+  EXPECT_EQ(w[0].dir, "");
+  EXPECT_EQ(w[0].source, "raised");
+  EXPECT_EQ(w[0].read_back, "67108864");
+  EXPECT_EQ(w[1].file, "memory.max");
+  EXPECT_EQ(w[1].read_back, "1073741824");
+  std::ofstream(owned + "/l1/memory.events") << "low 2\nhigh 0\nmax 7\noom 1\noom_kill 1\n";
+  auto before = t.event_counters();
+  EXPECT_EQ(before.at("memcg.l1.max"), 7u);
+  EXPECT_EQ(before.count("memcg.parent.low"), 0u);  // no memory.events there
+  std::ofstream(owned + "/l1/memory.events") << "low 5\nhigh 0\nmax 9\noom 1\noom_kill 1\n";
+  auto deltas = cgroup_event_deltas(before, t.event_counters());
+  EXPECT_EQ(deltas.at("memcg.l1.low"), 3.0);
+  EXPECT_EQ(deltas.at("memcg.l1.max"), 2.0);
+  EXPECT_EQ(deltas.at("memcg.l1.oom"), 0.0);
+}
+
+TEST(CgroupTreeV1, EventCountersAreFailcntAndOomKill) {
+  FakeV1 f;
+  CgroupTree t(f.layout, "ev", spec(1, false, {{"memory.low", "64M"}}), 1, f.dir.path());
+  EXPECT_EQ(read_file(t.owned_root() + "/memory.soft_limit_in_bytes"), "67108864\n");
+  ASSERT_EQ(t.knob_writes().size(), 1u);
+  EXPECT_EQ(t.knob_writes()[0].file, "memory.soft_limit_in_bytes");
+  std::ofstream(t.leaf(0) + "/memory.failcnt") << "4\n";
+  std::ofstream(t.leaf(0) + "/memory.oom_control")
+      << "oom_kill_disable 0\nunder_oom 0\noom_kill 2\n";
+  auto c = t.event_counters();
+  EXPECT_EQ(c.at("memcg.shared.failcnt"), 4u);
+  EXPECT_EQ(c.at("memcg.shared.oom_kill"), 2u);
+}
+
+TEST(CgroupUndo, RemovesOnlyNightjarTreesBelowTheirHome) {
+  TempDir d;
+  const std::string home = d.path() + "/cg";
+  fs::create_directories(home + "/nightjar-u/l1");
+  fs::create_directories(home + "/someone");
+  JournalEntry mine{1, JournalKind::cgroup, {home + "/nightjar-u/l1", home, "1"}, false};
+  EXPECT_EQ(undo_journaled_cgroup(mine).state, UndoResult::State::undone);
+  EXPECT_FALSE(exists(home + "/nightjar-u/l1"));
+  EXPECT_EQ(undo_journaled_cgroup(mine).state, UndoResult::State::absent);
+  JournalEntry other{2, JournalKind::cgroup, {home + "/someone", home, "1"}, false};
+  EXPECT_EQ(undo_journaled_cgroup(other).state, UndoResult::State::declined);
+  EXPECT_TRUE(exists(home + "/someone"));
 }

@@ -1,16 +1,23 @@
 // The cgroup manager: nightjar-owned memory cgroups on cgroup v2 or v1,
 // created under one parent named after the run and removed on every exit
-// path. Used by tcp_sendfile (clients in a 3-level hierarchy, memory.min/low
-// on the top level) and tmpfs_refault (one memcg charged with a tmpfs file,
-// then reclaimed).
+// path. Used by tcp_sendfile (clients in a 3-level hierarchy, memory knobs on
+// any level) and tmpfs_refault (one memcg charged with a tmpfs file, then
+// reclaimed).
 //
 // Layout created for depth D, C clients, per_client=true:
 //   <memory root>/nightjar-<tag>/            the owned parent (never anything else)
 //     l1/                                    "top": knobs of CgroupSpec::top written here
-//       l2/ ... (D levels in all, counting l1)
-//         c0/ c1/ ... c{C-1}                 leaves at depth D below the owned parent
-// per_client=false: one shared leaf. On v2 the memory controller is enabled
-// in cgroup.subtree_control from the owned parent down to the leaves' parents.
+//       l2/ ... l(D-1)/                      "middle": knobs of CgroupSpec::middle on each
+//         c0/ c1/ ... c{C-1}                 "leaves", D levels below the owned parent:
+//                                            knobs of CgroupSpec::leaves on each
+// per_client=false: one shared leaf. depth 1: the leaves sit in the owned
+// parent, which is then the top level. On v2 the memory controller is
+// enabled in cgroup.subtree_control of every level nightjar creates above
+// the leaves, and memory.min/memory.low are planned so that they are in
+// force (plan_cgroup_tree: the protection rule of docs/cgroups.md).
+//
+// Every directory is journaled before it is made (workloads/sys/journal.h),
+// so the sweep removes the tree of a killed nightjar (undo_journaled_cgroup).
 #pragma once
 
 #include <sys/types.h>
@@ -22,6 +29,7 @@
 #include <utility>
 #include <vector>
 
+#include "workloads/sys/journal.h"
 #include "workloads/sys/probe.h"
 
 namespace nightjar {
@@ -29,15 +37,96 @@ namespace nightjar {
 /// The deepest cgroup tree nightjar builds (levels below the owned parent).
 inline constexpr int kMaxCgroupDepth = 8;
 
-/// The `cgroup:` section of a job file, parsed (harness/job/cgroup_spec.h).
+/// Knobs of one section of the `cgroup:` section, in the job's order: name as
+/// written (v2 "memory.min" or v1 "memory.soft_limit_in_bytes") -> value
+/// text ("64M", "max").
+using CgroupKnobs = std::vector<std::pair<std::string, std::string>>;
+
+/// The `cgroup:` section of a job file, parsed (harness/job/cgroup_spec.cpp).
 struct CgroupSpec {
   int depth = 0;           ///< levels below the owned parent; 0 = no cgroup placement
   bool per_client = true;  ///< a leaf per client, or one shared leaf
-  /// Knobs written on the top level, in order: name as written (v2
-  /// "memory.min" or v1 "memory.soft_limit_in_bytes") -> value text ("64M", "max").
-  std::vector<std::pair<std::string, std::string>> top;
+  CgroupKnobs top;         ///< written on the top level (l1; the owned parent at depth 1)
+  CgroupKnobs middle;      ///< written on every level between top and the leaves (depth >= 3)
+  CgroupKnobs leaves;      ///< written on every leaf
   bool enabled() const { return depth > 0; }
 };
+
+/// One knob write of a tree: as planned (plan_cgroup_tree) and, once
+/// CgroupTree wrote it, as read back.
+struct CgroupKnobWrite {
+  std::string dir;     ///< relative to the owned parent: "" (the owned parent), "l1", "l1/l2/c0"
+  std::string source;  ///< "top", "middle", "leaves" (the job's sections), "raised" or
+                       ///< "distributed" (v2 protection rule)
+  std::string knob;    ///< as the job names it ("memory.low"); the v2 name for raised/distributed
+  std::string file;    ///< the file written on this version ("memory.soft_limit_in_bytes")
+  std::string value;   ///< the text written ("134217728", "max", "-1")
+  std::string asked;   ///< the job's value ("128M"), or why it was written ("covers its children")
+  std::string read_back;  ///< the file after the write, trimmed (filled by CgroupTree)
+};
+
+/// The tree CgroupTree builds, decided before anything is created.
+struct CgroupPlan {
+  std::vector<std::string> dirs;    ///< relative to the owned parent, parents first: "", "l1", ...
+  std::vector<std::string> leaves;  ///< the leaves among them, client order
+  std::string top;                  ///< the top level ("" at depth 1, else "l1")
+  std::vector<CgroupKnobWrite> writes;  ///< in order: parents first, each in the job's order
+};
+
+/// The name of a tree directory in recorded keys: "parent" for the owned
+/// parent (""), else the relative path ("l1", "l1/l2/c0").
+std::string cgroup_level_name(const std::string& dir);
+
+/// Plans the tree for `spec` and `clients` on cgroup `version` (1 or 2);
+/// `recursiveprot` is the cgroup2 mount's memory_recursiveprot option.
+/// The knobs of each section go to its levels, named and valued for the
+/// version (sizes as bytes; "max", or -1 on v1). On v2, memory.min and
+/// memory.low are made to be in force (docs/cgroups.md "Protection"):
+///  1. without memory_recursiveprot, protection given to a level whose
+///     children have none is split equally among them ("distributed"),
+///     down to the leaves, as the kernel needs it to reach their processes;
+///  2. a level the job gave none of a knob its children have gets their
+///     sum ("raised": a child's protection is capped by its parent's);
+///  3. a level the job gave less than the sum of its children's is refused.
+/// Throws UsageError: depth outside 1..kMaxCgroupDepth, clients < 1,
+/// `middle` at depth < 3, a knob with no equivalent on `version`
+/// (cgroup_version_problem), a bad value, or rule 3, naming the section,
+/// the level, its value and what its children need.
+CgroupPlan plan_cgroup_tree(const CgroupSpec& spec, int clients, int version, bool recursiveprot);
+
+/// Why `spec` cannot run on cgroup `version` (1 or 2), or nullopt: its first
+/// knob with no equivalent there, e.g. "cgroup.top.memory.min: has no
+/// equivalent on cgroup v1; needs cgroup v2 (boot with cgroup_no_v1=memory or
+/// systemd.unified_cgroup_hierarchy=1), or use memory.low". The runner stores
+/// such a cell as skipped with this reason.
+std::optional<std::string> cgroup_version_problem(const CgroupSpec& spec, int version);
+
+/// The cgroup version CgroupTree uses with `layout`: 2 when cgroup2 carries
+/// the memory controller, else 1 with a v1 memory hierarchy, else 0.
+int memcg_version(const CgroupLayout& layout);
+
+/// Per-iteration deltas of CgroupTree::event_counters() snapshots (`before`
+/// taken first), as monitor values: after - before for each key in both;
+/// a counter that decreased is omitted.
+std::map<std::string, double> cgroup_event_deltas(
+    const std::map<std::string, std::uint64_t>& before,
+    const std::map<std::string, std::uint64_t>& after);
+
+/// Removes directory `dir` of a cgroup tree nightjar created: moves the
+/// processes still in it to `home` (a cgroup directory: its cgroup.procs);
+/// with `kill_own`, a process that cannot be moved is SIGKILLed if it
+/// descends from this process (else it stays, and so does the directory);
+/// then rmdir, retried for about 2 s on EBUSY. `fake`: a simulated cgroupfs
+/// (its regular files are unlinked first). Returns "" once the directory is
+/// gone, else why it stays (naming it and errno). Never throws.
+std::string remove_cgroup_dir(const std::string& dir, const std::string& home, bool fake,
+                              bool kill_own) noexcept;
+
+/// Undoes a journaled `cgroup` record of an ended owner (the sweep): removes
+/// the directory with remove_cgroup_dir(), moving leftover tasks to the
+/// recorded home. `absent` when it is gone; `declined` when the recorded
+/// path does not name a nightjar-* tree.
+UndoResult undo_journaled_cgroup(const JournalEntry& entry);
 
 /// The cgroup knobs nightjar knows, comma separated, for messages.
 std::string known_cgroup_knobs();
@@ -74,17 +163,20 @@ class CgroupTree {
  public:
   /// Creates the tree for `clients` clients under the memory hierarchy of
   /// `layout` (v2 preferred when its memory controller is available, else v1
-  /// memory). `tag` names the owned parent: "nightjar-<tag>" (e.g. the run id
-  /// and pid). `fs_prefix` prefixes every path, for tests with a fake tree:
-  /// with a non-empty prefix the tree is a simulated cgroupfs, where writes
-  /// create the knob files the kernel would provide (cgroup.procs is
-  /// appended to, other knobs overwritten, each value followed by '\n') and
-  /// teardown unlinks the regular files of its directories before rmdir.
-  /// depth 1: the leaves sit directly under the owned parent, and top() is the
-  /// owned parent. Leaves are named c<i> (per_client) or "shared".
-  /// Throws EnvironmentError when a directory or knob cannot be written
-  /// (naming the path and errno), and UsageError when a knob of spec.top has
-  /// no equivalent on this cgroup version.
+  /// memory), as plan_cgroup_tree() plans it, and writes its knobs, reading
+  /// each back (knob_writes()). `tag` names the owned parent:
+  /// "nightjar-<tag>" (e.g. the run id and pid). `fs_prefix` prefixes every
+  /// path, for tests with a fake tree: with a non-empty prefix the tree is a
+  /// simulated cgroupfs, where writes create the knob files the kernel would
+  /// provide (cgroup.procs is appended to, other knobs overwritten, each
+  /// value followed by '\n') and teardown unlinks the regular files of its
+  /// directories before rmdir. Leaves are named c<i> (per_client) or
+  /// "shared". Every directory is journaled before mkdir. Throws
+  /// EnvironmentError when a directory, knob or journal record cannot be
+  /// written (naming the path and errno), and UsageError for what
+  /// plan_cgroup_tree() refuses (a knob of the spec without equivalent on
+  /// this cgroup version: "cgroup.top.memory.min: has no equivalent on cgroup
+  /// v1; ..."). Whatever was created before an error is removed again.
   CgroupTree(const CgroupLayout& layout, const std::string& tag, const CgroupSpec& spec,
              int clients, const std::string& fs_prefix = "");
   ~CgroupTree();
@@ -102,6 +194,16 @@ class CgroupTree {
   const std::string& leaf(int client) const;
   /// Path of a leaf relative to the hierarchy root, as /proc/PID/cgroup shows it.
   std::string relative(const std::string& dir) const;
+  /// The knobs written when the tree was made, in order, with what each
+  /// file read afterwards (CgroupKnobWrite::read_back).
+  const std::vector<CgroupKnobWrite>& knob_writes() const { return plan_.writes; }
+  /// The event counters of every directory of the tree, for per-iteration
+  /// monitor deltas (cgroup_event_deltas): "memcg.<level>.<event>" with
+  /// <level> as cgroup_level_name() gives it. v2: low, high, max, oom and
+  /// oom_kill of memory.events; v1: failcnt (memory.failcnt, limit hits)
+  /// and oom_kill (memory.oom_control, Linux 4.13+). A file that is absent
+  /// gives no keys. Never throws.
+  std::map<std::string, std::uint64_t> event_counters() const;
 
   /// Moves process `pid` into `dir` (cgroup.procs). Throws EnvironmentError.
   void attach(const std::string& dir, pid_t pid) const;
@@ -131,11 +233,21 @@ class CgroupTree {
   /// The teardown of the destructor (also used when the constructor fails).
   void remove_all() noexcept;
 
+  /// The absolute path of a directory relative to the owned parent.
+  std::string absolute(const std::string& rel) const;
+
+  /// A directory made by this tree and its journal record.
+  struct Made {
+    std::string dir;
+    std::uint64_t journal = 0;
+  };
+
   bool fake_ = false;  // fs_prefix given: simulated cgroupfs
   int version_ = 2;
   std::string hierarchy_root_;
   std::string owned_root_, top_;
-  std::vector<std::string> created_;  // every directory made, parents first
+  CgroupPlan plan_;
+  std::vector<Made> created_;  // every directory made, parents first
   std::vector<std::string> leaves_;
 };
 

@@ -22,6 +22,7 @@
 #include "results/model/exit_codes.h"
 #include "workloads/sys/probe.h"
 #include "workloads/sys/signals.h"
+#include "workloads/sys/sweep.h"
 
 namespace nightjar {
 namespace {
@@ -69,17 +70,68 @@ std::string resolve_target(const std::string& prefix, const std::string& path,
   return real;
 }
 
-// The lock that serialises knob changes between nightjar processes, so that
-// two runs cannot save each other's values as "previous" and restore the
-// wrong one: /run/lock/nightjar-knobs.lock (else /tmp/...), or one inside
-// the fake tree of a test.
-std::string lock_path(const std::string& prefix) {
+/// Opens and takes the knob lock `path` without waiting: the descriptor, or
+/// -1 (busy, or it cannot be opened: then `*busy` says which).
+int try_lock(const std::string& path, bool* busy) {
+  *busy = false;
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return -1;
+  if (::flock(fd, LOCK_EX | LOCK_NB) == 0) return fd;
+  *busy = errno == EWOULDBLOCK;
+  ::close(fd);
+  return -1;
+}
+
+}  // namespace
+
+// The lock serialises knob changes between nightjar processes, so that two
+// runs cannot save each other's values as "previous" and restore the wrong one.
+std::string knob_lock_path(const std::string& prefix) {
   if (!prefix.empty()) return prefix + "/.nightjar-knobs.lock";
   if (::access("/run/lock", W_OK) == 0) return "/run/lock/nightjar-knobs.lock";
   return "/tmp/nightjar-knobs.lock";
 }
 
-}  // namespace
+UndoResult undo_journaled_knob(const JournalEntry& entry, bool lock_held) {
+  using State = UndoResult::State;
+  const std::string& path = entry.field(0);
+  const std::string& previous = entry.field(1);
+  const std::string& written = entry.field(2);
+  const std::string& shown = entry.field(4).empty() ? path : entry.field(4);
+  int fd = -1;
+  if (!lock_held && !entry.field(3).empty()) {
+    bool busy = false;
+    fd = try_lock(entry.field(3), &busy);
+    if (fd < 0 && busy)
+      return {State::left, fmt::format("knob {} not restored yet: another nightjar holds the knob "
+                                       "lock {} (it restores it when it takes the lock; else run "
+                                       "`nightjar cleanup` once it ended)",
+                                       shown, entry.field(3))};
+  }
+  struct Unlock {
+    int fd;
+    ~Unlock() {
+      if (fd >= 0) ::close(fd);
+    }
+  } unlock{fd};
+  int err = 0;
+  auto now = read_small_file(path, &err);
+  if (!now) {
+    if (err == ENOENT) return {State::absent, ""};
+    return {State::left, fmt::format("cannot read knob {}: {}", shown, std::strerror(err))};
+  }
+  const std::string current = knob_reading(*now);
+  if (current != knob_reading(written))
+    return {State::declined,
+            fmt::format("knob {} holds '{}', not the '{}' nightjar wrote: something changed it "
+                        "since; left as it is (before nightjar it was '{}')",
+                        shown, current, knob_reading(written), previous)};
+  if (int e = write_attribute(path, previous + "\n"))
+    return {State::left,
+            fmt::format("cannot restore knob {} to '{}': {}", shown, previous, std::strerror(e))};
+  return {State::undone, fmt::format("restored knob {} to '{}' (the killed run had written '{}')",
+                                     shown, previous, current)};
+}
 
 std::string knob_example(const std::string& kind) {
   return example_for(kind);
@@ -175,7 +227,7 @@ KnobSet::~KnobSet() {
 
 void KnobSet::lock() {
   if (lock_fd_ >= 0) return;
-  const std::string path = lock_path(prefix_);
+  const std::string path = knob_lock_path(prefix_);
   int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) return;  // no lock possible (read-only /tmp): go on without
   bool told = false;
@@ -193,6 +245,12 @@ void KnobSet::lock() {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   lock_fd_ = fd;
+  // A killed nightjar changed knobs under this lock and could not restore
+  // them: put the system's values back before reading "previous" ones.
+  SweepOptions sweep;
+  sweep.knobs_only = true;
+  sweep.knob_lock_held = path;
+  for (const auto& line : sweep_journals(sweep).lines()) std::cerr << "nightjar: " << line << "\n";
 }
 
 void KnobSet::unlock() noexcept {
@@ -230,12 +288,22 @@ std::optional<std::string> KnobSet::apply(const std::vector<Knob>& knobs) {
     const std::string previous = knob_reading(*before);
     const std::string wanted = knob_reading(k.value);
     if (previous != wanted) {
-      if (int e = write_attribute(real, k.value + "\n"); e != 0)
+      // Journaled with the value to restore before it changes.
+      std::uint64_t id = 0;
+      try {
+        id = Journal::process().record(JournalKind::knob,
+                                       {real, previous, k.value, knob_lock_path(prefix_), k.path});
+      } catch (const EnvironmentError& e) {
+        return give_up(e.what());
+      }
+      if (int e = write_attribute(real, k.value + "\n"); e != 0) {
+        Journal::process().done(id);
         return give_up(fmt::format("writing '{}' failed: {}{}", k.value, std::strerror(e),
                                    e == EACCES || e == EPERM || e == EROFS
                                        ? " (run as root, on a writable /sys and /proc)"
                                        : ""));
-      changed_.push_back(Changed{real, k.path, previous});
+      }
+      changed_.push_back(Changed{real, k.path, previous, id});
     }
     auto after = read_small_file(real, &err);
     std::string now = after ? knob_reading(*after) : std::string();
@@ -261,6 +329,8 @@ std::vector<std::string> KnobSet::restore() noexcept {
         problems.push_back(fmt::format("could not restore {} to '{}': {}; set it by hand",
                                        it->shown, it->previous, std::strerror(e)));
         std::cerr << "nightjar: warning: " << problems.back() << "\n";
+      } else {
+        Journal::process().done(it->journal);
       }
     }
   } catch (...) {

@@ -6,11 +6,14 @@
 // cells as skipped with it.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "workloads/sys/journal.h"
 
 namespace nightjar {
 
@@ -48,6 +51,20 @@ void check_knob_targets(const std::vector<Knob>& knobs,
 /// otherwise the text with runs of blanks collapsed to one space and trimmed.
 std::string knob_reading(const std::string& text);
 
+/// The file of the lock that serialises knob changes between nightjar
+/// processes: /run/lock/nightjar-knobs.lock (else /tmp/nightjar-knobs.lock),
+/// or <fs_prefix>/.nightjar-knobs.lock inside a test's fake tree.
+std::string knob_lock_path(const std::string& fs_prefix = "");
+
+/// Undoes a journaled `knob` record of an ended owner (the sweep): writes
+/// the recorded previous value back when the file still reads as the value
+/// nightjar wrote (knob_reading()); `declined` (said, and left as it is)
+/// when it holds something else. Knobs are only restored under the knob
+/// lock of the record: unless `lock_held` (the caller holds it), it is
+/// taken without waiting, and a busy lock gives `left` (the nightjar holding
+/// it restores ended owners' knobs itself when it takes the lock: KnobSet).
+UndoResult undo_journaled_knob(const JournalEntry& entry, bool lock_held);
+
 /// The knobs of one variant, written in order and restored in reverse order.
 ///
 /// apply() reads each knob's current value, writes the new one when it
@@ -56,9 +73,13 @@ std::string knob_reading(const std::string& text);
 /// restores what was already written and returns the reason; nothing is left
 /// changed. restore() (also run by the destructor) writes the previous values
 /// back, last knob first, and releases the knob lock: between apply() and
-/// restore() an exclusive flock on /run/lock/nightjar-knobs.lock keeps other
-/// nightjar processes from changing knobs (they wait; SIGINT still stops the
-/// wait). A path that resolves (through symlinks) outside
+/// restore() an exclusive flock on knob_lock_path() keeps other nightjar
+/// processes from changing knobs (they wait; SIGINT still stops the wait).
+/// Each knob is journaled with its previous value before it is written
+/// (workloads/sys/journal.h), and right after taking the lock apply()
+/// restores the knobs that ended (killed) nightjar processes left changed
+/// (workloads/sys/sweep.h), so that the value it saves as "previous" is the
+/// system's, not a killed run's. A path that resolves (through symlinks) outside
 /// `fs_prefix`/sys and `fs_prefix`/proc throws UsageError before anything is
 /// written.
 class KnobSet {
@@ -95,9 +116,10 @@ class KnobSet {
   void unlock() noexcept;
 
   struct Changed {
-    std::string path;      ///< real path (with prefix)
-    std::string shown;     ///< path as in the job
-    std::string previous;  ///< value to write back
+    std::string path;           ///< real path (with prefix)
+    std::string shown;          ///< path as in the job
+    std::string previous;       ///< value to write back
+    std::uint64_t journal = 0;  ///< its journal record
   };
   std::string prefix_;
   std::vector<Changed> changed_;

@@ -72,33 +72,6 @@ std::string unescape_mount_field(std::string_view s) {
   return out;
 }
 
-/// One line of /proc/<pid>/mountinfo (proc(5)); only the fields used here.
-struct Mount {
-  std::string root;         ///< field 4: root of the mount within its filesystem
-  std::string mount_point;  ///< field 5
-  std::string fstype;       ///< first field after the " - " separator
-  std::string super_options;
-};
-
-std::vector<Mount> parse_mountinfo(std::string_view text) {
-  std::vector<Mount> mounts;
-  for (auto line : split_char(text, '\n')) {
-    auto f = split_ws(line);
-    if (f.size() < 7) continue;
-    // Fields 7.. are optional tags, terminated by a lone "-".
-    std::size_t sep = 6;
-    while (sep < f.size() && f[sep] != "-") ++sep;
-    if (sep + 1 >= f.size()) continue;
-    Mount m;
-    m.root = unescape_mount_field(f[3]);
-    m.mount_point = unescape_mount_field(f[4]);
-    m.fstype = std::string(f[sep + 1]);
-    if (sep + 3 < f.size()) m.super_options = std::string(f[sep + 3]);
-    mounts.push_back(std::move(m));
-  }
-  return mounts;
-}
-
 /// Does this v1 super option name a controller (not a mount flag or "name=")?
 bool is_v1_controller_option(std::string_view opt) {
   static constexpr std::string_view flags[] = {
@@ -109,8 +82,8 @@ bool is_v1_controller_option(std::string_view opt) {
 
 /// Filesystem type of the mount holding absolute path `path`: the longest
 /// mount point that is a path prefix of it; of equal ones the later (on top).
-std::string fstype_for(const std::vector<Mount>& mounts, const std::string& path) {
-  const Mount* best = nullptr;
+std::string fstype_for(const std::vector<MountEntry>& mounts, const std::string& path) {
+  const MountEntry* best = nullptr;
   for (const auto& m : mounts) {
     const auto& mp = m.mount_point;
     bool covers =
@@ -183,6 +156,26 @@ unsigned count_cpu_list(std::string_view list) {
 }
 
 }  // namespace
+
+std::vector<MountEntry> parse_mountinfo(std::string_view text) {
+  std::vector<MountEntry> mounts;
+  for (auto line : split_char(text, '\n')) {
+    auto f = split_ws(line);
+    if (f.size() < 7) continue;
+    // Fields 7.. are optional tags, terminated by a lone "-".
+    std::size_t sep = 6;
+    while (sep < f.size() && f[sep] != "-") ++sep;
+    if (sep + 1 >= f.size()) continue;
+    MountEntry m;
+    m.root = unescape_mount_field(f[3]);
+    m.mount_point = unescape_mount_field(f[4]);
+    m.fstype = std::string(f[sep + 1]);
+    if (sep + 2 < f.size()) m.source = unescape_mount_field(f[sep + 2]);
+    if (sep + 3 < f.size()) m.super_options = std::string(f[sep + 3]);
+    mounts.push_back(std::move(m));
+  }
+  return mounts;
+}
 
 std::string bracketed_selection(std::string_view text) {
   auto open = text.find('[');
@@ -305,6 +298,7 @@ CgroupLayout CgroupLayout::detect(const std::string& mountinfo_path, const std::
       have_v2 = true;
       if (layout.v2_root.empty() || (whole && !v2_is_root)) {
         layout.v2_root = m.mount_point;
+        layout.v2_options = m.super_options;
         v2_is_root = whole;
       }
     } else if (m.fstype == "cgroup") {
@@ -331,6 +325,12 @@ CgroupLayout CgroupLayout::detect(const std::string& mountinfo_path, const std::
     }
   }
   return layout;
+}
+
+bool CgroupLayout::memory_recursiveprot() const {
+  for (auto opt : split_char(v2_options, ','))
+    if (opt == "memory_recursiveprot") return true;
+  return false;
 }
 
 // ---------------------------------------------------------------- context

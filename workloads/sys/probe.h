@@ -32,6 +32,19 @@ Testbox probe_testbox(const std::string& root = "");
 /// of /proc/meminfo and sysconf(_SC_NPROCESSORS_ONLN). Never throws.
 MachineFacts probe_machine_facts();
 
+/// One line of /proc/<pid>/mountinfo (proc(5)), the fields nightjar uses;
+/// octal escapes (\040 for a blank) decoded.
+struct MountEntry {
+  std::string root;           ///< field 4: root of the mount within its filesystem
+  std::string mount_point;    ///< field 5
+  std::string fstype;         ///< first field after the " - " separator
+  std::string source;         ///< the field after fstype ("nightjar-refault", "/dev/sda1")
+  std::string super_options;  ///< the last field ("rw,nsdelegate,memory_recursiveprot")
+};
+
+/// Parses the text of a mountinfo file; malformed lines are skipped. Never throws.
+std::vector<MountEntry> parse_mountinfo(std::string_view text);
+
 /// Where the cgroup hierarchies are mounted, from /proc/self/mountinfo. Shared
 /// with the cgroup manager: it decides which memory-controller interface
 /// (v1 memory.force_empty or v2 memory.reclaim) a workload can use.
@@ -47,6 +60,14 @@ struct CgroupLayout {
   std::string v1_memory_root;        ///< mount point of the v1 memory controller
                                      ///< (e.g. "/sys/fs/cgroup/memory"), "" if none
   bool v2_memory_available = false;  ///< "memory" is listed in <v2_root>/cgroup.controllers
+  /// Super options of the cgroup2 mount at v2_root ("rw,nsdelegate,memory_recursiveprot");
+  /// "" when none is mounted.
+  std::string v2_options;
+
+  /// True when the cgroup2 mount has the memory_recursiveprot option (Linux
+  /// 5.7+): protection given to a cgroup reaches its descendants without
+  /// being written into each of them (Documentation/admin-guide/cgroup-v2.rst).
+  bool memory_recursiveprot() const;
 
   /// Parses `mountinfo_path` (fstype "cgroup2", or "cgroup" whose super options
   /// name the controllers). Where a hierarchy is mounted several times the

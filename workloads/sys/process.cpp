@@ -1,6 +1,7 @@
 // The process toolkit: see workloads/sys/process.h.
 #include "workloads/sys/process.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
@@ -14,8 +15,11 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
+#include <thread>
 #include <utility>
 
 #include <fmt/format.h>
@@ -24,6 +28,8 @@
 #include "results/model/exit_codes.h"
 #include "results/model/params.h"
 #include "results/model/text.h"
+#include "workloads/sys/fs.h"
+#include "workloads/sys/journal.h"
 #include "workloads/sys/signals.h"
 
 extern char** environ;
@@ -564,6 +570,16 @@ class CommandWatch {
   std::size_t fed_ = 0;
 };
 
+/// Journals the process group a program started with start_program()
+/// leads (workloads/sys/journal.h), so that a sweep can end it if nightjar
+/// is killed before it does. 0 when the journal cannot be written (the
+/// program still has PR_SET_PDEATHSIG).
+std::uint64_t record_group(pid_t pid, const std::string& label) noexcept {
+  return Journal::process().record_or_warn(
+      JournalKind::process_group,
+      {std::to_string(pid), std::to_string(process_start_ticks(pid).value_or(0)), label});
+}
+
 /// Reaps the command and records its status, wall and CPU time.
 void reap_command(pid_t pid, Clock::time_point t0, CommandResult& r) {
   int status = 0;
@@ -598,8 +614,10 @@ CommandResult run_command(const CommandSpec& spec) {
   }
   io.started();
   r.started = true;
+  const std::uint64_t journaled = record_group(pid, plan.shown);
   CommandWatch(spec, pid, io, r, t0).run();
   reap_command(pid, t0, r);
+  Journal::process().done(journaled);
   return r;
 }
 
@@ -621,6 +639,7 @@ ChildProcess::ChildProcess(const SpawnSpec& spec) {
   pid_ =
       start_program(plan, {in.get(), out.get(), spec.stderr_to_stdout ? out.get() : -1}, failure);
   if (pid_ < 0) throw EnvironmentError(start_failure_text(failure, plan));
+  journaled_ = record_group(pid_, plan.shown);
 }
 
 std::optional<int> ChildProcess::poll() {
@@ -631,6 +650,7 @@ std::optional<int> ChildProcess::poll() {
   // r < 0 (ECHILD): reaped elsewhere, its status is lost: exit status 255.
   status_ = r == pid_ ? status : 255 << 8;
   pid_ = 0;
+  Journal::process().done(std::exchange(journaled_, 0));
   return status_;
 }
 
@@ -641,6 +661,7 @@ int ChildProcess::kill_and_reap() noexcept {
   int status = 0;
   status_ = wait_pid(pid_, &status, 0) == pid_ ? status : 255 << 8;
   pid_ = 0;
+  Journal::process().done(std::exchange(journaled_, 0));
   return status_;
 }
 
@@ -698,6 +719,12 @@ std::size_t Workers::spawn_with(BodyFn fn, const void* body, std::size_t of) {
         spec_.name, spec_.noun, index + 1, std::max(of, index + 1), errno_text(err)));
   }
   workers_.push_back(Worker{pid});
+  // Journaled once it exists (before any gate opens, so before it does
+  // anything): a sweep kills it if nightjar dies and PR_SET_PDEATHSIG did not.
+  workers_.back().journal = Journal::process().record_or_warn(
+      JournalKind::process,
+      {std::to_string(pid), std::to_string(process_start_ticks(pid).value_or(0)),
+       spec_.numbered ? fmt::format("{} {} {}", spec_.name, spec_.noun, index) : spec_.noun});
   return index;
 }
 
@@ -713,6 +740,9 @@ void Workers::run_worker(BodyFn fn, const void* body, std::size_t index) noexcep
   ::sigaddset(&set, SIGPIPE);
   ::pthread_sigmask(SIG_BLOCK, &set, nullptr);
   if (spec_.comm) ::prctl(PR_SET_NAME, spec_.comm);
+  // The owner's journal lock is nightjar's, not the worker's: a worker that
+  // outlived nightjar must not make its journal look alive.
+  if (const int journal = journal_fd_for_children(); journal >= 0) ::close(journal);
   for (const Pipe& g : gates_) ::close(g.write.get());
   ::close(reports_.read.get());
   const WorkerLink link(gate_read_fds_.data(), gate_read_fds_.size(), reports_.write.get(), index);
@@ -782,17 +812,22 @@ bool Workers::await(unsigned reports, std::chrono::steady_clock::time_point dead
   }
 }
 
+void Workers::Worker::mark_reaped() noexcept {
+  reaped = true;
+  Journal::process().done(std::exchange(journal, 0));
+}
+
 void Workers::wait_all() {
   seal();
   for (Worker& w : workers_) {
     if (w.reaped) continue;
-    if (wait_pid(w.pid, &w.status, 0) == w.pid || errno == ECHILD) w.reaped = true;
+    if (wait_pid(w.pid, &w.status, 0) == w.pid || errno == ECHILD) w.mark_reaped();
   }
 }
 
 void Workers::reap_ended() noexcept {
   for (Worker& w : workers_)
-    if (!w.reaped && wait_pid(w.pid, &w.status, WNOHANG) == w.pid) w.reaped = true;
+    if (!w.reaped && wait_pid(w.pid, &w.status, WNOHANG) == w.pid) w.mark_reaped();
 }
 
 void Workers::kill_and_reap() noexcept {
@@ -801,7 +836,7 @@ void Workers::kill_and_reap() noexcept {
     if (!w.reaped && w.pid > 0) ::kill(w.pid, SIGKILL);
   for (Worker& w : workers_) {
     if (w.reaped || w.pid <= 0) continue;
-    if (wait_pid(w.pid, &w.status, 0) == w.pid || errno == ECHILD) w.reaped = true;
+    if (wait_pid(w.pid, &w.status, 0) == w.pid || errno == ECHILD) w.mark_reaped();
   }
 }
 
@@ -827,6 +862,88 @@ std::optional<std::string> Workers::failure() {
 
 bool Workers::interrupted() const {
   return spec_.interrupted ? spec_.interrupted() : nightjar::interrupted();
+}
+
+// ---------------------------------------------------------------------------
+// Undoing journaled processes
+// ---------------------------------------------------------------------------
+
+namespace {
+
+/// The pids of every process in process group `pgid` (field 5 of /proc/PID/stat).
+std::vector<pid_t> group_members(pid_t pgid) {
+  std::vector<pid_t> out;
+  DIR* d = ::opendir("/proc");
+  if (!d) return out;
+  while (dirent* e = ::readdir(d)) {
+    if (e->d_name[0] < '1' || e->d_name[0] > '9') continue;
+    auto text = read_small_file(std::string("/proc/") + e->d_name + "/stat");
+    if (!text) continue;
+    auto pgrp = stat_field(*text, 5);
+    if (pgrp && std::atol(pgrp->c_str()) == pgid) out.push_back(std::atoi(e->d_name));
+  }
+  ::closedir(d);
+  return out;
+}
+
+/// True once `pid` no longer is the process that started at `start` (gone,
+/// or a zombie waiting for init).
+bool ended(pid_t pid, std::uint64_t start) {
+  auto text = read_small_file("/proc/" + std::to_string(pid) + "/stat");
+  if (!text) return true;
+  auto ticks = stat_field(*text, 22);
+  if (!ticks || std::strtoull(ticks->c_str(), nullptr, 10) != start) return true;
+  auto state = stat_field(*text, 3);
+  return state && (*state == "Z" || *state == "X");
+}
+
+/// Waits up to 5 s until every (pid, start) has ended; the ones left.
+std::vector<pid_t> wait_ended(const std::vector<std::pair<pid_t, std::uint64_t>>& procs) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  std::vector<pid_t> left;
+  for (;;) {
+    left.clear();
+    for (const auto& [pid, start] : procs)
+      if (!ended(pid, start)) left.push_back(pid);
+    if (left.empty() || std::chrono::steady_clock::now() >= deadline) return left;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+}  // namespace
+
+UndoResult undo_journaled_process(const JournalEntry& entry) {
+  using State = UndoResult::State;
+  const pid_t pid = static_cast<pid_t>(std::atol(entry.field(0).c_str()));
+  const std::uint64_t start = std::strtoull(entry.field(1).c_str(), nullptr, 10);
+  const std::string& label = entry.field(2);
+  if (pid <= 1)
+    return {State::declined,
+            fmt::format("pid '{}' is not a process nightjar started", entry.field(0))};
+  std::vector<std::pair<pid_t, std::uint64_t>> targets;
+  if (entry.kind == JournalKind::process) {
+    if (ended(pid, start)) return {State::absent, ""};
+    targets.emplace_back(pid, start);
+    ::kill(pid, SIGKILL);
+  } else {
+    auto leader = process_start_ticks(pid);
+    if (leader && *leader != start) return {State::absent, ""};  // pid reused: the group is gone
+    for (pid_t m : group_members(pid))
+      if (auto t = process_start_ticks(m)) targets.emplace_back(m, *t);
+    if (targets.empty()) return {State::absent, ""};
+    ::kill(-pid, SIGKILL);
+  }
+  const std::vector<pid_t> left = wait_ended(targets);
+  const std::string what =
+      entry.kind == JournalKind::process
+          ? fmt::format("process {} ({})", pid, label)
+          : fmt::format("process group {} ({}, {} process(es))", pid, label, targets.size());
+  if (!left.empty())
+    return {State::left,
+            fmt::format("{}: pid {} still runs 5 s after SIGKILL (uninterruptible sleep? see "
+                        "/proc/{}/stack); run `nightjar cleanup` again later",
+                        what, left.front(), left.front())};
+  return {State::undone, "killed " + what};
 }
 
 // ---------------------------------------------------------------------------

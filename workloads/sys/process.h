@@ -39,6 +39,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "workloads/sys/journal.h"
+
 namespace nightjar {
 
 // ---------------------------------------------------------------------------
@@ -217,6 +219,7 @@ class ChildProcess {
  private:
   pid_t pid_ = -1;
   int status_ = 0;
+  std::uint64_t journaled_ = 0;  ///< its process group's journal record
 };
 
 // ---------------------------------------------------------------------------
@@ -336,6 +339,9 @@ class Workers {
     bool reaped = false;
     int status = 0;
     unsigned reports = 0;
+    std::uint64_t journal = 0;  ///< its record in the journal (workloads/sys/journal.h)
+    /// Reaped: marks its journal record done.
+    void mark_reaped() noexcept;
   };
   using BodyFn = int (*)(const void* body, const WorkerLink& link) noexcept;
   template <class Body>
@@ -359,6 +365,17 @@ class Workers {
   unsigned char partial_[4] = {};  ///< a report split across reads
   std::size_t partial_len_ = 0;
 };
+
+/// Undoes a journaled `process` or `process_group` record of an ended owner
+/// (workloads/sys/journal.h, called by the sweep): a process whose pid still
+/// has the recorded start time is SIGKILLed; a group is SIGKILLed when its
+/// leader still has the recorded start time, or when the leader is gone but
+/// members remain (Linux does not reuse a pid while a group of that id
+/// exists, so those members are the recorded group's). Then waits up to 5 s
+/// until every one has gone (init reaps an ended owner's orphans). `absent`
+/// when nothing of it runs, `left` when something survived SIGKILL (a
+/// process in uninterruptible sleep).
+UndoResult undo_journaled_process(const JournalEntry& entry);
 
 /// MAP_SHARED anonymous memory, zeroed: what forked workers write their
 /// results into and the parent reads after they reported. Unmapped on

@@ -6,14 +6,18 @@
 #include <cstdint>
 #include <string>
 
+#include "workloads/sys/journal.h"
+
 namespace nightjar {
 
 /// A tmpfs mounted by nightjar on a directory it created. The mount's source
 /// is "nightjar-<tag>" and the directory <parent>/nightjar-<pid>-<tag>-XXXXXX,
-/// so `findmnt | grep nightjar` shows it while it exists.
+/// so `findmnt | grep nightjar` shows it while it exists. The directory and
+/// the mount are each journaled before they are made
+/// (workloads/sys/journal.h), so a sweep removes both if nightjar is killed.
 class TmpfsMount {
  public:
-  /// Creates the directory (mkdtemp, mode 0700) under `parent` ("/run", or
+  /// Creates the directory (a new name, mode 0700) under `parent` ("/run", or
   /// "/tmp" when /run does not exist) and mounts a tmpfs there with
   /// MS_NOSUID|MS_NODEV and the options "size=<size_bytes>,mode=0700" plus
   /// `options` (default "huge=never": base pages, so page counts are exact;
@@ -41,6 +45,20 @@ class TmpfsMount {
  private:
   std::string path_, source_, options_;
   bool mounted_ = false;
+  std::uint64_t dir_journal_ = 0, mount_journal_ = 0;  // journal records
 };
+
+/// Unmounts `path`, retrying EBUSY and EINTR for up to 1 s, then detaching
+/// it lazily (MNT_DETACH). Returns "" when it is unmounted (a lazy detach
+/// is reported on stderr), else why not. Never throws.
+std::string unmount_retrying(const std::string& path) noexcept;
+
+/// Undoes a journaled `mount` record of an ended owner (the sweep): unmounts
+/// the tmpfs when /proc/self/mountinfo shows one at the recorded point with
+/// the recorded source; `declined` when something else is mounted there.
+UndoResult undo_journaled_mount(const JournalEntry& entry);
+/// Undoes a journaled `mount_point` record: removes the directory when it
+/// is empty; `left` when it holds something (named).
+UndoResult undo_journaled_mount_point(const JournalEntry& entry);
 
 }  // namespace nightjar

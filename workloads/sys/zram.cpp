@@ -19,9 +19,13 @@
 #include <cstring>
 #include <sstream>
 #include <thread>
+#include <utility>
+
+#include <fmt/format.h>
 
 #include "results/model/exit_codes.h"
 #include "results/model/text.h"
+#include "workloads/sys/journal.h"
 #include "workloads/sys/process.h"
 
 namespace nightjar {
@@ -106,6 +110,44 @@ void teardown_warning(const std::string& text) {
   std::fprintf(stderr, "nightjar: teardown: %s\n", text.c_str());
 }
 
+/// Writes `value` to `path`, retrying EBUSY and EINTR for up to 2 s (reset
+/// and hot_remove return EBUSY while the device is still open: swapoff just
+/// closed it, udev may hold it for a moment). 0 or the errno.
+int write_retrying(const std::string& path, const std::string& value) {
+  int err = 0;
+  for (int i = 0; i < 100; ++i) {
+    err = write_attribute(path, value);
+    if (err != EBUSY && err != EINTR) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return err;
+}
+
+/// True when zram<id> (below `root`) is listed in /proc/swaps, by name or,
+/// on the real system, by device number.
+bool zram_is_swap(const std::string& root, int id) {
+  const std::string name = "zram" + std::to_string(id);
+  dev_t rdev = 0;
+  if (root.empty()) {
+    if (auto dev = read_small_file("/sys/block/" + name + "/dev")) {
+      unsigned maj = 0, min = 0;
+      if (std::sscanf(dev->c_str(), "%u:%u", &maj, &min) == 2) rdev = makedev(maj, min);
+    }
+  }
+  for (const auto& e : read_proc_swaps(root)) {
+    if (basename_of(e.filename) == name) return true;
+    struct stat st {};
+    if (rdev && ::stat(e.filename.c_str(), &st) == 0 && S_ISBLK(st.st_mode) && st.st_rdev == rdev)
+      return true;
+  }
+  return false;
+}
+
+/// A new random UUID (the kernel's /proc/sys/kernel/random/uuid); "" when unreadable.
+std::string random_uuid() {
+  return std::string(trim(read_small_file("/proc/sys/kernel/random/uuid").value_or("")));
+}
+
 }  // namespace
 
 std::vector<SwapEntry> parse_proc_swaps(std::string_view text) {
@@ -156,7 +198,6 @@ ZramSelection select_zram_device(const std::string& root) {
         "CONFIG_ZRAM)";
     return sel;
   }
-  const std::vector<SwapEntry> swaps = read_proc_swaps(root);
   std::vector<std::string> busy;
   for (int id : ids) {
     const std::string name = "zram" + std::to_string(id);
@@ -172,21 +213,7 @@ ZramSelection select_zram_device(const std::string& root) {
       continue;
     }
     // A device named in /proc/swaps, by name or (real system) by device number.
-    dev_t rdev = 0;
-    if (root.empty()) {
-      if (auto dev = read_small_file(dir + "/dev")) {
-        unsigned maj = 0, min = 0;
-        if (std::sscanf(dev->c_str(), "%u:%u", &maj, &min) == 2) rdev = makedev(maj, min);
-      }
-    }
-    bool swapped = false;
-    for (const auto& e : swaps) {
-      if (basename_of(e.filename) == name) swapped = true;
-      struct stat st {};
-      if (rdev && ::stat(e.filename.c_str(), &st) == 0 && S_ISBLK(st.st_mode) && st.st_rdev == rdev)
-        swapped = true;
-    }
-    if (swapped) {
+    if (zram_is_swap(root, id)) {
       busy.push_back(name + ": active swap (/proc/swaps)");
       continue;
     }
@@ -253,6 +280,9 @@ ZramDevice::ZramDevice(std::uint64_t disksize_bytes, const std::string& algorith
                                std::string(trim(*text)) + "', not a device number");
       id_ = static_cast<int>(*id);
       created_ = true;
+      // The journal names it at once: hot_add told nobody before this line.
+      journal_ = Journal::process().record(
+          JournalKind::zram, {root, std::to_string(id_), "1", std::to_string(disksize_bytes), ""});
       if (!wait_for(attr("disksize"), std::chrono::seconds(2)))
         throw EnvironmentError("zram: hot-added " + name() + " but " + attr("disksize") +
                                " did not appear within 2 s");
@@ -260,6 +290,9 @@ ZramDevice::ZramDevice(std::uint64_t disksize_bytes, const std::string& algorith
       id_ = sel.choice->id;
       original_algorithm_ =
           selected_algorithm(read_small_file(attr("comp_algorithm")).value_or(""));
+      journal_ = Journal::process().record(
+          JournalKind::zram,
+          {root, std::to_string(id_), "0", std::to_string(disksize_bytes), original_algorithm_});
     }
     if (!algorithm.empty()) {
       if (int err = write_attribute(attr("comp_algorithm"), algorithm)) {
@@ -306,46 +339,90 @@ std::string ZramDevice::attr(const std::string& n) const {
 
 void ZramDevice::release() noexcept {
   if (id_ < 0) return;
+  bool clean = true;
   try {
-    // reset returns EBUSY while the device is still open (swapoff just
-    // closed it; udev may hold it for a moment): retry for up to 2 s.
     if (initialized_) {
-      int err = 0;
-      for (int i = 0; i < 100; ++i) {
-        err = write_attribute(attr("reset"), "1");
-        if (err != EBUSY && err != EINTR) break;
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      }
-      if (err)
+      if (int err = write_retrying(attr("reset"), "1")) {
         teardown_warning("cannot reset " + name() + " (" + errno_text(err) +
                          "); run `echo 1 > /sys/block/" + name() + "/reset` once nothing uses it");
+        clean = false;
+      }
       initialized_ = false;
     }
     if (!created_ && !original_algorithm_.empty()) {
       std::string now = selected_algorithm(read_small_file(attr("comp_algorithm")).value_or(""));
       if (now != original_algorithm_)
-        if (int err = write_attribute(attr("comp_algorithm"), original_algorithm_))
+        if (int err = write_attribute(attr("comp_algorithm"), original_algorithm_)) {
           teardown_warning("cannot restore " + name() + "'s compression algorithm to " +
                            original_algorithm_ + ": " + errno_text(err));
+          clean = false;
+        }
       original_algorithm_.clear();
     }
     if (created_) {
       const std::string path = root_ + "/sys/class/zram-control/hot_remove";
-      int err = 0;
-      for (int i = 0; i < 100; ++i) {
-        err = write_attribute(path, std::to_string(id_));
-        if (err != EBUSY && err != EINTR) break;
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      }
-      if (err)
+      if (int err = write_retrying(path, std::to_string(id_))) {
         teardown_warning("cannot remove " + name() + " (" + errno_text(err) + "); run `echo " +
                          std::to_string(id_) + " > " + path + "`");
+        clean = false;
+      }
       created_ = false;
     }
   } catch (...) {
     // allocation failure while building a message: nothing more to do
+    clean = false;
   }
+  // A step that failed leaves the record open: a later sweep retries it.
+  if (clean) Journal::process().done(journal_);
+  journal_ = 0;
   id_ = -1;
+}
+
+UndoResult undo_journaled_zram(const JournalEntry& entry) {
+  using State = UndoResult::State;
+  const std::string& root = entry.field(0);
+  const auto id_value = parse_u64(entry.field(1));
+  if (!id_value) return {State::declined, "zram record without a device number"};
+  const int id = static_cast<int>(*id_value);
+  const bool hot_added = entry.field(2) == "1";
+  const std::string name = "zram" + std::to_string(id);
+  const std::string dir = root + "/sys/block/" + name;
+  if (!exists(dir)) return {State::absent, ""};
+  if (zram_is_swap(root, id))
+    return {State::declined, name +
+                                 " is an active swap area that nightjar did not record "
+                                 "(or could not switch off); left alone"};
+  const auto now = parse_u64(read_small_file(dir + "/disksize").value_or(""));
+  const std::uint64_t wrote = parse_u64(entry.field(3)).value_or(0);
+  const std::uint64_t page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+  const std::uint64_t rounded = (wrote + page - 1) / page * page;
+  if (!now) return {State::left, "cannot read " + dir + "/disksize"};
+  if (*now != 0 && *now != wrote && *now != rounded)
+    return {State::declined, fmt::format("{} holds disksize {}, not the {} nightjar set: set up by "
+                                         "something else meanwhile; left alone",
+                                         name, *now, wrote)};
+  std::vector<std::string> did;
+  if (*now != 0) {
+    if (int err = write_retrying(dir + "/reset", "1"))
+      return {State::left, "cannot reset " + name + ": " + errno_text(err)};
+    did.push_back("reset " + name);
+  }
+  const std::string& algorithm = entry.field(4);
+  if (!hot_added && !algorithm.empty() &&
+      selected_algorithm(read_small_file(dir + "/comp_algorithm").value_or("")) != algorithm) {
+    if (int err = write_attribute(dir + "/comp_algorithm", algorithm))
+      return {State::left, "cannot restore " + name + "'s compression algorithm to " + algorithm +
+                               ": " + errno_text(err)};
+    did.push_back("restored its compression algorithm " + algorithm);
+  }
+  if (hot_added) {
+    const std::string path = root + "/sys/class/zram-control/hot_remove";
+    if (int err = write_retrying(path, std::to_string(id)))
+      return {State::left, "cannot hot-remove " + name + ": " + errno_text(err)};
+    did.push_back("hot-removed " + name);
+  }
+  if (did.empty()) return {State::absent, ""};
+  return {State::undone, join(did, ", ")};
 }
 
 std::map<std::string, std::uint64_t> ZramDevice::mm_stat() const {
@@ -373,8 +450,18 @@ SwapArea::SwapArea(const std::string& device, int priority, const std::string& l
   const std::string mkswap = find_mkswap();
   if (mkswap.empty())
     throw EnvironmentError("mkswap not found on PATH, /usr/sbin or /sbin; install util-linux");
+  // The UUID tells the sweep that an active swap area on `device` is this one.
+  const std::string uuid = random_uuid();
+  journal_ = Journal::process().record(JournalKind::swap, {device, uuid});
+  struct Unrecord {  // until swapon succeeded, nothing is active: no record
+    SwapArea& area;
+    ~Unrecord() {
+      if (!area.active_) Journal::process().done(std::exchange(area.journal_, 0));
+    }
+  } unrecord{*this};
   CommandSpec spec;
   spec.argv = {mkswap, "-L", label.substr(0, 16), device};
+  if (!uuid.empty()) spec.argv.insert(spec.argv.begin() + 3, {"-U", uuid});
   spec.stdout_path = "/dev/null";
   spec.capture_limit = 8192;
   spec.interrupted = [] { return false; };  // a swap header takes an instant: let it finish
@@ -397,25 +484,63 @@ SwapArea::SwapArea(const std::string& device, int priority, const std::string& l
   active_ = true;
 }
 
-SwapArea::~SwapArea() {
-  if (!active_) return;
+int swapoff_retrying(const std::string& device) noexcept {
   int err = 0;
   // EINTR: a signal (a second Ctrl-C) arrived while pages were swapped back
   // in; EBUSY: transient. Both are retried: an active leftover swap area is
   // the worst outcome.
   for (int i = 0; i < 200; ++i) {
-    if (::swapoff(device_.c_str()) == 0) {
-      err = 0;
-      break;
-    }
+    if (::swapoff(device.c_str()) == 0) return 0;
     err = errno;
     if (err != EINTR && err != EBUSY) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  if (err)
+  return err;
+}
+
+SwapArea::~SwapArea() {
+  if (!active_) return;
+  if (int err = swapoff_retrying(device_))
     teardown_warning("swapoff " + device_ + " failed (" + errno_text(err) + "); run `swapoff " +
                      device_ + "`");
+  else
+    Journal::process().done(journal_);
   active_ = false;
+}
+
+std::string swap_header_uuid(const std::string& device) {
+  const int fd = ::open(device.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return "";
+  const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  std::string buf(page, '\0');
+  const ssize_t n = ::pread(fd, buf.data(), page, 0);
+  ::close(fd);
+  if (n != static_cast<ssize_t>(page) || buf.compare(page - 10, 10, "SWAPSPACE2") != 0) return "";
+  // union swap_header (include/linux/swap.h): bootbits[1024], version,
+  // last_page, nr_badpages (u32 each), then sws_uuid[16].
+  std::string out;
+  for (std::size_t i = 0; i < 16; ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) out += '-';
+    out += fmt::format("{:02x}", static_cast<unsigned char>(buf[1036 + i]));
+  }
+  return out;
+}
+
+UndoResult undo_journaled_swap(const JournalEntry& entry) {
+  using State = UndoResult::State;
+  const std::string& device = entry.field(0);
+  bool active = false;
+  for (const auto& e : read_proc_swaps())
+    if (e.filename == device) active = true;
+  if (!active) return {State::absent, ""};
+  const std::string uuid = swap_header_uuid(device);
+  if (entry.field(1).empty() || uuid != entry.field(1))
+    return {State::declined, fmt::format("{} is an active swap area with UUID '{}', not the '{}' "
+                                         "nightjar wrote; left alone",
+                                         device, uuid, entry.field(1))};
+  if (int err = swapoff_retrying(device))
+    return {State::left, "swapoff " + device + " failed: " + errno_text(err)};
+  return {State::undone, "swapoff " + device};
 }
 
 }  // namespace nightjar

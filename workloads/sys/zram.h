@@ -21,6 +21,8 @@
 #include <string_view>
 #include <vector>
 
+#include "workloads/sys/journal.h"
+
 namespace nightjar {
 
 /// One active swap area: a line of /proc/swaps after its header.
@@ -81,7 +83,9 @@ std::vector<std::string> zram_algorithms(const std::string& root = "");
 /// A zram device configured by nightjar. RAII: the destructor resets it
 /// (frees its memory, disksize back to 0), restores the compression
 /// algorithm it found on a device it did not create, and hot-removes a device
-/// it hot-added.
+/// it hot-added. The device is journaled (workloads/sys/journal.h) right
+/// after hot_add names it, or before an existing device is configured; the
+/// record is marked done once every teardown step succeeded.
 class ZramDevice {
  public:
   /// Obtains a device as select_zram_device(root) decides, writes
@@ -128,18 +132,43 @@ class ZramDevice {
   std::string algorithm_;
   std::string original_algorithm_;  // selected before we changed it (existing device)
   std::string device_path_;
+  std::uint64_t journal_ = 0;  // its journal record
 };
+
+/// Undoes a journaled `zram` record of an ended owner (the sweep): a device
+/// whose disksize is the one recorded (or 0) and that is not an active swap
+/// area is reset, its compression algorithm restored (a device nightjar did
+/// not hot-add) and a hot-added one hot-removed. `declined` when the device
+/// was set up by something else meanwhile (another disksize, or swap that
+/// nightjar did not record); `absent` when the device is gone.
+UndoResult undo_journaled_zram(const JournalEntry& entry);
 
 /// Path of mkswap (util-linux) on $PATH, then /usr/sbin, /sbin, /usr/bin,
 /// /bin (root's tools are not on every user's PATH); "" when none.
 std::string find_mkswap();
 
+/// The UUID in the swap header of `device` (mkswap's, offset 1036 of a
+/// header whose page ends in "SWAPSPACE2"), lower-case 8-4-4-4-12 hex; ""
+/// when the device cannot be read or holds no swap header.
+std::string swap_header_uuid(const std::string& device);
+
+/// swapoff(2) of `device`, retried while it returns EINTR or EBUSY (about 2
+/// s). 0 or the errno.
+int swapoff_retrying(const std::string& device) noexcept;
+
+/// Undoes a journaled `swap` record of an ended owner (the sweep): swapoff
+/// when the device is an active swap area whose header carries the UUID
+/// nightjar wrote; `declined` when another swap header is active there,
+/// `absent` when the device is not an active swap area.
+UndoResult undo_journaled_swap(const JournalEntry& entry);
+
 /// A swap area on a block device, active while the object lives. RAII: the
 /// destructor runs swapoff(2), retrying while it returns EINTR or EBUSY (a
-/// second Ctrl-C during teardown must not leave the area active).
+/// second Ctrl-C during teardown must not leave the area active). The area
+/// is journaled with the UUID its header gets before mkswap runs.
 class SwapArea {
  public:
-  /// Writes a swap header with `mkswap -L label device` (util-linux, run by
+  /// Writes a swap header with `mkswap -L label -U UUID device` (util-linux, run by
   /// run_command of workloads/sys/process.h; its stderr becomes the error
   /// message) and activates it
   /// with swapon(2) at `priority` (SWAP_FLAG_PREFER; 0..kMaxSwapPriority).
@@ -157,6 +186,7 @@ class SwapArea {
   std::string device_;
   int priority_ = 0;
   bool active_ = false;
+  std::uint64_t journal_ = 0;  // its journal record
 };
 
 }  // namespace nightjar
