@@ -34,7 +34,7 @@ usage() {
   echo "usage: $0 PATH_TO_PFT [SIZE=128M] [ROUNDS=8] [PATH_TO_WILL_IT_SCALE_PAGE_FAULT1]" >&2
   exit 2
 }
-[ $# -ge 1 ] && [ $# -le 4 ] || usage
+if [ $# -lt 1 ] || [ $# -gt 4 ]; then usage; fi
 pft=$1
 size=${2:-128M}
 rounds=${3:-8}
