@@ -8,8 +8,10 @@
 //
 // Per-round figures go to stderr, the summary to stdout. Both sides compute
 // faults/sec as pft does: pages / (latest worker end - earliest worker start),
-// with mmap before and munmap after the timed region.
-#include <sched.h>
+// with mmap before and munmap after the timed region, and both lay the pass
+// out as pft does (worker 0 is the calling thread; docs/workloads.md).
+// With more clients than CPUs the bare side's spinning workers share CPUs
+// with those in their pass; keep clients at or below the CPU count.
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -17,7 +19,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <barrier>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
@@ -54,11 +55,10 @@ std::pair<std::size_t, std::size_t> slice(std::size_t pages, std::size_t workers
   return {w * base + std::min(w, extra), base + (w < extra ? 1 : 0)};
 }
 
-/// Bare threads: one mapping, N threads released by a std::barrier. Also
-/// for N = 1 the worker is a new thread, as in pft -t 1 and nightjar's
-/// threads mode: touching from the main thread of a single-threaded process
-/// measured 9% more faults/sec here (the kernel's fault path costs more once
-/// the mm has a second thread), which is not the harness's cost.
+/// Bare threads, laid out as pft -t N (pft.c launch()): one mapping,
+/// threads 1..N-1 created and spinning on a start word, the calling thread
+/// opens it and faults slice 0 itself. With N = 1 no thread is created, so
+/// the pass faults in a single-threaded mm, as pft -t 1 and nightjar do.
 double bare_threads(std::size_t pages, std::size_t workers, std::size_t page) {
   char* p = static_cast<char*>(
       ::mmap(nullptr, pages * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
@@ -69,16 +69,26 @@ double bare_threads(std::size_t pages, std::size_t workers, std::size_t page) {
   std::int64_t start, end;
   {
     std::vector<std::int64_t> t0(workers), t1(workers);
-    std::barrier gate(static_cast<std::ptrdiff_t>(workers));
+    std::atomic<std::size_t> arrived{0};
+    std::atomic<bool> go{false};
+    auto pass = [&](std::size_t w) {
+      auto [first, n] = slice(pages, workers, w);
+      t0[w] = now_ns();
+      touch(p + first * page, n, page);
+      t1[w] = now_ns();
+    };
     std::vector<std::thread> threads;
-    for (std::size_t w = 0; w < workers; ++w)
+    for (std::size_t w = 1; w < workers; ++w)
       threads.emplace_back([&, w] {
-        auto [first, n] = slice(pages, workers, w);
-        gate.arrive_and_wait();
-        t0[w] = now_ns();
-        touch(p + first * page, n, page);
-        t1[w] = now_ns();
+        arrived.fetch_add(1);
+        while (!go.load(std::memory_order_acquire)) {
+        }
+        pass(w);
       });
+    while (arrived.load() < workers - 1) {
+    }
+    go.store(true, std::memory_order_release);
+    pass(0);
     for (auto& t : threads) t.join();
     start = *std::min_element(t0.begin(), t0.end());
     end = *std::max_element(t1.begin(), t1.end());
@@ -87,11 +97,14 @@ double bare_threads(std::size_t pages, std::size_t workers, std::size_t page) {
   return static_cast<double>(pages) / (static_cast<double>(end - start) / 1e9);
 }
 
-/// Bare processes: N forked children, each mapping its slice, released by a
-/// spin barrier in shared memory; times come back in the same page.
+/// Bare processes, laid out as pft -n N: children 1..N-1 forked, each
+/// mapping its slice and spinning on a start word in shared memory; the
+/// calling process maps slice 0, opens the word once all are ready and
+/// faults its slice itself. Times come back in the same shared page.
 double bare_processes(std::size_t pages, std::size_t workers, std::size_t page) {
   struct Shared {
     std::atomic<std::size_t> arrived;
+    std::atomic<bool> go;
     std::int64_t t[2 * 1024];
   };
   if (workers > 1024) {
@@ -105,31 +118,47 @@ double bare_processes(std::size_t pages, std::size_t workers, std::size_t page) 
     std::exit(4);
   }
   auto* sh = new (m) Shared{};
+  auto map_slice = [&](std::size_t n) {
+    return static_cast<char*>(
+        ::mmap(nullptr, n * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  };
+  auto pass = [&](std::size_t w, char* p, std::size_t n) {
+    std::int64_t t0 = now_ns();
+    touch(p, n, page);
+    std::int64_t t1 = now_ns();
+    sh->t[2 * w] = t0;
+    sh->t[2 * w + 1] = t1;
+    ::munmap(p, n * page);
+  };
   std::vector<pid_t> pids;
-  for (std::size_t w = 0; w < workers; ++w) {
+  for (std::size_t w = 1; w < workers; ++w) {
     pid_t pid = ::fork();
     if (pid < 0) {
       std::perror("bare: fork");
       std::exit(4);
     }
     if (pid == 0) {
-      auto [first, n] = slice(pages, workers, w);
-      (void)first;
-      char* p = static_cast<char*>(
-          ::mmap(nullptr, n * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+      const std::size_t n = slice(pages, workers, w).second;
+      char* p = map_slice(n);
       if (p == MAP_FAILED) ::_exit(1);
       sh->arrived.fetch_add(1);
-      while (sh->arrived.load() < workers) ::sched_yield();
-      std::int64_t t0 = now_ns();
-      touch(p, n, page);
-      std::int64_t t1 = now_ns();
-      sh->t[2 * w] = t0;
-      sh->t[2 * w + 1] = t1;
-      ::munmap(p, n * page);
+      while (!sh->go.load(std::memory_order_acquire)) {
+      }
+      pass(w, p, n);
       ::_exit(0);
     }
     pids.push_back(pid);
   }
+  const std::size_t n0 = slice(pages, workers, 0).second;
+  char* p0 = map_slice(n0);
+  if (p0 == MAP_FAILED) {
+    std::perror("bare: mmap");
+    std::exit(4);
+  }
+  while (sh->arrived.load() < workers - 1) {
+  }
+  sh->go.store(true, std::memory_order_release);
+  pass(0, p0, n0);
   for (pid_t pid : pids) {
     int status = 0;
     while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {

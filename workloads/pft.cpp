@@ -1,25 +1,38 @@
-// pft: the page fault test (shared/reference/workloads.md §2), reimplemented
-// from its description: one anonymous private mapping split into equal
-// page-aligned slices, one per worker; the workers are released together by a
-// start barrier, each writes one byte per page of its slice (one zero-fill
-// minor fault per page) between two reads of its wall clock and CPU clock.
-//
-// Where the work happens, so that the timed region holds only the faults:
-//  - threads mode: the session maps the whole size before the workers start,
-//    creates the threads, waits until every one has reached the barrier and
-//    opens it; munmap follows the join.
-//  - processes mode: the children are forked per iteration (a fresh mm each,
-//    as pft -n) as a Workers group (workloads/sys/process.h); each child maps
-//    its own slice, reports ready and waits at the group's start gate, which
-//    the parent opens once all are ready (end-of-file on a pipe releases
-//    every reader at once). Children send their clocks back through a
-//    MAP_SHARED anonymous region (SharedRecords) and munmap after the pass.
+// pft: the page fault test (shared/reference/workloads.md §2): one anonymous
+// private mapping split into equal page-aligned slices, one per worker; the
+// workers are released together by a start barrier, each writes one byte per
+// page of its slice (one zero-fill minor fault per page) between two reads of
+// its wall clock and CPU clock. The passes are laid out as the original pft
+// (gormanm/pft, pft.c launch()/start_workers()/test_main()) lays out its run;
+// docs/workloads.md lists what its timed window holds, fault for fault:
+//  - worker 0 is the session's own thread, as pft's launch task runs test 0
+//    itself: with clients=1 nothing is created or forked, so `threads` and
+//    `processes` make the same pass, in a single-threaded mm, as pft -t 1
+//    and pft -n 1 do. (A new thread per pass, a two-threaded mm, or a
+//    child forked from the runner made the pass before: issue 18; the
+//    before/after measurements are in docs/workloads.md.)
+//  - threads mode: the session maps the whole size, creates workers
+//    1..N-1, waits until each has reached the barrier, opens it and runs
+//    worker 0's pass; munmap follows the join.
+//  - processes mode: workers 1..N-1 are forked per iteration (a fresh mm
+//    each, as pft -n) as a Workers group (workloads/sys/process.h); each maps
+//    its own slice (pft's children inherit the launch task's untouched
+//    mapping: the same faults), reports ready and waits at the barrier.
+//    The session maps slice 0 and opens the barrier once all are ready.
+//    Children send their clocks back through a MAP_SHARED anonymous region
+//    (SharedRecords) and munmap after the pass.
+//  - the barrier: while every worker has a CPU of its own the waiting
+//    workers spin on the start word, as pft's spin on comm->go, so each is on
+//    its CPU when the gate opens; with more workers than CPUs they sleep on
+//    a futex (threads) or the group's pipe gate (processes) instead.
 // A worker's timed region is: CLOCK_MONOTONIC, CLOCK_THREAD_CPUTIME_ID, the
 // touch loop, CLOCK_THREAD_CPUTIME_ID, CLOCK_MONOTONIC; getrusage(RUSAGE_THREAD)
-// is read just outside it for minflt and system time.
+// is read just outside it for minflt and system time (pft reads
+// CLOCK_REALTIME and getrusage inside its window: two system calls as well).
 #include "results/model/params.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -203,17 +216,46 @@ class Mapping {
   int error_ = 0;
 };
 
-/// The threads-mode start barrier: workers count themselves in and wait on
-/// `open`; the session waits for all arrivals and opens it (futex wake-all).
-struct StartGate {
-  static constexpr std::uint32_t kClosed = 0, kGo = 1, kAbort = 2;
-  std::atomic<std::uint32_t> arrived{0};
-  std::atomic<std::uint32_t> open{kClosed};
+/// One turn of a busy wait: the CPU's spin-loop hint where it has one.
+inline void cpu_relax() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield" ::: "memory");
+#endif
+}
 
-  void arrive_and_wait() {
+/// The values of a start word (pft's comm->go).
+constexpr std::uint32_t kClosed = 0, kGo = 1, kAbort = 2;
+
+/// Spins until `word` leaves kClosed and returns what it became, as pft's
+/// workers spin on comm->go: a spinning worker is on its CPU when the gate
+/// opens, so its timed region starts without a wake-up. Plain loads only
+/// (async-signal-safe: forked workers spin on a word in shared memory).
+inline std::uint32_t spin_until_open(std::uint32_t& word) noexcept {
+  std::atomic_ref<std::uint32_t> open(word);
+  std::uint32_t v = open.load(std::memory_order_acquire);
+  for (; v == kClosed; v = open.load(std::memory_order_acquire)) cpu_relax();
+  return v;
+}
+
+/// The threads-mode start barrier: workers 1..N-1 count themselves in and
+/// wait on `open` (spinning, or on a futex when `spin` is false); the
+/// session waits for all arrivals, opens it and runs worker 0 itself.
+struct StartGate {
+  explicit StartGate(bool spin_wait) : spin(spin_wait) {}
+  const bool spin;
+  std::atomic<std::uint32_t> arrived{0};
+  std::uint32_t open = kClosed;  ///< accessed through std::atomic_ref only
+
+  /// Returns true when the gate opened with kGo (false: abort).
+  bool arrive_and_wait() {
     arrived.fetch_add(1, std::memory_order_acq_rel);
     arrived.notify_all();
-    open.wait(kClosed, std::memory_order_acquire);
+    if (spin) return spin_until_open(open) == kGo;
+    std::atomic_ref<std::uint32_t> word(open);
+    word.wait(kClosed, std::memory_order_acquire);
+    return word.load(std::memory_order_acquire) == kGo;
   }
   void wait_for(std::uint32_t n) {
     for (std::uint32_t a = arrived.load(std::memory_order_acquire); a < n;
@@ -221,10 +263,21 @@ struct StartGate {
       arrived.wait(a, std::memory_order_acquire);
   }
   void release(std::uint32_t how) {
-    open.store(how, std::memory_order_release);
-    open.notify_all();
+    std::atomic_ref<std::uint32_t> word(open);
+    word.store(how, std::memory_order_release);
+    if (!spin) word.notify_all();
   }
 };
+
+/// The number of CPUs this process may run on (sched_getaffinity), 0 when
+/// unknown. pft clips its tasks to this count; nightjar spins at the start
+/// barrier only when every worker has a CPU of its own.
+unsigned allowed_cpus() noexcept {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof set, &set) != 0) return 0;
+  return static_cast<unsigned>(CPU_COUNT(&set));
+}
 
 /// The exit status of a forked worker whose mmap failed (the record says why).
 constexpr int kChildSetupFailed = 2;
@@ -238,7 +291,9 @@ class PftSession : public CellSession {
         workers_(static_cast<std::size_t>(std::max<std::int64_t>(cell.count("clients"), 1))),
         page_(page_size()),
         pages_(cell.bytes("size") / page_),
-        records_(workers_, "pft: the workers' results") {
+        spin_(workers_ <= std::max(allowed_cpus(), 1u)),
+        records_(workers_, "pft: the workers' results"),
+        go_(1, "pft: the start barrier") {
     if (pages_ < workers_)
       throw EnvironmentError("pft: size " + size_text(cell, cell.bytes("size")) +
                              " is fewer pages than clients=" + std::to_string(workers_) +
@@ -297,6 +352,7 @@ class PftSession : public CellSession {
   /// pass cannot be set up and Interrupted when a worker died of an interrupt.
   std::optional<std::string> run_pass() {
     records_.clear();
+    go_.clear();
     return processes_ ? run_processes_pass() : run_threads_pass();
   }
 
@@ -307,23 +363,25 @@ class PftSession : public CellSession {
     return std::nullopt;
   }
 
+  /// Threads mode, as pft -t N: the session maps the whole size, creates
+  /// workers 1..N-1, waits until each has reached the barrier, opens it and
+  /// runs worker 0's pass itself; it joins the others and unmaps the region.
+  /// With N = 1 no thread is created (pft -t 1 faults in its launch thread).
   std::optional<std::string> run_threads_pass() {
-    // Mapped before the workers start and unmapped after the join: neither is
-    // in any worker's timed region.
     Mapping map(pages_ * page_, MAP_PRIVATE | MAP_ANONYMOUS);
     if (!map.get())
       throw EnvironmentError("pft: mmap of " + human_bytes(pages_ * page_) +
                              " failed: " + errno_text(map.error()) +
                              "; free memory or write a smaller size such as 20%mem");
-    StartGate gate;
+    StartGate gate(spin_);
     std::vector<std::thread> threads;
-    threads.reserve(workers_);
+    threads.reserve(workers_ - 1);
     auto join_all = [&] {
       for (auto& t : threads)
         if (t.joinable()) t.join();
     };
     try {
-      for (std::size_t i = 0; i < workers_; ++i) {
+      for (std::size_t i = 1; i < workers_; ++i) {
         char* base = map.get() + slices_[i].first_page * page_;
         WorkerRecord* rec = &records_[i];
         std::size_t pages = slices_[i].pages;
@@ -331,71 +389,98 @@ class PftSession : public CellSession {
         threads.emplace_back([&gate, base, rec, pages, page] {
           block_interrupts();
           ::pthread_setname_np(::pthread_self(), "pft-worker");
-          gate.arrive_and_wait();
-          if (gate.open.load(std::memory_order_acquire) != StartGate::kGo) return;
-          fault_slice(base, pages, page, rec);
+          if (gate.arrive_and_wait()) fault_slice(base, pages, page, rec);
         });
       }
     } catch (const std::system_error& e) {
-      gate.release(StartGate::kAbort);
+      gate.release(kAbort);
       join_all();
       throw EnvironmentError("pft: cannot create worker thread " +
-                             std::to_string(threads.size() + 1) + " of " +
+                             std::to_string(threads.size() + 2) + " of " +
                              std::to_string(workers_) + ": " + e.what() +
                              "; lower clients or raise the thread limit (ulimit -u)");
     }
-    gate.wait_for(static_cast<std::uint32_t>(workers_));
-    gate.release(StartGate::kGo);
+    gate.wait_for(static_cast<std::uint32_t>(workers_ - 1));
+    gate.release(kGo);
+    fault_slice(map.get(), slices_[0].pages, page_, &records_[0]);
     join_all();
     map.reset();
     return unfinished_worker();
   }
 
+  /// Processes mode, as pft -n N: workers 1..N-1 are forked for this pass
+  /// (a fresh mm each) as a Workers group (workloads/sys/process.h); each
+  /// maps its own slice, reports ready and waits at the start barrier. The
+  /// session, worker 0 in its own mm as pft's launch process is, maps slice
+  /// 0, waits for every report, opens the barrier and makes its pass. With
+  /// N = 1 nothing is forked (pft -n 1 faults in its launch process).
   std::optional<std::string> run_processes_pass() {
-    // The group kills and reaps every worker on every path out of here.
-    Workers group(WorkersSpec{.name = "pft",
-                              .noun = "worker",
-                              .numbered = true,
-                              .comm = "pft-worker",
-                              .gates = 1,
-                              .interrupted = ctx_.interrupted});
-    auto body = [this](const WorkerLink& link) noexcept { return forked_pass(link); };
-    for (std::size_t i = 0; i < workers_; ++i) group.spawn(body, workers_);
-
-    // Every worker reports ready (its slice mapped, or the mmap failed) or
-    // dies; only then is the start gate opened.
-    const bool ready = group.await(1);
-    for (std::size_t i = 0; i < workers_; ++i)
-      if (records_[i].error)
-        throw EnvironmentError("pft: worker " + std::to_string(i) + " could not mmap its " +
-                               human_bytes(slices_[i].pages * page_) +
-                               " slice: " + errno_text(records_[i].error) +
-                               "; free memory or write a smaller size such as 20%mem");
-    if (!ready) {
-      // Judge the workers that died on their own before the rest is killed.
-      std::optional<std::string> why = group.failure();
-      return why ? why : std::optional<std::string>("a worker exited before the start barrier");
+    std::optional<Workers> group;
+    if (workers_ > 1) {
+      // The group kills and reaps every worker on every path out of here.
+      group.emplace(WorkersSpec{.name = "pft",
+                                .noun = "worker",
+                                .numbered = true,
+                                .comm = "pft-worker",
+                                .gates = 1,
+                                .interrupted = ctx_.interrupted});
+      auto body = [this](const WorkerLink& link) noexcept { return forked_pass(link); };
+      for (std::size_t i = 1; i < workers_; ++i) group->spawn(body, workers_ - 1);
     }
-
-    group.open_gate(0);
-    group.wait_all();
-    if (auto why = group.failure()) return why;
+    Mapping map(slices_[0].pages * page_, MAP_PRIVATE | MAP_ANONYMOUS);
+    if (!map.get())
+      throw EnvironmentError("pft: worker 0 could not mmap its " +
+                             human_bytes(slices_[0].pages * page_) +
+                             " slice: " + errno_text(map.error()) +
+                             "; free memory or write a smaller size such as 20%mem");
+    if (group) {
+      // Every worker reports ready (its slice mapped, or the mmap failed) or
+      // dies; only then is the start barrier opened.
+      const bool ready = group->await(1);
+      for (std::size_t i = 1; i < workers_; ++i)
+        if (records_[i].error)
+          throw EnvironmentError("pft: worker " + std::to_string(i) + " could not mmap its " +
+                                 human_bytes(slices_[i].pages * page_) +
+                                 " slice: " + errno_text(records_[i].error) +
+                                 "; free memory or write a smaller size such as 20%mem");
+      if (!ready) {
+        // Judge the workers that died on their own before the rest is killed.
+        std::optional<std::string> why = group->failure();
+        return why ? why : std::optional<std::string>("a worker exited before the start barrier");
+      }
+      if (spin_)
+        std::atomic_ref<std::uint32_t>(go_[0]).store(kGo, std::memory_order_release);
+      else
+        group->open_gate(0);
+    }
+    fault_slice(map.get(), slices_[0].pages, page_, &records_[0]);
+    map.reset();
+    if (group) {
+      group->wait_all();
+      if (auto why = group->failure()) return why;
+    }
     return unfinished_worker();
   }
 
   /// A forked worker (processes mode, a fresh mm per pass): maps its slice,
-  /// reports ready, waits for the start gate, makes its timed pass. Keeps
-  /// the worker contract of workloads/sys/process.h: system calls and plain
-  /// stores only.
+  /// reports ready, waits at the start barrier (spinning on the shared start
+  /// word as pft's workers do, or at the group's gate), makes its timed pass.
+  /// Keeps the worker contract of workloads/sys/process.h: system calls and
+  /// plain stores only.
   int forked_pass(const WorkerLink& link) const noexcept {
-    const std::size_t pages = slices_[link.index()].pages;
-    WorkerRecord* record = &records_[link.index()];
+    const std::size_t index = link.index() + 1;  // worker 0 is the session
+    const std::size_t pages = slices_[index].pages;
+    WorkerRecord* record = &records_[index];
     const std::size_t bytes = pages * page_;
     void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) record->error = errno;
     link.report();
     if (record->error) return kChildSetupFailed;
-    link.wait_gate(0);
+    if (spin_) {
+      if (spin_until_open(go_[0]) != kGo) return 0;
+    } else {
+      link.wait_gate(0);
+    }
     fault_slice(static_cast<char*>(p), pages, page_, record);
     ::munmap(p, bytes);
     return 0;
@@ -453,8 +538,13 @@ class PftSession : public CellSession {
   std::size_t workers_;
   std::size_t page_;
   std::size_t pages_;  ///< total pages touched per pass: size / page
+  /// Workers wait at the start barrier spinning (pft's busy wait) when each
+  /// has a CPU of its own; with more workers than CPUs a spinner would take
+  /// the CPU of a worker in its pass, so they sleep (futex, pipe) instead.
+  bool spin_;
   std::vector<Slice> slices_;
   SharedRecords<WorkerRecord> records_;  ///< written by the workers (threads or processes)
+  SharedRecords<std::uint32_t> go_;      ///< processes mode: the start word (kClosed, kGo)
 };
 
 /// The `pft` workload (page fault test).
