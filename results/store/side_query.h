@@ -45,6 +45,10 @@ struct StoredCell {
   std::vector<std::pair<std::string, std::string>> params;
   /// metric -> samples and monitor name -> deltas, in run order (unsorted).
   std::map<std::string, std::vector<double>> metrics, monitors;
+  /// metric -> how many of its samples each run gave, one entry per run_ids
+  /// entry (0 for a run without it): splits `metrics` into runs (issue 13,
+  /// docs/statistics.md "Runs as the unit").
+  std::map<std::string, std::vector<std::size_t>> metric_run_sizes;
 };
 
 /// What one side's query read.
