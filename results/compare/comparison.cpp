@@ -678,11 +678,21 @@ Comparison compare_selectors(const ResultsStore& store, const std::vector<std::s
   std::set<std::string> workloads;
   for (const auto& s : sides)
     for (const auto& [k, _] : s.cells) workloads.insert(k.workload);
+  // The testbox's calibrations (`nightjar calibrate`), for rows with one run
+  // on a side.
+  CalibrationLookup calibration =
+      [&store](const std::string& workload, const std::string& job, const std::string& cell,
+               const std::string& metric,
+               const std::string& testbox) -> std::optional<stats::BetweenRunVariance> {
+    auto c = store.calibration(workload, job, cell, metric, testbox);
+    if (!c) return std::nullopt;
+    return stats::BetweenRunVariance{c->first, c->second};
+  };
   return build_comparison(
       sides,
       load_metric_catalog(store, workloads,
                           query.declared ? *query.declared : WorkloadCatalog::empty()),
-      options);
+      options, calibration);
 }
 
 ExitCode check_exit_code(const Comparison& c) {
