@@ -465,14 +465,19 @@ RunOutcome execute_runs(const std::vector<PlannedJob>& plan, const RunOptions& o
     // --runs: rounds of the whole plan, so that variants alternate by run.
     for (int round = 0; round < std::max(1, options.runs); ++round) {
       for (const auto& job : plan) {
-        base.job = job.job.name;
-        base.job_path = job.job.path;
-        base.iterations = job.iterations;
-        base.warmup = job.warmup;
+        NewRun job_base = base;
+        job_base.job = job.job.name;
+        job_base.job_path = job.job.path;
+        job_base.iterations = job.iterations;
+        job_base.warmup = job.warmup;
+        // `min_effect:` travels with the runs: compare reads it back.
+        for (const auto& [metric, pct] : job.job.min_effect)
+          job_base.context[metric.empty() ? "min_effect" : "min_effect." + metric] =
+              fmt::format("{}", pct);
         if (options.interleave && job.variants.size() > 1)
-          run_interleaved(job, base, options, store, progress, env_warnings, index, outcome);
+          run_interleaved(job, job_base, options, store, progress, env_warnings, index, outcome);
         else
-          run_sequential(job, base, options, store, progress, env_warnings, index, outcome);
+          run_sequential(job, job_base, options, store, progress, env_warnings, index, outcome);
       }
     }
   } catch (const Interrupted&) {

@@ -656,6 +656,25 @@ Comparison build_comparison(const std::vector<LoadedSide>& sides, const MetricCa
   return cmp;
 }
 
+// The job files' `min_effect:` as the runner stored it in the context of the
+// base side's first run of each cell ("min_effect", "min_effect.METRIC").
+static MinEffects stored_min_effects(const ResultsStore& store, const LoadedSide& base) {
+  MinEffects out;
+  for (const auto& [k, cell] : base.cells) {
+    const auto record = store.run_record(cell.first_run);
+    if (!record) continue;
+    for (const auto& [key, value] : record->context) {
+      if (key != "min_effect" && key.rfind("min_effect.", 0) != 0) continue;
+      try {
+        out[{k.workload, k.job, key == "min_effect" ? "" : key.substr(11)}] = std::stod(value);
+      } catch (const std::exception&) {
+        // Not written by nightjar run: ignored.
+      }
+    }
+  }
+  return out;
+}
+
 Comparison compare_selectors(const ResultsStore& store, const std::vector<std::string>& selectors,
                              const SideQuery& query, const stats::SignificanceOptions& options) {
   if (selectors.size() < 2)
@@ -692,7 +711,7 @@ Comparison compare_selectors(const ResultsStore& store, const std::vector<std::s
       sides,
       load_metric_catalog(store, workloads,
                           query.declared ? *query.declared : WorkloadCatalog::empty()),
-      options, calibration);
+      options, calibration, stored_min_effects(store, sides[0]));
 }
 
 ExitCode check_exit_code(const Comparison& c) {

@@ -355,3 +355,20 @@ TEST(RunCli, RunsAlternateVariantsAndCompareUsesRunsOrCalibration) {
   EXPECT_NE(calibrated.out.find("calibrated run-to-run variation"), std::string::npos)
       << calibrated.out;
 }
+
+TEST(RunCli, JobMinEffectIsTheMarginOfItsRows) {
+  TempDir dir;
+  const std::string body = "workload: fake\nparams:\n  cv: 1\niterations: 5\nwarmup: 0\n";
+  std::string db = dir.path() + "/r.db";
+  std::string a = dir.write("a/m.yaml", body + "min_effect:\n  default: 50%\n  latency: 0.5\n");
+  ASSERT_EQ(run_nightjar({"run", a, "--db", db, "--variant", "a"}).exit_code, 0);
+  ASSERT_EQ(run_nightjar({"run", a, "--db", db, "--variant", "b"}).exit_code, 0);
+  auto c = run_nightjar({"compare", "a", "b", "--db", db, "--format", "json"});
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  EXPECT_NE(c.out.find("\"min_effect_pct\": 50.0"), std::string::npos) << c.out;
+  EXPECT_NE(c.out.find("\"min_effect_pct\": 0.5"), std::string::npos) << c.out;
+  std::string bad = dir.write("b/m.yaml", body + "min_effect: lots\n");
+  auto r = run_nightjar({"run", bad, "--db", db});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("min_effect"), std::string::npos) << r.err;
+}
