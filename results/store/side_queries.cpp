@@ -165,9 +165,13 @@ void read_runs(const SQLite::Database& db, const SideFilter& filter, StoredSide&
     key += '\0';
     key += cell;
     auto [it, fresh] = cell_index.try_emplace(key, side.cells.size());
-    if (fresh)
-      side.cells.push_back(
-          {std::string(workload), std::string(job), std::string(cell), id, {}, 0, {}, {}, {}, {}});
+    if (fresh) {
+      StoredCell& added = side.cells.emplace_back();
+      added.workload = workload;
+      added.job = job;
+      added.cell = cell;
+      added.first_run = id;
+    }
     StoredCell& sc = side.cells[it->second];
     sc.run_ids.push_back(id);
     if (status == "aborted") ++sc.aborted_runs;
