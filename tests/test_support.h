@@ -37,7 +37,9 @@ CommandResult run_nightjar(const std::vector<std::string>& args,
                            const std::map<std::string, std::string>& env = {});
 
 /// Runs the nightjar binary under a wrapper program: `wrapper...` (looked up
-/// on PATH) then the binary and `args`, e.g. {"strace", "-f", ...}.
+/// on PATH) then the binary and `args`, e.g. {"strace", "-f", ...}. Under a
+/// sanitizer build, leak detection is turned off for that child (LSan cannot
+/// run under ptrace).
 CommandResult run_nightjar_under(const std::vector<std::string>& wrapper,
                                  const std::vector<std::string>& args);
 
