@@ -90,11 +90,11 @@ int cli_main(int argc, char** argv) {
   app.require_subcommand(1);
   app.footer(kFooter);
   const std::vector<Subcommand> commands = {
-      add_run_command(app),    add_guest_run_command(app), add_list_command(app),
-      add_show_command(app),   add_env_command(app),       add_compare_command(app),
-      add_check_command(app),  add_trend_command(app),     add_bisect_command(app),
-      add_report_command(app), add_export_command(app),    add_import_command(app),
-      add_plot_command(app),   add_cleanup_command(app)};
+      add_run_command(app),     add_calibrate_command(app), add_guest_run_command(app),
+      add_list_command(app),    add_show_command(app),      add_env_command(app),
+      add_compare_command(app), add_check_command(app),     add_trend_command(app),
+      add_bisect_command(app),  add_report_command(app),    add_export_command(app),
+      add_import_command(app),  add_plot_command(app),      add_cleanup_command(app)};
   int rc = 0;
   try {
     app.parse(argc, argv);

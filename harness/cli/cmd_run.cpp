@@ -33,6 +33,7 @@ struct RunArgs {
   std::string variant, build, db;
   std::optional<int> iterations, warmup;
   bool interleave = false;
+  int runs = 1;
   std::string format = "text";  ///< a run-output format (results/render/run_output.h)
   QemuOptions vm;               ///< --kernel IMAGE...: the kernel axis in qemu (harness/vm/qemu.h)
 };
@@ -42,6 +43,7 @@ ExitCode cmd_run(const RunArgs& a) {
   o.job_paths = a.jobs;
   o.variant = a.variant;
   o.interleave = a.interleave;
+  o.runs = a.runs;
   o.build = a.build;
   o.iterations = a.iterations;
   o.warmup = a.warmup;
@@ -91,6 +93,10 @@ Subcommand add_run_command(CLI::App& app) {
                   "the label of these runs (default 'default')");
   cmd->add_flag("--interleave", a->interleave,
                 "alternate the variants per iteration (A1 B1 A2 B2 ...) to cancel drift");
+  cmd->add_option("--runs", a->runs,
+                  "N: run each cell N times as separate runs (own setup each), variants "
+                  "alternating by run (A B A B); with --kernel one boot per run")
+      ->check(CLI::Range(1, 1000));
   cmd->add_option("--build", a->build, "build label: commit id or name of the kernel build");
   cmd->add_option("--iterations,-i", a->iterations,
                   "measured iterations per cell (overrides the job)")

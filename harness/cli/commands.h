@@ -30,6 +30,8 @@ struct Subcommand {
 
 /// `nightjar run`: jobs on this kernel, or in qemu guests (harness/cli/cmd_run.cpp).
 Subcommand add_run_command(CLI::App& app);
+/// `nightjar calibrate JOB [--pairs N]` (cmd_calibrate.cpp).
+Subcommand add_calibrate_command(CLI::App& app);
 /// `nightjar guest-run` (hidden): inside a qemu guest (harness/cli/cmd_run.cpp).
 Subcommand add_guest_run_command(CLI::App& app);
 /// `nightjar list`: workloads, parameters, metrics (harness/cli/cmd_show.cpp).

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -23,7 +24,7 @@ namespace nightjar {
 namespace {
 
 constexpr const char* kKnownKeys =
-    "workload, description, params, iterations, warmup, variant, cgroup, variants";
+    "workload, description, params, iterations, warmup, variant, cgroup, variants, min_effect";
 constexpr std::size_t kMaxCells = 1'000'000;
 
 // ---- message helpers ---------------------------------------------------------
@@ -102,6 +103,44 @@ std::optional<std::string> scalar_text(const YAML::Node& node, const std::string
   if (!node.IsDefined() || node.IsNull()) return null_literal(node, source);
   fail(path, line, field,
        fmt::format("expected {}, found {}; write {}", expected, kind_name(node), expected));
+}
+
+// A percentage such as `2%` or `2` (>= 0, finite) of `min_effect:`.
+double parse_percent_field(const YAML::Node& node, const std::string& source,
+                           const std::string& path, int line, std::string_view field) {
+  const std::string expected = "a percentage such as 2%";
+  std::optional<std::string> text = scalar_text(node, source, path, line, field, expected);
+  std::string t = text.value_or("");
+  if (!t.empty() && t.back() == '%') t.pop_back();
+  double v = -1;
+  try {
+    std::size_t used = 0;
+    v = std::stod(t, &used);
+    if (used != t.size()) v = -1;
+  } catch (const std::exception&) {
+    v = -1;
+  }
+  if (!(v >= 0.0) || !std::isfinite(v))
+    fail(path, line, field,
+         fmt::format("'{}' is not a percentage >= 0; write {}", text.value_or(""), expected));
+  return v;
+}
+
+// `min_effect: 2%` (every metric) or a mapping `min_effect: {default: 2%,
+// faults_per_sec: 1%}`.
+std::map<std::string, double> parse_min_effect(const YAML::Node& node, const std::string& source,
+                                               const std::string& path, int line) {
+  std::map<std::string, double> out;
+  if (!node.IsMap()) {
+    out[""] = parse_percent_field(node, source, path, line, "min_effect");
+    return out;
+  }
+  for (const auto& kv : node) {
+    const std::string metric = kv.first.Scalar();
+    out[metric == "default" ? "" : metric] = parse_percent_field(
+        kv.second, source, path, line_of(kv.second, line), "min_effect." + metric);
+  }
+  return out;
 }
 
 int parse_int_field(const YAML::Node& node, const std::string& source, const std::string& path,
@@ -280,6 +319,8 @@ JobFile load_job(const std::string& path) {
       job.iterations = parse_int_field(value, source, path, kline, key, 1, 5);
     } else if (key == "warmup") {
       job.warmup = parse_int_field(value, source, path, kline, key, 0, 1);
+    } else if (key == "min_effect") {
+      job.min_effect = parse_min_effect(value, source, path, kline);
     } else if (key == "params") {
       load_params(job, value, source, kline);
     } else if (key == "cgroup") {
@@ -294,8 +335,9 @@ JobFile load_job(const std::string& path) {
       variants_node = value;
       job.variants_line = kline;
     } else {
-      std::vector<std::string> known = {"workload", "description", "params", "iterations",
-                                        "warmup",   "variant",     "cgroup", "variants"};
+      std::vector<std::string> known = {"workload",   "description", "params",
+                                        "iterations", "warmup",      "variant",
+                                        "cgroup",     "variants",    "min_effect"};
       fail(path, kline, key,
            fmt::format("unknown key{}; known keys are {}", did_you_mean(key, known), kKnownKeys));
     }

@@ -50,6 +50,10 @@ struct JobFile {
   std::string variant;      ///< default variant label; "" when absent (runner uses "default")
   int iterations = 5;       ///< measured iterations per cell; >= 1, default 5
   int warmup = 1;           ///< untimed warm-up iterations per cell; >= 0, default 1
+  /// `min_effect:` (docs/jobs.md): the minimum effect, percent, that counts
+  /// as a change for this job's metrics, by metric name; "" = every metric
+  /// without its own. Empty: compare's --min-effect.
+  std::map<std::string, double> min_effect;
   /// Parameter name -> values in the order written: a scalar gives one value
   /// (a fixed parameter), a list gives N (an axis).
   std::map<std::string, std::vector<JobValue>> params;

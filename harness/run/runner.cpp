@@ -537,7 +537,8 @@ RunOutcome execute_runs(const std::vector<PlannedJob>& plan, const RunOptions& o
   int total_cells = 0;
   long total_iterations = 0;
   for (const auto& job : plan) {
-    long runs = static_cast<long>(job.cells.size()) * static_cast<long>(job.variants.size());
+    long runs = static_cast<long>(job.cells.size()) * static_cast<long>(job.variants.size()) *
+                std::max(1, options.runs);
     total_cells += static_cast<int>(runs);
     total_iterations += runs * (job.iterations + job.warmup);
   }
@@ -554,14 +555,24 @@ RunOutcome execute_runs(const std::vector<PlannedJob>& plan, const RunOptions& o
       store.register_metrics(job.workload->name().data(), job.workload->metrics());
       for (const auto& cell : job.cells)  // job-declared metrics (exec)
         store.register_metrics(job.workload->name().data(), job.workload->cell_metrics(cell));
-      base.job = job.job.name;
-      base.job_path = job.job.path;
-      base.iterations = job.iterations;
-      base.warmup = job.warmup;
-      if (options.interleave && job.variants.size() > 1)
-        run_interleaved(job, base, options, store, progress, env_warnings, index, outcome);
-      else
-        run_sequential(job, base, options, store, progress, env_warnings, index, outcome);
+    }
+    // --runs: rounds of the whole plan, so that variants alternate by run.
+    for (int round = 0; round < std::max(1, options.runs); ++round) {
+      for (const auto& job : plan) {
+        NewRun job_base = base;
+        job_base.job = job.job.name;
+        job_base.job_path = job.job.path;
+        job_base.iterations = job.iterations;
+        job_base.warmup = job.warmup;
+        // `min_effect:` travels with the runs: compare reads it back.
+        for (const auto& [metric, pct] : job.job.min_effect)
+          job_base.context[metric.empty() ? "min_effect" : "min_effect." + metric] =
+              fmt::format("{}", pct);
+        if (options.interleave && job.variants.size() > 1)
+          run_interleaved(job, job_base, options, store, progress, env_warnings, index, outcome);
+        else
+          run_sequential(job, job_base, options, store, progress, env_warnings, index, outcome);
+      }
     }
   } catch (const Interrupted&) {
     // Every KnobSet and CgroupTree has been unwound by now: knobs restored.

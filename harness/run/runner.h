@@ -24,11 +24,16 @@ struct RunOptions {
   /// names select among them; for a job without, each name is a label-only
   /// variant.
   std::string variant;
-  bool interleave = false;             ///< --interleave: variants alternate per iteration (A B A B)
-  std::string build;                   ///< --build label
-  std::optional<int> iterations;       ///< overrides the job's `iterations`
-  std::optional<int> warmup;           ///< overrides the job's `warmup`
-  std::vector<SetOverride> overrides;  ///< --set key=value[,value...]
+  bool interleave = false;  ///< --interleave: variants alternate per iteration (A B A B)
+  /// --runs N: each cell is run N times as separate runs (own setup and
+  /// teardown), in rounds: round r runs every cell of every variant once, so
+  /// variants alternate by run (A B A B); with `interleave` also by iteration
+  /// inside each round (docs/statistics.md "Runs as the unit").
+  int runs = 1;
+  std::string build;                           ///< --build label
+  std::optional<int> iterations;               ///< overrides the job's `iterations`
+  std::optional<int> warmup;                   ///< overrides the job's `warmup`
+  std::vector<SetOverride> overrides;          ///< --set key=value[,value...]
   std::map<std::string, std::string> context;  ///< --context k=v
 };
 
@@ -78,7 +83,8 @@ struct RunOutcome {
 /// cannot be written: the variant's cells are stored as skipped with the
 /// reason. options.interleave: per cell, the variants' runs alternate per
 /// iteration (A1 B1 A2 B2 ...), knobs switched around each. Progress and
-/// warnings go to stderr. On SIGINT/SIGTERM the current iteration is
+/// warnings go to stderr. options.runs > 1: the whole plan is run that many
+/// times in rounds (A B, A B, ...). On SIGINT/SIGTERM the current iteration is
 /// discarded, the run is stored as aborted with its completed samples, and
 /// the outcome says interrupted (no exception escapes for that).
 RunOutcome execute_runs(const std::vector<PlannedJob>& plan, const RunOptions& options,

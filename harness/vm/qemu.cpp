@@ -950,10 +950,16 @@ RunOutcome execute_runs_in_vms(const std::vector<PlannedJob>& plan, const RunOpt
                                const QemuOptions& q, ResultsStore& store) {
   install_interrupt_handlers();
   RunOutcome outcome;
-  const VmSetup setup = prepare_vm_setup(plan, options, q, store);
-  for (const auto& image : q.kernels) {
-    if (interrupted()) break;
-    if (!run_one_kernel(image, plan, options, q, setup, store, outcome)) break;
+  // --runs N: one boot per run, in rounds over the kernels (K1 K2 K1 K2 ...);
+  // each boot runs the plan once.
+  RunOptions once = options;
+  once.runs = 1;
+  const VmSetup setup = prepare_vm_setup(plan, once, q, store);
+  for (int round = 0; round < std::max(1, options.runs); ++round) {
+    for (const auto& image : q.kernels) {
+      if (interrupted()) return outcome;
+      if (!run_one_kernel(image, plan, once, q, setup, store, outcome)) return outcome;
+    }
   }
   return outcome;
 }

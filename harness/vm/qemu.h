@@ -101,6 +101,8 @@ std::optional<std::string> classify_vm_failure(const std::string& console,
 std::string tail_lines(const std::string& text, int lines);
 
 /// Runs the plan once per kernel image in qemu (see the file comment) and
+/// stores every run; options.runs > 1: that many rounds over the images, one
+/// boot per kernel and run (K1 K2 K1 K2 ...), each running the plan once. It
 /// stores every run in `store` with the guest's kernel identity. Prints the
 /// time per boot on stderr. SIGINT: qemu is killed, the runs reported so far
 /// are kept, the outcome says interrupted.

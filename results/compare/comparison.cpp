@@ -66,7 +66,8 @@ SideFigures figures(std::span<const double> samples, const CellSamples& cell,
 }
 
 // The mmtests statistic lines of a metric row (shared/reference/formats.md §1):
-// Min, mean, Stddev, CoeffVar, Max, B<mean>-50/95/99.
+// Min, mean, Stddev, CoeffVar, Max, B<mean>-50/95/99; then CVwithin and
+// CVbetween (within- and between-run CoeffVar) when a side has >= 2 runs.
 std::vector<StatLine> metric_lines(const ComparisonRow& row, const SideSamples& samples) {
   const std::size_t n = row.sides.size();
   auto per_side = [&](auto get) {
@@ -99,6 +100,18 @@ std::vector<StatLine> metric_lines(const ComparisonRow& row, const SideSamples& 
                     return value_or_nan(stats::best_mean(samples[i], pct, row.mean, row.direction));
                   }),
                   row.direction));
+  }
+  // Runs as the unit: the two components when a side has >= 2 runs (last, so
+  // that the lines of every row keep their positions).
+  bool components = false;
+  for (const auto& f : row.sides) components = components || std::isfinite(f.between_cv_pct);
+  if (components) {
+    lines.push_back(make_line("CVwithin", false,
+                              per_side([&](std::size_t i) { return row.sides[i].within_cv_pct; }),
+                              Direction::lower_is_better));
+    lines.push_back(make_line("CVbetween", false,
+                              per_side([&](std::size_t i) { return row.sides[i].between_cv_pct; }),
+                              Direction::lower_is_better));
   }
   return lines;
 }
@@ -257,11 +270,26 @@ class SortedSamples {
   std::deque<std::vector<double>> copies_;  // a deque: spans stay valid as it grows
 };
 
+// One side's runs of a row (null: one run, its pooled samples).
+using SideRuns = std::vector<const std::vector<std::vector<double>>*>;
+
 // What each row of Comparison::rows is computed from, by row index.
 struct RowSources {
   std::vector<SideSamples> samples;   // per row, per side
+  std::vector<SideRuns> runs;         // per row, per side (metric rows)
   std::vector<const CellKey*> cells;  // per row
 };
+
+// The runs of metric `name` in cell k on every side.
+SideRuns runs_of(const std::vector<LoadedSide>& sides, const CellKey& k, const std::string& name) {
+  SideRuns runs;
+  for (const auto& s : sides) {
+    const auto& m = s.cells.at(k).metric_runs;
+    auto it = m.find(name);
+    runs.push_back(it == m.end() || it->second.size() < 2 ? nullptr : &it->second);
+  }
+  return runs;
+}
 
 // The samples of `name` in cell k on every side (an empty span where a side
 // lacks it), from the cells' metrics or their monitors; nullopt when no side
@@ -299,9 +327,11 @@ ComparisonRow empty_row(ComparisonRow::Kind kind, const CellKey& k, const std::s
 }
 
 void add_row(Comparison& cmp, RowSources& src, ComparisonRow row, SideSamples samples,
-             const CellKey& k) {
+             const CellKey& k, SideRuns runs = {}) {
+  if (runs.empty()) runs.resize(samples.size(), nullptr);
   cmp.rows.push_back(std::move(row));
   src.samples.push_back(std::move(samples));
+  src.runs.push_back(std::move(runs));
   src.cells.push_back(&k);
 }
 
@@ -346,7 +376,7 @@ void add_metric_rows(Comparison& cmp, RowSources& src, const std::vector<CellKey
         row.unit = d.unit;
         row.direction = d.direction;
         row.mean = d.mean;
-        add_row(cmp, src, std::move(row), std::move(*samples), *k);
+        add_row(cmp, src, std::move(row), std::move(*samples), *k, runs_of(sides, *k, d.name));
       }
     }
   }
@@ -372,11 +402,24 @@ void add_monitor_rows(Comparison& cmp, RowSources& src, const std::vector<CellKe
   }
 }
 
+// The within- and between-run CoeffVar of one side of a metric row.
+void fill_components(SideFigures& f, std::span<const double> samples,
+                     const std::vector<std::vector<double>>* runs) {
+  const std::vector<std::vector<double>> one{std::vector<double>(samples.begin(), samples.end())};
+  const auto c = stats::run_components(runs ? std::span(*runs) : std::span(one));
+  if (!c) return;
+  f.within_cv_pct = stats::log_variance_coeff_var(c->within_var);
+  f.between_cv_pct = stats::log_variance_coeff_var(c->between_var);
+}
+
 // The figures of one row: each side's summary, the statistic lines, %changes.
-void fill_row(ComparisonRow& row, const SideSamples& samples, const CellKey& k,
-              const std::vector<LoadedSide>& sides) {
-  for (std::size_t i = 0; i < sides.size(); ++i)
+void fill_row(ComparisonRow& row, const SideSamples& samples, const SideRuns& runs,
+              const CellKey& k, const std::vector<LoadedSide>& sides) {
+  for (std::size_t i = 0; i < sides.size(); ++i) {
     row.sides.push_back(figures(samples[i], sides[i].cells.at(k), row));
+    if (row.kind == ComparisonRow::Kind::metric)
+      fill_components(row.sides.back(), samples[i], runs[i]);
+  }
   if (row.kind == ComparisonRow::Kind::metric) {
     row.lines = metric_lines(row, samples);
   } else {
@@ -390,7 +433,9 @@ void fill_row(ComparisonRow& row, const SideSamples& samples, const CellKey& k,
 // The figures of every row, on as many threads as there are CPUs (at most 8;
 // rows are independent and each thread fills its own rows).
 void fill_rows(Comparison& cmp, const RowSources& src, const std::vector<LoadedSide>& sides) {
-  auto fill = [&](std::size_t r) { fill_row(cmp.rows[r], src.samples[r], *src.cells[r], sides); };
+  auto fill = [&](std::size_t r) {
+    fill_row(cmp.rows[r], src.samples[r], src.runs[r], *src.cells[r], sides);
+  };
   const std::size_t threads = std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 8);
   std::vector<std::future<void>> work;
   for (std::size_t t = 1; t < threads && t < cmp.rows.size(); ++t)
@@ -399,6 +444,10 @@ void fill_rows(Comparison& cmp, const RowSources& src, const std::vector<LoadedS
     }));
   for (std::size_t r = 0; r < cmp.rows.size(); r += threads) fill(r);
   for (auto& w : work) w.get();
+}
+
+bool uses_run_model(const stats::SignificanceOptions& o) {
+  return o.run_model && o.test == stats::TestKind::welch;
 }
 
 void count_verdict(VerdictCounts& c, stats::Verdict v) {
@@ -434,21 +483,41 @@ void add_invalid_to_reason(stats::Significance& sig, const ComparisonRow& row, s
 // Significance: one family per NEW side, all of its metric rows (the first
 // `metric_rows` rows); fills each row's significance and the counts.
 void decide_rows(Comparison& cmp, const RowSources& src, std::size_t metric_rows,
-                 std::size_t n_sides, const stats::SignificanceOptions& options) {
+                 const std::vector<LoadedSide>& sides, const stats::SignificanceOptions& options,
+                 const CalibrationLookup& calibration, const MinEffects& min_effects) {
+  const std::size_t n_sides = sides.size();
   cmp.counts.resize(n_sides - 1);
+  bool one_run = false;
   for (std::size_t side = 1; side < n_sides; ++side) {
     std::vector<stats::RowInput> family;
     family.reserve(src.samples.size());
-    for (std::size_t r = 0; r < metric_rows; ++r)
-      family.push_back(
-          {src.samples[r][0], src.samples[r][side], cmp.rows[r].direction, cmp.rows[r].mean});
+    for (std::size_t r = 0; r < metric_rows; ++r) {
+      const ComparisonRow& row = cmp.rows[r];
+      stats::RowInput in{src.samples[r][0], src.samples[r][side], row.direction, row.mean};
+      if (src.runs[r][0]) in.base_runs = *src.runs[r][0];
+      if (src.runs[r][side]) in.now_runs = *src.runs[r][side];
+      if (in.base_runs.size() < 2 || in.now_runs.size() < 2) {
+        if (calibration && !sides[0].testboxes.empty())
+          in.between =
+              calibration(row.workload, row.job, row.cell, row.name, *sides[0].testboxes.begin());
+        if (!in.between) one_run = true;
+      }
+      if (auto it = min_effects.find({row.workload, row.job, row.name}); it != min_effects.end())
+        in.min_effect_pct = it->second;
+      else if (auto job = min_effects.find({row.workload, row.job, ""}); job != min_effects.end())
+        in.min_effect_pct = job->second;
+      family.push_back(in);
+    }
     auto decided = stats::decide_significance(family, options);
+    for (const auto& d : decided)
+      if (d.basis == stats::RunBasis::calibrated) ++cmp.calibrated_rows;
     for (std::size_t r = 0; r < decided.size(); ++r) {
       count_verdict(cmp.counts[side - 1], decided[r].verdict);
       add_invalid_to_reason(decided[r], cmp.rows[r], side, cmp.include_invalid);
       cmp.rows[r].significance[side] = std::move(decided[r]);
     }
   }
+  if (one_run && uses_run_model(options)) cmp.warnings.push_back(kOneRunWarning);
 }
 
 // Unique labels: rows sharing a label fall back to the full parameter list;
@@ -473,10 +542,14 @@ void make_labels_unique(std::vector<ComparisonRow>& rows, const Labels& label) {
 }
 
 std::string verdict_line(const Comparison& cmp, const std::vector<LoadedSide>& sides) {
-  if (sides.size() == 2) return format_counts(cmp.counts[0]);
   std::string line;
-  for (std::size_t i = 1; i < sides.size(); ++i)
-    line += (i > 1 ? "; " : "") + sides[i].selector.text + ": " + format_counts(cmp.counts[i - 1]);
+  if (sides.size() == 2) {
+    line = format_counts(cmp.counts[0]);
+  } else {
+    for (std::size_t i = 1; i < sides.size(); ++i)
+      line +=
+          (i > 1 ? "; " : "") + sides[i].selector.text + ": " + format_counts(cmp.counts[i - 1]);
+  }
   return line;
 }
 
@@ -600,7 +673,8 @@ std::string format_counts(const VerdictCounts& c) {
 }
 
 Comparison build_comparison(const std::vector<LoadedSide>& sides, const MetricCatalog& catalog,
-                            const stats::SignificanceOptions& options, bool include_invalid) {
+                            const stats::SignificanceOptions& options, bool include_invalid,
+                            const CalibrationLookup& calibration, const MinEffects& min_effects) {
   if (sides.size() < 2)
     throw std::invalid_argument("build_comparison: needs BASE and at least one NEW side");
   // Validate the options before any work (decide_significance would, but only
@@ -619,7 +693,7 @@ Comparison build_comparison(const std::vector<LoadedSide>& sides, const MetricCa
   const std::size_t metric_rows = cmp.rows.size();
   add_monitor_rows(cmp, src, matched, sides, label, sorted);
   fill_rows(cmp, src, sides);
-  decide_rows(cmp, src, metric_rows, sides.size(), options);
+  decide_rows(cmp, src, metric_rows, sides, options, calibration, min_effects);
   make_labels_unique(cmp.rows, label);
   cmp.verdict = verdict_line(cmp, sides);
 
@@ -633,7 +707,31 @@ Comparison build_comparison(const std::vector<LoadedSide>& sides, const MetricCa
   }
   add_unmatched_notes(cmp.notes, cmp.unmatched);
   add_undecided_notes(cmp, sides);
+  if (cmp.calibrated_rows)
+    cmp.notes.push_back(fmt::format(
+        "{} row(s) with one run on a side tested with this testbox's calibrated run-to-run "
+        "variation (`nightjar calibrate`)",
+        cmp.calibrated_rows));
   return cmp;
+}
+
+// The job files' `min_effect:` as the runner stored it in the context of the
+// base side's first run of each cell ("min_effect", "min_effect.METRIC").
+static MinEffects stored_min_effects(const ResultsStore& store, const LoadedSide& base) {
+  MinEffects out;
+  for (const auto& [k, cell] : base.cells) {
+    const auto record = store.run_record(cell.first_run);
+    if (!record) continue;
+    for (const auto& [key, value] : record->context) {
+      if (key != "min_effect" && key.rfind("min_effect.", 0) != 0) continue;
+      try {
+        out[{k.workload, k.job, key == "min_effect" ? "" : key.substr(11)}] = std::stod(value);
+      } catch (const std::exception&) {
+        // Not written by nightjar run: ignored.
+      }
+    }
+  }
+  return out;
 }
 
 Comparison compare_selectors(const ResultsStore& store, const std::vector<std::string>& selectors,
@@ -658,11 +756,21 @@ Comparison compare_selectors(const ResultsStore& store, const std::vector<std::s
   std::set<std::string> workloads;
   for (const auto& s : sides)
     for (const auto& [k, _] : s.cells) workloads.insert(k.workload);
+  // The testbox's calibrations (`nightjar calibrate`), for rows with one run
+  // on a side.
+  CalibrationLookup calibration =
+      [&store](const std::string& workload, const std::string& job, const std::string& cell,
+               const std::string& metric,
+               const std::string& testbox) -> std::optional<stats::BetweenRunVariance> {
+    auto c = store.calibration(workload, job, cell, metric, testbox);
+    if (!c) return std::nullopt;
+    return stats::BetweenRunVariance{c->first, c->second};
+  };
   return build_comparison(
       sides,
       load_metric_catalog(store, workloads,
                           query.declared ? *query.declared : WorkloadCatalog::empty()),
-      options, query.include_invalid);
+      options, query.include_invalid, calibration, stored_min_effects(store, sides[0]));
 }
 
 ExitCode check_exit_code(const Comparison& c) {

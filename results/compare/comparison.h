@@ -18,8 +18,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <limits>
+#include <map>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "results/compare/selector.h"
@@ -48,6 +52,12 @@ struct SideFigures {
   int invalid = 0;
   stats::Summary summary;
   std::optional<double> mean;  ///< the row's summary mean (Hmean/Amean/Gmean); nullopt = undefined
+  /// Variance components of the side's runs (stats::run_components, on ln x)
+  /// as CoeffVar, percent: the pooled within-run spread and the spread
+  /// between runs beyond it. NaN when unknown (one run: between; a sample
+  /// <= 0 or one sample per run: both).
+  double within_cv_pct = std::numeric_limits<double>::quiet_NaN();
+  double between_cv_pct = std::numeric_limits<double>::quiet_NaN();
 };
 
 /// One statistic line of a row as the mmtests layout prints it (Min, Hmean,
@@ -117,6 +127,13 @@ struct Comparison {
   /// --include-invalid: the invalid samples are in the figures
   /// (SideQuery::include_invalid), for inspection.
   bool include_invalid = false;
+  /// Warnings every layout shows next to the verdict (kOneRunWarning when a
+  /// metric row has one run on a side and no calibration): each layout
+  /// prints them on the line after the verdict line, as "warning: ...".
+  std::vector<std::string> warnings;
+  /// Metric rows tested with a calibrated between-run variance, and the
+  /// note saying so (also in `notes`).
+  int calibrated_rows = 0;
 };
 
 /// The sample count of one side of a row as every layout prints it:
@@ -124,17 +141,39 @@ struct Comparison {
 /// (`included`: Comparison::include_invalid).
 std::string sample_count_text(const SideFigures& f, bool included);
 
+/// The warning of a comparison whose rows have one run per side and no
+/// calibrated between-run variance (docs/statistics.md "Runs as the unit").
+inline constexpr const char* kOneRunWarning =
+    "one run per side: run-to-run variation unknown — `--runs 3` or `nightjar calibrate`";
+
+/// The calibrated between-run variance of one row's cell and metric on the
+/// base side's testbox (`nightjar calibrate`), or nullopt: looked up by
+/// build_comparison for rows with one run on a side.
+using CalibrationLookup = std::function<std::optional<stats::BetweenRunVariance>(
+    const std::string& workload, const std::string& job, const std::string& cell,
+    const std::string& metric, const std::string& testbox)>;
+
+/// Per-job, per-metric minimum effects (the job file's `min_effect:`,
+/// docs/jobs.md), percent: (workload, job, metric) -> margin; metric "" is
+/// the job's default for its metrics.
+using MinEffects = std::map<std::tuple<std::string, std::string, std::string>, double>;
+
 /// Builds the comparison of already loaded sides ([0] = BASE). Cells are
 /// matched by CellKey and must be present on every side; others are listed as
 /// unmatched. A metric with only invalid samples on a side still has its row
-/// (n=0 there: inconclusive, never a regression). `include_invalid`: the
+/// (n=0 there: inconclusive, never a regression). Rows with >= 2 runs on both
+/// sides are tested on runs; a row with one run on a side uses `calibration`
+/// when it has a value for it, else Comparison::warnings gets kOneRunWarning
+/// (welch only). Rows take their minimum effect from `min_effects` (the
+/// metric's, else the job's ""), else from options. `include_invalid`: the
 /// sides were loaded with SideQuery::include_invalid (said in the notes).
 /// Throws UsageError when no cell is present on every side (naming each
 /// side's cells), std::invalid_argument for bad options (alpha, power, min
 /// effect).
 Comparison build_comparison(const std::vector<LoadedSide>& sides, const MetricCatalog& catalog,
-                            const stats::SignificanceOptions& options,
-                            bool include_invalid = false);
+                            const stats::SignificanceOptions& options, bool include_invalid = false,
+                            const CalibrationLookup& calibration = {},
+                            const MinEffects& min_effects = {});
 
 /// Parses the selectors, loads every side from `store` and builds the
 /// comparison. selectors[0] is BASE. Errors as parse_selector, load_side and

@@ -89,6 +89,27 @@ void append_values(std::map<std::string, std::vector<double>>& to,
   }
 }
 
+// Splits each metric's samples (in run order) into its runs by
+// metric_run_sizes, appended to `to` (runs without samples dropped).
+void append_runs(std::map<std::string, std::vector<std::vector<double>>>& to,
+                 const StoredCell& from) {
+  for (const auto& [name, values] : from.metrics) {
+    auto sizes = from.metric_run_sizes.find(name);
+    auto& runs = to[name];
+    if (sizes == from.metric_run_sizes.end()) {
+      runs.push_back(values);
+      continue;
+    }
+    std::size_t at = 0;
+    for (std::size_t n : sizes->second) {
+      if (n == 0 || at + n > values.size()) continue;
+      runs.emplace_back(values.begin() + static_cast<std::ptrdiff_t>(at),
+                        values.begin() + static_cast<std::ptrdiff_t>(at + n));
+      at += n;
+    }
+  }
+}
+
 // Pools the stored cells (first-run order) into the side's cells: stored
 // cells with the same key are one cell. Sorted here, in the side's own
 // loading thread: every statistic is order-free, and the statistics module
@@ -105,6 +126,7 @@ void pool_cells(std::vector<StoredCell>& stored, const std::set<std::string>& ig
     }
     cell.run_ids.insert(cell.run_ids.end(), sc.run_ids.begin(), sc.run_ids.end());
     cell.aborted_runs += sc.aborted_runs;
+    append_runs(cell.metric_runs, sc);
     append_values(cell.metrics, sc.metrics);
     append_values(cell.monitors, sc.monitors);
     // Stored cells come in first-run order: the first reason kept is the

@@ -88,6 +88,10 @@ struct CellSamples {
   /// ignored ones and without unset (empty) text parameters.
   std::vector<std::pair<std::string, std::string>> params;
   std::map<std::string, std::vector<double>> metrics;  ///< metric -> samples, sorted ascending
+  /// metric -> its samples split by run (run order; runs without the metric
+  /// left out): the units of docs/statistics.md "Runs as the unit". Empty
+  /// for a cell built by hand; then `metrics` counts as one run.
+  std::map<std::string, std::vector<std::vector<double>>> metric_runs;
   std::map<std::string, std::vector<double>>
       monitors;  ///< monitor name -> deltas, sorted ascending
   /// metric -> its invalid samples, left out of `metrics` (pooled in them

@@ -48,7 +48,13 @@ std::string render_csv(const Comparison& c) {
                                          "ratio_ci_hi",
                                          "smallest_detectable_change_pct",
                                          "iterations_needed",
-                                         "reason"};
+                                         "reason",
+                                         "base_within_run_coeff_var",
+                                         "base_between_run_coeff_var",
+                                         "new_within_run_coeff_var",
+                                         "new_between_run_coeff_var",
+                                         "basis",
+                                         "runs_needed"};
   // base_invalid,new_invalid: only when some side holds invalid samples (or
   // --include-invalid), so that a comparison without any keeps its columns.
   bool invalid_columns = c.include_invalid;
@@ -98,6 +104,12 @@ std::string render_csv(const Comparison& c) {
               : "",
           sig && sig->iterations_needed ? std::to_string(*sig->iterations_needed) : "",
           sig ? sig->reason : "",
+          num(b.within_cv_pct),
+          num(b.between_cv_pct),
+          num(n.within_cv_pct),
+          num(n.between_cv_pct),
+          sig ? std::string(stats::to_string(sig->basis)) : "",
+          sig && sig->runs_needed ? std::to_string(*sig->runs_needed) : "",
       };
       if (invalid_columns) {
         f.push_back(std::to_string(b.invalid));

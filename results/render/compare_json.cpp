@@ -35,7 +35,9 @@ ordered_json side_figures(const SideFigures& f) {
                         {"gmean", num(s.gmean)},
                         {"median", num(s.n ? s.median : NAN)},
                         {"stddev", num(s.stddev)},
-                        {"coeff_var", num(s.coeff_var)}});
+                        {"coeff_var", num(s.coeff_var)},
+                        {"within_run_coeff_var", num(f.within_cv_pct)},
+                        {"between_run_coeff_var", num(f.between_cv_pct)}});
   return j;
 }
 
@@ -47,6 +49,7 @@ std::string render_json(const Comparison& c) {
   j["version"] = 1;
   j["verdict"] = c.verdict;
   if (c.include_invalid) j["include_invalid"] = true;  // absent: invalid samples left out
+  j["warnings"] = c.warnings;
   j["options"] = {{"test", std::string(stats::to_string(c.options.test))},
                   {"alpha", c.options.alpha},
                   {"min_effect_pct", c.options.min_effect_pct},
@@ -110,6 +113,14 @@ std::string render_json(const Comparison& c) {
                              ? ordered_json::array({num(sig->ratio_lo), num(sig->ratio_hi)})
                              : ordered_json(nullptr);
         ch["smallest_detectable_change_pct"] = num(sig->smallest_detectable_change_pct);
+        ch["basis"] = std::string(stats::to_string(sig->basis));
+        ch["min_effect_pct"] = sig->min_effect_pct;
+        ch["equivalence_ci"] =
+            (sig->equivalence_lo && sig->equivalence_hi)
+                ? ordered_json::array({num(sig->equivalence_lo), num(sig->equivalence_hi)})
+                : ordered_json(nullptr);
+        ch["runs_needed"] =
+            sig->runs_needed ? ordered_json(*sig->runs_needed) : ordered_json(nullptr);
         ch["iterations_needed"] =
             sig->iterations_needed ? ordered_json(*sig->iterations_needed) : ordered_json(nullptr);
         ch["reason"] = sig->reason;

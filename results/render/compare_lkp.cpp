@@ -50,7 +50,9 @@ const stats::Significance* significant(const ComparisonRow& row, std::size_t sid
 }  // namespace
 
 std::string render_lkp(const Comparison& c, const RenderOptions& o) {
-  std::string out = c.verdict + "\n\n";
+  std::string out = c.verdict + "\n";
+  for (const auto& w : c.warnings) out += "warning: " + w + "\n";
+  out += "\n";
   // 0-day's headline per significant row: "-18.4% regression of netperf.Throughput_Mbps".
   bool headlines = false;
   for (const auto& row : c.rows) {

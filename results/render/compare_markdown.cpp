@@ -24,6 +24,8 @@ std::string value(const SideFigures& f, int p) {
   if (!f.mean) return "undefined";
   std::string s = fmt::format("{:.{}f}", *f.mean, p);
   if (std::isfinite(f.summary.coeff_var)) s += fmt::format(" ±{:.2f}%", f.summary.coeff_var);
+  if (std::isfinite(f.between_cv_pct))  // runs as the unit: within / between runs
+    s += fmt::format(" (within {:.2f}%, between {:.2f}%)", f.within_cv_pct, f.between_cv_pct);
   return s;
 }
 
@@ -48,6 +50,7 @@ std::string number(const std::optional<double>& v) {
 std::string render_markdown(const Comparison& c, const RenderOptions& o) {
   const int p = std::max(0, o.precision);
   std::string out = "**" + c.verdict + "**\n\n";
+  for (const auto& w : c.warnings) out += "> warning: " + w + "\n\n";
   std::string head = "| operation | unit | mean | " + cell(c.sides[0].name) + " (n) |";
   std::string rule = "|---|---|---|--:|";
   for (std::size_t s = 1; s < c.sides.size(); ++s) {

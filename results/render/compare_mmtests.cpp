@@ -46,7 +46,9 @@ std::string render_mmtests(const Comparison& c, const RenderOptions& o) {
     for (const auto& l : row.lines) stat_w = std::max(stat_w, l.name.size());
   }
   const std::size_t col_w = static_cast<std::size_t>(w) + 11;
-  std::string out = c.verdict + "\n\n";
+  std::string out = c.verdict + "\n";
+  for (const auto& w : c.warnings) out += "warning: " + w + "\n";
+  out += "\n";
 
   // Header: two rows, each cell right-aligned to the value column width. A
   // name without '-' (a bare variant) has the side's kernel release above it

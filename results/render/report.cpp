@@ -520,6 +520,14 @@ std::string report_legend(const std::vector<const Comparison*>& comparisons,
     text = head + " (" + test_text(options) + ", " + n + left_out + ")";
   std::string out;
   for (const auto& l : wrap(text, static_cast<std::size_t>(max_width))) out += l + "\n";
+  std::set<std::string> warned;  // Comparison::warnings, once each, in plain ASCII
+  for (const Comparison* c : comparisons)
+    for (std::string w : c->warnings) {
+      if (auto dash = w.find("—"); dash != std::string::npos) w.replace(dash, 3, "-");
+      if (warned.insert(w).second)
+        for (const auto& l : wrap("Warning: " + w, static_cast<std::size_t>(max_width)))
+          out += l + "\n";
+    }
   return out;
 }
 

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <map>
 #include <stdexcept>
+#include <tuple>
 #include <utility>
 
 #include <fmt/format.h>
@@ -14,6 +15,7 @@
 #include "results/stats/descriptive.h"
 #include "results/stats/detail.h"
 #include "results/stats/distributions.h"
+#include "results/stats/equivalence.h"
 #include "results/stats/multiple.h"
 #include "results/stats/tests.h"
 
@@ -182,6 +184,26 @@ void validate(const SignificanceOptions& opt) {
   require_unit_interval(opt.power, "power");
   if (!(opt.min_effect_pct >= 0.0) || !std::isfinite(opt.min_effect_pct))
     throw std::invalid_argument("min_effect_pct must be >= 0");
+  if (opt.change_level != 0.0) require_unit_interval(opt.change_level, "change_level");
+  if (opt.equivalence_level != 0.0)
+    require_unit_interval(opt.equivalence_level, "equivalence_level");
+  if (opt.equivalence_level >= 0.5) throw std::invalid_argument("equivalence_level must be < 0.5");
+}
+
+// The level of one look's change test and of each one-sided equivalence test.
+double change_level(const SignificanceOptions& opt) {
+  return opt.change_level > 0.0 ? opt.change_level : opt.alpha;
+}
+double equivalence_level(const SignificanceOptions& opt) {
+  return opt.equivalence_level > 0.0 ? opt.equivalence_level : std::min(opt.alpha, 0.25);
+}
+
+// The row's minimum effect (margin), percent.
+double row_margin(const RowInput& row, const SignificanceOptions& opt) {
+  const double m = row.min_effect_pct.value_or(opt.min_effect_pct);
+  if (!(m >= 0.0) || !std::isfinite(m))
+    throw std::invalid_argument("a row's min_effect_pct must be >= 0");
+  return m;
 }
 
 bool uses_p_values(const SignificanceOptions& opt) {
@@ -213,6 +235,10 @@ struct RowScreen {
   bool tested = false;      ///< reached step 3 (its verdict is decided in the second pass)
   double pooled_cv = kNaN;  ///< sqrt((cv_base² + cv_now²)/2), percent; NaN when unknown
   double p = kNaN;          ///< step 3's p (welch/utest); NaN when not tested
+  double margin = 0;        ///< the row's minimum effect, percent
+  /// Variance of one run's mean ln x (s_b² + s_w²/n) when the basis is runs
+  /// or calibrated: what runs_needed plans with; NaN otherwise.
+  double run_var = kNaN;
 };
 
 // Step 1: sets s.pct_change and returns true when the row is defined; else
@@ -243,9 +269,9 @@ bool screen_defined(const RowInput& row, Significance& s) {
 
 // Iterations per side to detect max(|pct_change|, min effect) at the pooled
 // CoeffVar, never below 3 (nor, for utest, below the U-test's minimum).
-std::size_t iterations_to_detect(const Significance& s, double pooled_cv,
+std::size_t iterations_to_detect(const Significance& s, double pooled_cv, double margin,
                                  const SignificanceOptions& opt) {
-  const double target = std::max(std::fabs(s.pct_change), opt.min_effect_pct);
+  const double target = std::max(std::fabs(s.pct_change), margin);
   std::size_t n = 3;
   if (auto need = iterations_needed(target, pooled_cv, opt.alpha, opt.power))
     n = std::max<std::size_t>(*need, 3);
@@ -253,9 +279,9 @@ std::size_t iterations_to_detect(const Significance& s, double pooled_cv,
   return n;
 }
 
-// Step 3's p of a row with >= 3 samples per side: Welch on ln x (on raw x
-// for an arithmetic row with a sample <= 0), or Mann–Whitney U; NaN for the
-// reference rules.
+// Step 3's p of a row with >= 3 samples per side on the iterations: Welch on
+// ln x (on raw x for an arithmetic row with a sample <= 0), or Mann–Whitney
+// U; NaN for the reference rules.
 double row_p_value(const RowInput& row, const SignificanceOptions& opt) {
   if (opt.test == TestKind::welch) {
     std::optional<WelchResult> w;
@@ -270,12 +296,69 @@ double row_p_value(const RowInput& row, const SignificanceOptions& opt) {
   return kNaN;
 }
 
+// One side's components: from its runs when given, else its pooled samples
+// as one run.
+std::optional<RunComponents> side_components(std::span<const std::vector<double>> runs,
+                                             std::span<const double> pooled) {
+  if (!runs.empty()) return run_components(runs);
+  const std::vector<std::vector<double>> one{std::vector<double>(pooled.begin(), pooled.end())};
+  return run_components(one);
+}
+
+// The test of a welch row on runs (>= 2 on both sides) or with a calibrated
+// between-run variance; std::nullopt: test on the iterations.
+std::optional<LogDiffTest> run_model_test(const RowInput& row, const SignificanceOptions& opt,
+                                          double& run_var, std::optional<double>& between_cv) {
+  if (!opt.run_model || opt.test != TestKind::welch) return std::nullopt;
+  if (row.base_runs.size() < 2 && row.now_runs.size() < 2 && !row.between) return std::nullopt;
+  const auto b = side_components(row.base_runs, row.base);
+  const auto n = side_components(row.now_runs, row.now);
+  if (!b || !n) return std::nullopt;
+  if (b->runs >= 2 && n->runs >= 2) {
+    auto t = runs_welch_test(*b, *n);
+    if (!t) return std::nullopt;
+    run_var = (b->run_mean_var + n->run_mean_var) / 2.0;
+    between_cv = log_variance_coeff_var((b->between_var + n->between_var) / 2.0);
+    return t;
+  }
+  if (!row.between) return std::nullopt;
+  auto t = calibrated_test(*b, *n, *row.between);
+  if (!t) return std::nullopt;
+  const double within = std::isnan(b->within_var) ? n->within_var : b->within_var;
+  run_var = row.between->var + within / std::max(1.0, std::min(b->harmonic_n, n->harmonic_n));
+  between_cv = log_variance_coeff_var(row.between->var);
+  return t;
+}
+
+// The p, ratio CIs and basis of a tested row (steps 3 and 4's inputs).
+void test_row(const RowInput& row, const SignificanceOptions& opt, RowScreen& r, Significance& s) {
+  const double eq_a = 2.0 * equivalence_level(opt);
+  if (auto t = run_model_test(row, opt, r.run_var, s.between_cv_pct)) {
+    s.basis = t->basis;
+    s.df = t->df;
+    r.p = t->p;
+    std::tie(s.ratio_lo, s.ratio_hi) = ratio_interval(*t, opt.alpha);
+    auto [lo, hi] = ratio_interval(*t, eq_a);
+    s.equivalence_lo = lo;
+    s.equivalence_hi = hi;
+    return;
+  }
+  r.p = row_p_value(row, opt);
+  if (auto lw = welch_log_test(row.base, row.now, eq_a)) {
+    s.equivalence_lo = lw->ratio_lo;
+    s.equivalence_hi = lw->ratio_hi;
+    if (opt.test == TestKind::welch) s.df = lw->log.df;
+  }
+}
+
 // Steps 1–3 of one row: the verdict of undefined rows and of rows with < 3
 // samples per side, the figures every defined row reports (smallest
 // detectable change, ratio CI) and the p of the rows left to decide.
 RowScreen screen_row(const RowInput& row, const SignificanceOptions& opt, DetectableChange& sdc,
                      Significance& s) {
   RowScreen r;
+  r.margin = row_margin(row, opt);
+  s.min_effect_pct = r.margin;
   if (!screen_defined(row, s)) return r;
   const Summary sb = summarize(row.base), sn = summarize(row.now);
   if (sb.n >= 2 && sn.n >= 2)
@@ -288,11 +371,12 @@ RowScreen screen_row(const RowInput& row, const SignificanceOptions& opt, Detect
   if (sb.n < 3 || sn.n < 3) {
     s.verdict = Verdict::inconclusive;
     s.reason = fmt::format("fewer than 3 samples per side (base {}, new {})", sb.n, sn.n);
-    if (!std::isnan(r.pooled_cv)) s.iterations_needed = iterations_to_detect(s, r.pooled_cv, opt);
+    if (!std::isnan(r.pooled_cv))
+      s.iterations_needed = iterations_to_detect(s, r.pooled_cv, r.margin, opt);
     return r;
   }
   r.tested = true;
-  r.p = row_p_value(row, opt);
+  if (uses_p_values(opt)) test_row(row, opt, r, s);
   if (uses_p_values(opt) && !std::isnan(r.p)) s.p = r.p;
   return r;
 }
@@ -303,16 +387,16 @@ struct RuleOutcome {
   std::string why;
 };
 
-RuleOutcome apply_rule(const RowInput& row, const SignificanceOptions& opt, double q, double pct) {
+RuleOutcome apply_rule(const RowInput& row, const SignificanceOptions& opt, double q, double pct,
+                       double margin) {
   RuleOutcome r;
   if (uses_p_values(opt)) {
-    r.significant = q < opt.alpha && std::fabs(pct) >= opt.min_effect_pct;
+    r.significant = q < opt.alpha && std::fabs(pct) >= margin;
     if (r.significant)
-      r.why = fmt::format("q={:.3g} < {:.3g} and |{:.2f}%| >= {:.3g}%", q, opt.alpha, pct,
-                          opt.min_effect_pct);
+      r.why = fmt::format("q={:.3g} < {:.3g} and |{:.2f}%| >= {:.3g}%", q, opt.alpha, pct, margin);
     else if (q < opt.alpha)
       r.why = fmt::format("q={:.3g} < {:.3g} but |{:.2f}%| < min effect {:.3g}%", q, opt.alpha, pct,
-                          opt.min_effect_pct);
+                          margin);
     else
       r.why = fmt::format("q={:.3g} >= {:.3g}", q, opt.alpha);
   } else if (opt.test == TestKind::mmtests) {
@@ -327,13 +411,15 @@ RuleOutcome apply_rule(const RowInput& row, const SignificanceOptions& opt, doub
   return r;
 }
 
-// Step 5 for welch/utest: a row the test did not find significant is
-// inconclusive when the data could not have shown a change of the size asked
-// for, or showed one the test did not confirm; otherwise unchanged.
-void decide_not_significant(const RowInput& row, const SignificanceOptions& opt, double pooled_cv,
-                            const std::string& why, Significance& s) {
+// Step 5 for welch/utest under UnchangedRule::detectable: a row the test did
+// not find significant is inconclusive when the data could not have shown a
+// change of the size asked for, or showed one the test did not confirm;
+// otherwise unchanged.
+void decide_not_significant(const RowInput& row, const SignificanceOptions& opt,
+                            const RowScreen& screen, const std::string& why, Significance& s) {
   const double pct = s.pct_change, abs_pct = std::fabs(pct);
-  const double target = std::max(abs_pct, opt.min_effect_pct);
+  const double pooled_cv = screen.pooled_cv;
+  const double target = std::max(abs_pct, screen.margin);
   double detectable = s.smallest_detectable_change_pct;
   const std::size_t nb = row.base.size(), nn = row.now.size();
   std::size_t u_min_n = 0;
@@ -357,7 +443,7 @@ void decide_not_significant(const RowInput& row, const SignificanceOptions& opt,
       s.reason = fmt::format(
           "{}; could only detect >= {:.2f}% at CV {:.2f}%: needs {} per side to detect {:.2f}%",
           why, detectable, pooled_cv, n_need, target);
-  } else if (abs_pct >= opt.min_effect_pct) {
+  } else if (abs_pct >= screen.margin) {
     // The data could see a change this large and shows one, but the test
     // did not confirm it (p near alpha, or q raised by Benjamini-Hochberg
     // over many rows): not "unchanged". Doubling n shrinks the standard
@@ -375,12 +461,75 @@ void decide_not_significant(const RowInput& row, const SignificanceOptions& opt,
   }
 }
 
+// The (1 − 2a) CI text of an equivalence decision.
+std::string equivalence_text(const Significance& s, const SignificanceOptions& opt, double m) {
+  return fmt::format(
+      "{:.0f}% CI of the ratio [{:.4f}, {:.4f}] {} ±{:.3g}%",
+      100.0 * (1.0 - 2.0 * equivalence_level(opt)), s.equivalence_lo.value_or(kNaN),
+      s.equivalence_hi.value_or(kNaN),
+      inside_margin(s.equivalence_lo.value_or(kNaN), s.equivalence_hi.value_or(kNaN), m)
+          ? "inside"
+          : "not inside",
+      m);
+}
+
+// What an inconclusive row of the equivalence rule would need: iterations per
+// side (at the pooled CoeffVar, to detect the change seen or to show it inside
+// the margin, whichever is fewer), or runs per side when the between-run
+// variance limits it.
+void plan_undecided(const RowInput& row, const SignificanceOptions& opt, const RowScreen& screen,
+                    Significance& s) {
+  const double abs_pct = std::fabs(s.pct_change), m = screen.margin;
+  if (!std::isnan(screen.run_var)) {
+    s.runs_needed = runs_needed(std::max(abs_pct, m), screen.run_var, change_level(opt), opt.power);
+    s.reason += s.runs_needed ? fmt::format(": needs about {} runs per side", *s.runs_needed) : "";
+    return;
+  }
+  if (std::isnan(screen.pooled_cv)) {
+    s.reason += "; noise unknown (CoeffVar undefined: a mean is 0)";
+    return;
+  }
+  std::size_t need = iterations_to_detect(s, screen.pooled_cv, m, opt);
+  if (auto eq = equivalence_iterations_needed(m, abs_pct, screen.pooled_cv, equivalence_level(opt),
+                                              opt.power))
+    need = std::min(need, std::max<std::size_t>(*eq, 3));
+  need = std::max(need, std::max(row.base.size(), row.now.size()) + 1);
+  s.iterations_needed = need;
+  s.reason += fmt::format(": needs about {} per side at CV {:.2f}%", need, screen.pooled_cv);
+}
+
+// Step 4, UnchangedRule::equivalence: unchanged when the CI lies inside the
+// margin, a change when q < the look's level, else inconclusive.
+void decide_equivalence(const RowInput& row, const SignificanceOptions& opt, double q,
+                        const RowScreen& screen, Significance& s) {
+  const double m = screen.margin;
+  const std::string basis =
+      s.basis == RunBasis::iterations ? "" : fmt::format(" (on {})", to_string(s.basis));
+  if (inside_margin(s.equivalence_lo.value_or(kNaN), s.equivalence_hi.value_or(kNaN), m)) {
+    s.verdict = Verdict::unchanged;
+    s.reason = equivalence_text(s, opt, m) + basis;
+    return;
+  }
+  const double level = change_level(opt);
+  if (q < level && s.pct_change != 0.0) {
+    s.verdict = s.pct_change > 0.0 ? Verdict::improvement : Verdict::regression;
+    s.reason = fmt::format("q={:.3g} < {:.3g}{}; {}", q, level, basis, equivalence_text(s, opt, m));
+    return;
+  }
+  s.verdict = Verdict::inconclusive;
+  s.reason =
+      fmt::format("q={:.3g} >= {:.3g}{} and {}", q, level, basis, equivalence_text(s, opt, m));
+  plan_undecided(row, opt, screen, s);
+}
+
 // Steps 3–5 of a tested row, given its BH-adjusted q (NaN for the reference
 // rules).
-void decide_row(const RowInput& row, const SignificanceOptions& opt, double q, double pooled_cv,
-                Significance& s) {
+void decide_row(const RowInput& row, const SignificanceOptions& opt, double q,
+                const RowScreen& screen, Significance& s) {
   if (uses_p_values(opt) && !std::isnan(q)) s.q = q;
-  RuleOutcome rule = apply_rule(row, opt, q, s.pct_change);
+  if (uses_p_values(opt) && opt.unchanged == UnchangedRule::equivalence)
+    return decide_equivalence(row, opt, std::isnan(q) ? 1.0 : q, screen, s);
+  RuleOutcome rule = apply_rule(row, opt, q, s.pct_change, screen.margin);
   if (rule.significant && s.pct_change != 0.0) {
     s.verdict = s.pct_change > 0.0 ? Verdict::improvement : Verdict::regression;
     s.reason = std::move(rule.why);
@@ -388,7 +537,7 @@ void decide_row(const RowInput& row, const SignificanceOptions& opt, double q, d
     s.verdict = Verdict::unchanged;
     s.reason = std::move(rule.why);
   } else {
-    decide_not_significant(row, opt, pooled_cv, rule.why, s);
+    decide_not_significant(row, opt, screen, rule.why, s);
   }
 }
 
@@ -413,7 +562,7 @@ std::vector<Significance> decide_significance(std::span<const RowInput> family,
     qvals = benjamini_hochberg(pvals);
   }
   for (std::size_t i = 0; i < family.size(); ++i)
-    if (screens[i].tested) decide_row(family[i], opt, qvals[i], screens[i].pooled_cv, out[i]);
+    if (screens[i].tested) decide_row(family[i], opt, qvals[i], screens[i], out[i]);
   return out;
 }
 

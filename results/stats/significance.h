@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <limits>
 #include <optional>
 #include <span>
 #include <string>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "results/model/metric.h"
+#include "results/stats/run_model.h"
 
 namespace nightjar::stats {
 
@@ -110,6 +112,27 @@ struct RowInput {
   std::span<const double> now;   ///< samples of the run compared to the baseline
   Direction direction = Direction::higher_is_better;
   MeanKind mean = MeanKind::harmonic;  ///< the summary mean (%change is of these)
+  /// The same samples split by run (docs/statistics.md "Runs as the unit");
+  /// empty: the side is one run (its pooled samples above).
+  std::span<const std::vector<double>> base_runs{}, now_runs{};
+  /// The testbox's calibrated between-run variance of this row's cell and
+  /// metric (`nightjar calibrate`), if any.
+  std::optional<BetweenRunVariance> between{};
+  /// This row's minimum effect (the job's `min_effect:` for the metric),
+  /// percent; nullopt: options.min_effect_pct.
+  std::optional<double> min_effect_pct{};
+};
+
+/// How a row that shows no change is decided.
+enum class UnchangedRule {
+  /// Default (issue 14): unchanged when the (1 − 2a) CI of the ratio lies
+  /// inside ±min effect (TOST, Schuirmann 1987); a significant change is a
+  /// regression or improvement unless it is shown to be inside the margin.
+  equivalence,
+  /// The rule before issue 14: unchanged when the data could have detected
+  /// the minimum effect and |%change| is below it; significant only when
+  /// |%change| >= min effect (kept for `bench/` comparisons).
+  detectable,
 };
 
 /// Options of the rule (`--test`, `--alpha`, `--min-effect`, `--power`).
@@ -118,6 +141,17 @@ struct SignificanceOptions {
   double alpha = 0.05;          ///< FDR level for BH (welch/utest), two-sided test level
   double min_effect_pct = 1.0;  ///< minimum |%change| that counts as a change, percent
   double power = 0.8;           ///< power for the smallest detectable change
+  UnchangedRule unchanged = UnchangedRule::equivalence;
+  /// Test welch rows on runs or a calibration when the row gives them
+  /// (RowInput::base_runs/between); false: always on the pooled iterations
+  /// (the rule before issue 13, for `bench/` comparisons).
+  bool run_model = true;
+  /// Nominal levels of one look of a sequential design
+  /// (results/compare/sequential.h); 0 = alpha. change_level: the two-sided
+  /// level of the change test (BH runs at it); equivalence_level: the level of
+  /// each one-sided test of TOST (the CI is 1 − 2·equivalence_level).
+  double change_level = 0;
+  double equivalence_level = 0;
 };
 
 /// The decision on one row.
@@ -141,6 +175,21 @@ struct Significance {
   /// minimum).
   std::optional<std::size_t> iterations_needed;
   std::string reason;  ///< one short line saying why, for reports and logs
+  /// Which variance the test used (welch rows; utest, mmtests and lkp rows
+  /// are always tested on iterations). ratio_lo/ratio_hi and p come from it.
+  RunBasis basis = RunBasis::iterations;
+  /// Degrees of freedom of the test (NaN when untested or not a t test).
+  double df = std::numeric_limits<double>::quiet_NaN();
+  double min_effect_pct = 0;  ///< the minimum effect (margin) this row was decided with
+  /// The (1 − 2·equivalence_level) CI of the ratio now/base that the
+  /// equivalence rule compared with the margin (welch/utest rows tested).
+  std::optional<double> equivalence_lo, equivalence_hi;
+  /// The between-run CoeffVar (percent) the test used: the calibration's
+  /// (calibrated) or the pooled estimate of both sides' runs (runs).
+  std::optional<double> between_cv_pct;
+  /// Runs per side needed to decide an inconclusive row whose between-run
+  /// variance more iterations cannot shrink (runs and calibrated bases).
+  std::optional<std::size_t> runs_needed;
 };
 
 /// nightjar's significance rule over one family (all rows of one comparison),
@@ -148,22 +197,30 @@ struct Significance {
 ///  1. undefined: a sample is not finite, the row's mean is undefined (Hmean or
 ///     Gmean with a sample <= 0), or the base mean is 0;
 ///  2. inconclusive: a side has < 3 samples;
-///  3. welch (default): p from Welch's test on ln x (on raw x for an arithmetic
-///     row with a sample <= 0); utest: p from Mann–Whitney U. q =
-///     Benjamini–Hochberg over the rows tested in step 3. The row is
-///     significant when q < alpha AND |pct_change| >= min_effect_pct;
+///  3. welch (default): the test of ln(now/base) on the row's basis
+///     (run_model.h): >= 2 runs on both sides: Welch on the runs' mean ln x;
+///     else with a calibrated between-run variance: both components; else
+///     Welch on the pooled iterations' ln x (on raw x for an arithmetic row
+///     with a sample <= 0); utest: Mann–Whitney U on the iterations. q =
+///     Benjamini–Hochberg over the rows tested in step 3 (at change_level);
 ///     mmtests / lkp: significant when their rule says so (no p, q, BH or
 ///     minimum effect, so the stars match those tools);
-///  4. significant rows are improvement or regression by the sign of the
-///     direction-aware pct_change;
-///  5. welch/utest, not significant: inconclusive when the smallest detectable
-///     change (from n and the pooled CoeffVar; for utest also infinite while the
-///     U-test cannot reach alpha at these n) exceeds max(|pct_change|,
-///     min_effect_pct), with iterations_needed to detect that; otherwise
-///     unchanged. mmtests / lkp: unchanged.
+///  4. welch/utest, UnchangedRule::equivalence (default), with m the row's
+///     minimum effect: unchanged when the (1 − 2·equivalence_level) CI of the
+///     ratio lies inside (1/(1+m), 1+m) (TOST, equivalence.h), even when the
+///     change is significant (a real but negligible change); else regression
+///     or improvement (by the sign of the direction-aware pct_change) when q <
+///     change_level; else inconclusive, with iterations_needed (or
+///     runs_needed when the between-run variance limits it) to decide it;
+///  5. UnchangedRule::detectable (the rule before issue 14): significant when
+///     q < alpha AND |pct_change| >= m; a row that is not is inconclusive when
+///     the smallest detectable change (from n and the pooled CoeffVar; for
+///     utest also infinite while the U-test cannot reach alpha at these n)
+///     exceeds max(|pct_change|, m), with iterations_needed to detect that,
+///     otherwise unchanged. mmtests / lkp: unchanged.
 /// The result has one entry per input row, in order. Throws
-/// std::invalid_argument unless 0 < alpha < 1, 0 < power < 1 and
-/// min_effect_pct >= 0.
+/// std::invalid_argument unless 0 < alpha < 1, 0 < power < 1, min effects
+/// are >= 0 and the look levels are 0 or in (0, 1).
 std::vector<Significance> decide_significance(std::span<const RowInput> family,
                                               const SignificanceOptions& options = {});
 

@@ -129,6 +129,8 @@ struct Reading {
   std::vector<std::pair<std::int64_t, std::size_t>> run_cells;  // run id -> cell index, ascending
   std::vector<std::int64_t> kernel_ids, testbox_ids;  // of the used runs, repeats in a row dropped
   std::vector<std::vector<std::vector<double>>> metrics, monitors;  // [cell][name] -> values
+  std::vector<std::size_t> run_ordinal;  // per run_cells entry: its index in its cell's run_ids
+  std::vector<std::vector<std::vector<std::size_t>>> run_sizes;  // [cell][name][run] -> samples
 };
 
 // 1. The matching runs: excluded ones, used ones with their cell, labels.
@@ -174,6 +176,7 @@ void read_runs(const SQLite::Database& db, const SideFilter& filter, StoredSide&
     sc.run_ids.push_back(id);
     if (status == "aborted") ++sc.aborted_runs;
     r.run_cells.emplace_back(id, it->second);
+    r.run_ordinal.push_back(sc.run_ids.size() - 1);
     side.run_ids.push_back(id);
     note(side.variants, q.text(6));
     note(side.builds, q.text(7));
@@ -254,7 +257,8 @@ void count_invalid(StoredCell& cell, std::string_view name, const RowScan& q) {
 // each: no join with the run table, which read_runs already read.
 void read_values(const SQLite::Database& db, const char* table, const char* name_column,
                  const Reading& r, const ValidityRule& rule, Interned& names,
-                 std::vector<std::vector<std::vector<double>>>& by_cell, StoredSide& side) {
+                 std::vector<std::vector<std::vector<double>>>& by_cell, StoredSide& side,
+                 std::vector<std::vector<std::vector<std::size_t>>>* run_sizes = nullptr) {
   RowScan q(db, std::string("SELECT run_id, ") + name_column + ", value, " +
                     (rule.samples ? "invalid" : "NULL") + ", iteration FROM " + table +
                     " WHERE run_id BETWEEN ?1 AND ?2");
@@ -283,6 +287,13 @@ void read_values(const SQLite::Database& db, const char* table, const char* name
       auto& values = by_cell[runs[pos].second];
       if (values.size() <= last_name) values.resize(last_name + 1);
       values[last_name].push_back(q.real(2));
+      if (run_sizes) {  // samples per run of this cell and name
+        auto& sizes = (*run_sizes)[runs[pos].second];
+        if (sizes.size() <= last_name) sizes.resize(last_name + 1);
+        auto& per_run = sizes[last_name];
+        if (per_run.size() <= r.run_ordinal[pos]) per_run.resize(r.run_ordinal[pos] + 1, 0);
+        ++per_run[r.run_ordinal[pos]];
+      }
     }
     first = last + 1;
   }
@@ -315,8 +326,9 @@ StoredSide ResultsStore::side_samples(const SideFilter& filter) const {
   Interned metric_names, monitor_names;
   r.metrics.resize(side.cells.size());
   r.monitors.resize(side.cells.size());
+  r.run_sizes.resize(side.cells.size());
   read_values(db, "sample", "metric", r, {true, filter.include_invalid, nullptr}, metric_names,
-              r.metrics, side);
+              r.metrics, side, &r.run_sizes);
   if (any_row(db, "SELECT EXISTS(SELECT 1 FROM monitor)")) {
     const auto skip = invalid_iterations(db, side);
     read_values(db, "monitor", "name", r, {false, filter.include_invalid, &skip}, monitor_names,
@@ -324,6 +336,13 @@ StoredSide ResultsStore::side_samples(const SideFilter& filter) const {
   }
   file_values(metric_names, r.metrics, side.cells, &StoredCell::metrics);
   file_values(monitor_names, r.monitors, side.cells, &StoredCell::monitors);
+  for (std::size_t c = 0; c < side.cells.size(); ++c)
+    for (std::size_t i = 0; i < r.run_sizes[c].size(); ++i) {
+      auto& sizes = r.run_sizes[c][i];
+      if (sizes.empty()) continue;
+      sizes.resize(side.cells[c].run_ids.size(), 0);
+      side.cells[c].metric_run_sizes[metric_names.names[i]] = std::move(sizes);
+    }
   return side;
 }
 

@@ -62,6 +62,10 @@ struct StoredCell {
   /// metric -> its invalid samples (in `metrics` too when include_invalid);
   /// a metric whose samples are all invalid is only here.
   std::map<std::string, InvalidSamples> invalid;
+  /// metric -> how many of its samples each run gave, one entry per run_ids
+  /// entry (0 for a run without it): splits `metrics` into runs (issue 13,
+  /// docs/statistics.md "Runs as the unit").
+  std::map<std::string, std::vector<std::size_t>> metric_run_sizes;
 };
 
 /// What one side's query read.

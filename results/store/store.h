@@ -14,6 +14,7 @@
 //   history_queries.cpp what trend and plot read besides the sides    runs.h
 //   imports.cpp         imported runs, export scans                   imports.h
 //   bisect_log.cpp      bisect sessions and steps                     bisect_log.h
+//   calibration.cpp     calibrated between-run variances (table calibration)
 //   detail.h/.cpp       helpers shared by those files (kernel/testbox rows, ...)
 //
 // The database runs in WAL mode with a busy timeout so that several nightjar
@@ -29,6 +30,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "results/model/iteration.h"
@@ -261,6 +263,25 @@ class ResultsStore {
   void link_bisect_runs(std::int64_t session, int step, const std::vector<std::int64_t>& runs);
   /// Records a step's decision and figures; ended_at is now.
   void set_bisect_decision(std::int64_t session, int step, const BisectVerdict& verdict);
+
+  // -------------------------------------------------------------------------
+  // Calibrations (calibration.cpp)
+  // -------------------------------------------------------------------------
+
+  /// Stores (replacing an older one) the between-run variance of ln x of one
+  /// cell's metric on a testbox, measured by `nightjar calibrate` from `runs`
+  /// runs: var = s_b², df = its degrees of freedom. Table calibration,
+  /// created when first written (CREATE TABLE IF NOT EXISTS; no schema
+  /// version: a database without it simply has no calibration).
+  void store_calibration(const std::string& workload, const std::string& job,
+                         const std::string& cell, const std::string& metric,
+                         const std::string& testbox, double var, double df, int runs);
+  /// The stored {var, df} of that cell, metric and testbox, or nullopt.
+  std::optional<std::pair<double, double>> calibration(const std::string& workload,
+                                                       const std::string& job,
+                                                       const std::string& cell,
+                                                       const std::string& metric,
+                                                       const std::string& testbox) const;
 
  private:
   SQLite::Database& database() { return *db_; }

@@ -323,3 +323,52 @@ TEST(Cli, EnvShowsKernelTestboxAndContext) {
   for (const char* s : {"release", "hostname", "cpus", "thp.enabled", "cgroup.version", "warnings"})
     EXPECT_NE(r.out.find(s), std::string::npos) << s << r.out;
 }
+
+TEST(RunCli, RunsAlternateVariantsAndCompareUsesRunsOrCalibration) {
+  TempDir dir;
+  std::string job = dir.write(
+      "r.yaml", "workload: fake\nparams:\n  value: 100\n  cv: 1\niterations: 3\nwarmup: 0\n");
+  std::string db = dir.path() + "/r.db";
+  auto r = run_nightjar({"run", job, "--db", db, "--variant", "a,b", "--runs", "2"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(query_one(db,
+                      "SELECT group_concat(variant, ' ') FROM (SELECT variant FROM run "
+                      "ORDER BY id)"),
+            "a b a b");
+  auto c = run_nightjar({"compare", "a", "b", "--db", db});
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  EXPECT_NE(c.out.find("CVwithin  throughput"), std::string::npos) << c.out;
+  EXPECT_NE(c.out.find("CVbetween throughput"), std::string::npos) << c.out;
+  EXPECT_EQ(c.out.find("one run per side"), std::string::npos) << c.out;
+
+  // One run per side: the warning, until the testbox is calibrated.
+  run_nightjar({"run", job, "--db", db, "--variant", "x"});
+  run_nightjar({"run", job, "--db", db, "--variant", "y"});
+  auto one = run_nightjar({"compare", "x", "y", "--db", db});
+  EXPECT_NE(one.out.find("warning: one run per side"), std::string::npos) << one.out;
+  auto cal = run_nightjar({"calibrate", job, "--db", db, "--pairs", "2"});
+  ASSERT_EQ(cal.exit_code, 0) << cal.out << cal.err;
+  EXPECT_NE(cal.out.find("between-run CoeffVar"), std::string::npos) << cal.out;
+  EXPECT_GT(count(db, "SELECT count(*) FROM calibration WHERE metric='throughput'"), 0);
+  auto calibrated = run_nightjar({"compare", "x", "y", "--db", db});
+  EXPECT_EQ(calibrated.out.find("one run per side"), std::string::npos) << calibrated.out;
+  EXPECT_NE(calibrated.out.find("calibrated run-to-run variation"), std::string::npos)
+      << calibrated.out;
+}
+
+TEST(RunCli, JobMinEffectIsTheMarginOfItsRows) {
+  TempDir dir;
+  const std::string body = "workload: fake\nparams:\n  cv: 1\niterations: 5\nwarmup: 0\n";
+  std::string db = dir.path() + "/r.db";
+  std::string a = dir.write("a/m.yaml", body + "min_effect:\n  default: 50%\n  latency: 0.5\n");
+  ASSERT_EQ(run_nightjar({"run", a, "--db", db, "--variant", "a"}).exit_code, 0);
+  ASSERT_EQ(run_nightjar({"run", a, "--db", db, "--variant", "b"}).exit_code, 0);
+  auto c = run_nightjar({"compare", "a", "b", "--db", db, "--format", "json"});
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  EXPECT_NE(c.out.find("\"min_effect_pct\": 50.0"), std::string::npos) << c.out;
+  EXPECT_NE(c.out.find("\"min_effect_pct\": 0.5"), std::string::npos) << c.out;
+  std::string bad = dir.write("b/m.yaml", body + "min_effect: lots\n");
+  auto r = run_nightjar({"run", bad, "--db", db});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("min_effect"), std::string::npos) << r.err;
+}

@@ -259,10 +259,10 @@ TEST_F(JobTest, MissingWorkload) {
 TEST_F(JobTest, UnknownTopLevelKey) {
   EXPECT_EQ(load_error("workload: fake\ncolour: blue\n"),
             "JOB:2: colour: unknown key; known keys are workload, description, params, "
-            "iterations, warmup, variant, cgroup, variants");
+            "iterations, warmup, variant, cgroup, variants, min_effect");
   EXPECT_EQ(load_error("workload: fake\n\niteration: 3\n"),
             "JOB:3: iteration: unknown key (did you mean 'iterations'?); known keys are workload, "
-            "description, params, iterations, warmup, variant, cgroup, variants");
+            "description, params, iterations, warmup, variant, cgroup, variants, min_effect");
 }
 
 TEST_F(JobTest, NotAMapping) {
