@@ -154,7 +154,8 @@ void read_runs(const SQLite::Database& db, const SideFilter& filter, StoredSide&
     ++side.matched;
     const std::int64_t id = q.int64(0);
     const std::string_view status = q.text(4);
-    if (status != "complete" && status != "aborted") {
+    if (status != "complete" && status != "aborted" &&
+        !(filter.include_running && status == "running")) {
       side.excluded.push_back({id, std::string(status), std::string(q.text(5))});
       continue;
     }
@@ -166,8 +167,17 @@ void read_runs(const SQLite::Database& db, const SideFilter& filter, StoredSide&
     key += cell;
     auto [it, fresh] = cell_index.try_emplace(key, side.cells.size());
     if (fresh)
-      side.cells.push_back(
-          {std::string(workload), std::string(job), std::string(cell), id, {}, 0, {}, {}, {}, {}});
+      side.cells.push_back({std::string(workload),
+                            std::string(job),
+                            std::string(cell),
+                            id,
+                            {},
+                            0,
+                            {},
+                            {},
+                            {},
+                            {},
+                            {}});
     StoredCell& sc = side.cells[it->second];
     sc.run_ids.push_back(id);
     if (status == "aborted") ++sc.aborted_runs;
