@@ -2,6 +2,7 @@
 // the hidden `nightjar guest-run` that the guest's /init starts.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iostream>
 #include <memory>
 
@@ -11,6 +12,7 @@
 #include "harness/run/until_decided.h"
 #include "harness/vm/qemu.h"
 #include "results/model/exit_codes.h"
+#include "results/model/text.h"
 #include "results/render/run_output.h"
 #include "workloads/sys/probe.h"
 
@@ -59,6 +61,35 @@ double parse_max_time(const std::string& text) {
   }
 }
 
+// Refuses bad --until-decided input before the database is opened.
+void check_until_decided(const RunArgs& a, const std::vector<PlannedJob>& plan) {
+  if (!a.max_time.empty()) (void)parse_max_time(a.max_time);
+  if (!a.until_base.empty()) (void)parse_selector(a.until_base);
+  for (const auto& job : plan) {
+    if (!a.until_base.empty() && job.variants.size() > 1)
+      throw UsageError(fmt::format(
+          "--until-decided {}: {} selects {} variants; against a stored side run one, e.g. "
+          "--variant {}",
+          a.until_base, job.job.path, job.variants.size(), job.variants.front().name));
+    if (a.until_base.empty() && job.variants.size() < 2)
+      throw UsageError(fmt::format(
+          "--until-decided: {} runs one variant ({}); give two or more with --variant a,b, or "
+          "a stored side to compare with: --until-decided build=BASE",
+          job.job.path, job.variants.front().name));
+  }
+  for (const auto& metric : a.decide_on) {
+    std::vector<std::string> known;
+    for (const auto& job : plan) {
+      for (const auto& m : job.workload->metrics()) known.push_back(m.name);
+      for (const auto& cell : job.cells)  // job-declared metrics (exec)
+        for (const auto& m : job.workload->cell_metrics(cell)) known.push_back(m.name);
+    }
+    if (std::find(known.begin(), known.end(), metric) == known.end())
+      throw UsageError(fmt::format("--decide-on {}: no such metric in these jobs; they have {}",
+                                   metric, join(known, ", ")));
+  }
+}
+
 // The options of --until-decided, its first look printed as the plan line.
 UntilDecidedOptions until_decided_options(const RunArgs& a, const std::vector<PlannedJob>& plan,
                                           const ResultsStore& store, int& first_look) {
@@ -68,19 +99,6 @@ UntilDecidedOptions until_decided_options(const RunArgs& a, const std::vector<Pl
   u.max_seconds = a.max_time.empty() ? 0 : parse_max_time(a.max_time);
   u.decide_on = a.decide_on;
   u.ignore_params = a.ignore_params;
-  if (!u.base.empty()) (void)parse_selector(u.base);
-  for (const auto& job : plan) {
-    if (!u.base.empty() && job.variants.size() > 1)
-      throw UsageError(fmt::format(
-          "--until-decided {}: {} selects {} variants; against a stored side run one, e.g. "
-          "--variant {}",
-          u.base, job.job.path, job.variants.size(), job.variants.front().name));
-    if (u.base.empty() && job.variants.size() < 2)
-      throw UsageError(fmt::format(
-          "--until-decided: {} runs one variant ({}); give two or more with --variant a,b, or "
-          "a stored side to compare with: --until-decided build=BASE",
-          job.job.path, job.variants.front().name));
-  }
   first_look = 0;
   for (const auto& job : plan) {
     auto it = job.job.min_effect.find("");
@@ -132,6 +150,7 @@ ExitCode cmd_run(const RunArgs& a) {
         "`nightjar check`");
   if (until && a.runs > 1)
     throw UsageError("--until-decided decides how long to measure: leave out --runs");
+  if (until) check_until_decided(a, plan);
   ResultsStore store = open_store(a.db);
   std::unique_ptr<SequentialSampler> sampler;
   if (until) {
