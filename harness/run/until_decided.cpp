@@ -55,13 +55,14 @@ bool SequentialSampler::look(const PlannedJob& job, const Cell& cell,
   }
   for (auto id : run_ids) selectors.push_back(fmt::format("run={}", id));
   const Comparison c = compare_selectors(store_, selectors, query, options);
-  LookResult result = evaluate_look(c, o_.decide_on);
+  LookResult result = evaluate_look(c, o_.decide_on, o_.base.empty());
   std::cerr << fmt::format(
       "nightjar: look {} at {}/{} iterations per side, {} {}: {} (levels: change {:.3g}, "
       "equivalence {:.3g})\n",
       t_.size(), iterations, max_, job.job.name, cell.id(), look_summary(result),
       levels.change_level, levels.equivalence_level);
-  if (!result.decided && !last) return false;
+  if (result.hopeless) stopped_by_base_ = true;
+  if (!result.decided && !result.hopeless && !last) return false;
   cells_.push_back(
       {job.job.name, cell.id(), iterations, static_cast<int>(t_.size()), std::move(result)});
   return true;
@@ -83,9 +84,11 @@ std::string SequentialSampler::report() const {
                     c.cell, join(verdicts, ", "), c.iterations, c.looks, c.looks == 1 ? "" : "s");
   }
   if (!open.empty()) {
-    out += fmt::format("until-decided: {} row(s) still open ({}):\n", open.size(),
-                       out_of_time_ ? fmt::format("time budget of {:g}s spent", o_.max_seconds)
-                                    : fmt::format("budget of {} iterations per side spent", max_));
+    out +=
+        fmt::format("until-decided: {} row(s) still open ({}):\n", open.size(),
+                    stopped_by_base_ ? std::string("the stored BASE is too short to decide them")
+                    : out_of_time_   ? fmt::format("time budget of {:g}s spent", o_.max_seconds)
+                                     : fmt::format("budget of {} iterations per side spent", max_));
     for (const auto& line : open) out += line + "\n";
   }
   return out;

@@ -60,9 +60,9 @@ class SequentialSampler {
 
   /// RunOptions::look: compares the cell's runs at the look points (the
   /// first look, then every first_look iterations, and the last one) and when
-  /// the time budget is spent; true when the cell is decided or its budget
-  /// is spent. Prints the look's verdicts per row on stderr. Throws what
-  /// compare_selectors throws (UsageError when the stored side has no such
+  /// the time budget is spent; true when the cell is decided, its budget
+  /// is spent, or (stored BASE) every open row is base_limited. Prints the look's verdicts per row
+  /// on stderr. Throws what compare_selectors throws (UsageError when the stored side has no such
   /// cell).
   bool look(const PlannedJob& job, const Cell& cell, const std::vector<std::int64_t>& run_ids,
             int iterations);
@@ -88,6 +88,7 @@ class SequentialSampler {
   std::vector<double> t_;  ///< its looks' information fractions
   std::vector<DecidedCell> cells_;
   bool out_of_time_ = false;
+  bool stopped_by_base_ = false;  ///< a cell ended because its BASE cannot decide
 };
 
 /// The plan of `nightjar run --until-decided` and `check` from the stored

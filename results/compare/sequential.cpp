@@ -40,7 +40,25 @@ bool is_decided(stats::Verdict v) {
          v == stats::Verdict::unchanged;
 }
 
-LookResult evaluate_look(const Comparison& c, const std::vector<std::string>& decide_on) {
+// A stored BASE too short for the row's margin: what it would need, or "".
+std::string base_limit(const ComparisonRow& row, const stats::Significance& sig,
+                       const Comparison& c) {
+  const stats::Summary& base = row.sides[0].summary;
+  const double cv = base.coeff_var, m = sig.min_effect_pct;
+  if (base.n < 2 || !std::isfinite(cv) || m <= 0) return "";
+  const double limit = stats::smallest_detectable_change_unequal(base.n, 1000000, cv,
+                                                                 c.options.alpha, c.options.power);
+  if (limit <= m) return "";
+  // With both sides at n the margin is seen: the base alone needs about half that.
+  auto n = stats::iterations_needed(m, cv, c.options.alpha, c.options.power);
+  return fmt::format(
+      "BASE has n={} at CoeffVar {:.2g}%: no length of this run can decide ±{:g}%; measure the "
+      "BASE longer (about {} iterations)",
+      base.n, cv, m, n ? fmt::format("{}", *n) : std::string("many more"));
+}
+
+LookResult evaluate_look(const Comparison& c, const std::vector<std::string>& decide_on,
+                         bool base_grows) {
   LookResult out;
   std::set<std::string> names, wanted(decide_on.begin(), decide_on.end());
   for (const auto& row : c.rows) {
@@ -57,6 +75,12 @@ LookResult evaluate_look(const Comparison& c, const std::vector<std::string>& de
           s.needs = fmt::format("about {} iterations per side", *sig->iterations_needed);
         else
           s.needs = sig->reason;
+        if (!base_grows && !row.sides.empty()) {
+          if (std::string why = base_limit(row, *sig, c); !why.empty()) {
+            s.needs = std::move(why);
+            s.base_limited = true;
+          }
+        }
       }
       out.rows.push_back(std::move(s));
     }
@@ -69,6 +93,12 @@ LookResult evaluate_look(const Comparison& c, const std::vector<std::string>& de
   out.decided =
       !out.rows.empty() && std::all_of(out.rows.begin(), out.rows.end(),
                                        [](const RowState& r) { return is_decided(r.verdict); });
+  out.hopeless = !out.decided &&
+                 std::any_of(out.rows.begin(), out.rows.end(),
+                             [](const RowState& r) { return r.base_limited; }) &&
+                 std::all_of(out.rows.begin(), out.rows.end(), [](const RowState& r) {
+                   return is_decided(r.verdict) || r.base_limited;
+                 });
   return out;
 }
 

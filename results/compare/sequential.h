@@ -49,6 +49,10 @@ struct RowState {
   /// Open rows: what deciding would need ("about 14 iterations per side",
   /// "about 5 runs per side") or the row's reason; "" when decided.
   std::string needs;
+  /// Open row that more samples of the NEW side cannot decide: the BASE
+  /// side's own samples are too few for the margin (a stored side that does
+  /// not grow; evaluate_look's base_grows false).
+  bool base_limited = false;
 };
 
 /// What one look of the comparison decided.
@@ -59,11 +63,20 @@ struct LookResult {
   /// True when every such row is regression, improvement or unchanged (and
   /// at least one such row exists).
   bool decided = false;
+  /// True when some row is open and every open row is base_limited: going on
+  /// cannot decide anything.
+  bool hopeless = false;
 };
 
-/// The state of the comparison's metric rows. Throws UsageError when
-/// `decide_on` names a metric no row has (listing the metrics the rows have).
-LookResult evaluate_look(const Comparison& c, const std::vector<std::string>& decide_on);
+/// The state of the comparison's metric rows. `base_grows` false (a stored
+/// BASE): an open row is base_limited when even unlimited NEW samples could
+/// not detect its margin with the BASE's n and CoeffVar
+/// (stats::smallest_detectable_change_unequal(n_base, 10⁶, cv_base) > margin);
+/// its `needs` then says how many iterations the BASE would need. Throws
+/// UsageError when `decide_on` names a metric no row has (listing the
+/// metrics the rows have).
+LookResult evaluate_look(const Comparison& c, const std::vector<std::string>& decide_on,
+                         bool base_grows = true);
 
 /// "throughput unchanged, latency inconclusive": the verdict of each row, for
 /// the progress line after a look.

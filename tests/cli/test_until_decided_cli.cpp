@@ -3,7 +3,10 @@
 // stored side as BASE, the budget message, the plan line and bad input.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "test_support.h"
+#include "workloads/sys/process.h"
 
 using namespace nightjar::test;
 
@@ -58,9 +61,9 @@ TEST(UntilDecidedCli, IdenticalVariantsAreDecidedUnchangedBeforeTheBudget) {
   ASSERT_EQ(again.exit_code, 0) << again.err;
   EXPECT_TRUE(has(again.err,
                   "plan: aa: at CoeffVar 0.77% (throughput, 2 stored runs), deciding "
-                  "±1% needs about 12 iterations per side"))
+                  "±1% needs about 11 iterations per side"))
       << again.err;
-  EXPECT_TRUE(has(again.err, "look 1 at 12/48 iterations per side")) << again.err;
+  EXPECT_TRUE(has(again.err, "look 1 at 11/44 iterations per side")) << again.err;
 }
 
 TEST(UntilDecidedCli, StoredSideAsBaseRegressionAndBudget) {
@@ -87,7 +90,7 @@ TEST(UntilDecidedCli, StoredSideAsBaseRegressionAndBudget) {
   EXPECT_TRUE(has(open.out, "1 row(s) still open (budget of 6 iterations per side spent)"))
       << open.out;
   EXPECT_TRUE(has(open.out, "throughput: inconclusive: needs about")) << open.out;
-  EXPECT_FALSE(has(open.out, "latency")) << open.out;  // --decide-on: only throughput
+  EXPECT_FALSE(has(open.out, "latency: inconclusive")) << open.out;  // --decide-on: only throughput
   EXPECT_EQ(count(db,
                   "SELECT count(*) FROM sample s JOIN run r ON r.id=s.run_id WHERE "
                   "r.build='new2' AND s.metric='throughput'"),
@@ -141,5 +144,51 @@ TEST(UntilDecidedCli, BadInputIsAUsageErrorBeforeAnythingRuns) {
       {"run", variants, "--db", db, "--variant", "a,b", "--until-decided", "--max-time", "soon"});
   EXPECT_EQ(time.exit_code, 2);
   EXPECT_TRUE(has(time.err, "--max-time")) << time.err;
-  EXPECT_EQ(count(db, "SELECT count(*) FROM run"), 0);
+  EXPECT_FALSE(std::filesystem::exists(db));  // refused before the database is opened
+}
+
+TEST(UntilDecidedCli, NightlyClean0AndUndecided3WithTheReason) {
+  TempDir dir;
+  std::string job = dir.write("night.yaml",
+                              "workload: fake\nparams:\n  value: 100\n  cv: 1\n"
+                              "iterations: 3\n");
+  std::string db = dir.path() + "/r.db", state = dir.path() + "/state";
+  auto night = [&](const std::string& label, std::vector<std::string> extra) {
+    nightjar::CommandSpec s;
+    s.argv = {"bash",       source_path("ci/nightly.sh"),
+              "--nightjar", NIGHTJAR_BINARY,
+              "--db",       db,
+              "--state",    state,
+              "--job",      job,
+              "--build",    label};
+    s.argv.insert(s.argv.end(), extra.begin(), extra.end());
+    s.timeout_sec = 120;
+    return nightjar::run_command(s);
+  };
+  // A first night of 3 iterations is too short a BASE for ±1% at CoeffVar 1%:
+  // the next night says so and exits 3 without measuring to its budget.
+  ASSERT_EQ(night("short", {}).exit_code, 0);
+  auto limited = night("after-short", {});
+  EXPECT_EQ(limited.exit_code, 3) << limited.err;
+  EXPECT_TRUE(has(limited.err, "no length of this run can decide ±1%; measure the BASE longer"))
+      << limited.err;
+  EXPECT_EQ(read_file(state + "/last-good"), "short\n");
+
+  std::filesystem::remove(state + "/last-good");
+  auto first = night("n1", {"--iterations", "30"});
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_EQ(read_file(state + "/last-good"), "n1\n");
+  // 3 iterations cannot decide ±1% at CoeffVar 1%: exit 3, last-good stays.
+  auto tight = night("n2", {"--max-iterations", "3"});
+  EXPECT_EQ(tight.exit_code, 3) << tight.err;
+  EXPECT_EQ(read_file(state + "/last-good"), "n1\n");
+  EXPECT_TRUE(has(tight.err, "undecided within the budget")) << tight.err;
+  std::string report = read_file(state + "/reports/nightly-n2.md");
+  EXPECT_TRUE(has(report, "still open (budget of 3 iterations per side spent)")) << report;
+  EXPECT_TRUE(has(report, "needs about")) << report;
+  EXPECT_TRUE(has(report, "undecided within the budget")) << report;
+  // The same night with room to measure: decided unchanged, exit 0, moves last-good.
+  auto roomy = night("n3", {});
+  EXPECT_EQ(roomy.exit_code, 0) << roomy.err;
+  EXPECT_EQ(read_file(state + "/last-good"), "n3\n");
 }
