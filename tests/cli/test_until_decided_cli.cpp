@@ -81,6 +81,15 @@ TEST(UntilDecidedCli, StoredSideAsBaseRegressionAndBudget) {
       << bad.out;
   EXPECT_TRUE(has(bad.err, "plan: one: at CoeffVar 0.86% (latency, 1 stored run)")) << bad.err;
 
+  // check prints the same plan from the BASE side's stored runs.
+  auto check = run_nightjar({"check", "build=base", "build=new", "--db", db, "--ignore-param",
+                             "value", "--ignore-param", "seed"});
+  EXPECT_EQ(check.exit_code, 1) << check.err;
+  EXPECT_TRUE(has(check.err,
+                  "plan: at CoeffVar 0.86% (latency, 1 stored run), deciding ±1% "
+                  "needs about 14 iterations per side"))
+      << check.err;
+
   // The same level, other noise, and a budget too small to decide: exit 3
   // with the open rows and what they would need.
   auto open = run_nightjar({"run", job, "--db", db, "--build", "new2", "--set", "seed=3",
