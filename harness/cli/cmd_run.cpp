@@ -144,6 +144,10 @@ ExitCode cmd_run(const RunArgs& a) {
   }
   auto plan = plan_runs(o, machine);
   const bool until = a.until_decided && a.until_decided->count() > 0;
+  if (!until && (a.max_iterations || !a.max_time.empty() || !a.decide_on.empty()))
+    throw UsageError(
+        "--max-iterations, --max-time and --decide-on are the budget of --until-decided; add "
+        "--until-decided (or --iterations N for a fixed length)");
   if (until && !a.vm.kernels.empty())
     throw UsageError(
         "--until-decided with --kernel: not supported yet; run the kernels with --runs N and "

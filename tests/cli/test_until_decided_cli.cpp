@@ -153,6 +153,9 @@ TEST(UntilDecidedCli, BadInputIsAUsageErrorBeforeAnythingRuns) {
       {"run", variants, "--db", db, "--variant", "a,b", "--until-decided", "--max-time", "soon"});
   EXPECT_EQ(time.exit_code, 2);
   EXPECT_TRUE(has(time.err, "--max-time")) << time.err;
+  auto alone = run_nightjar({"run", variants, "--db", db, "--max-time", "1m"});
+  EXPECT_EQ(alone.exit_code, 2);
+  EXPECT_TRUE(has(alone.err, "the budget of --until-decided")) << alone.err;
   EXPECT_FALSE(std::filesystem::exists(db));  // refused before the database is opened
 }
 
