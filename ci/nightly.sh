@@ -1,17 +1,24 @@
 #!/usr/bin/env bash
 # The nightly flow (docs/bisect.md "Nightly flow"):
-#   1. run the nightly jobs on this kernel, labelled with tonight's build;
-#   2. `nightjar check` each job against the last good build;
+#   1. run the nightly jobs on this kernel, labelled with tonight's build:
+#      with a last good build, in sequential mode against it (`nightjar run
+#      --until-decided build=LAST_GOOD`, docs/statistics.md "Sequential
+#      sampling"), measuring until every row is decided or the time budget
+#      (--max-time) is spent; the first night, the jobs' iterations;
+#   2. the gate is that run's exit code; `nightjar compare` puts the table
+#      against the last good build in the report;
 #   3. `nightjar trend` each job (change points in its history);
 #   4. write a markdown report;
 #   5. optionally, when check found a regression and --repo/--build-cmd are
 #      given, `nightjar bisect run` between the last good build and tonight's;
-#   6. exit with check's code: 0 no significant regression, 1 regression,
-#      3 inconclusive; 2 usage and 4 environment errors; 130 interrupted.
+#   6. exit 0 when every row was decided and none regressed, 1 on a
+#      regression, 3 only when the budget could not decide a row (the report
+#      says which rows and what they need); 2 usage and 4 environment errors;
+#      130 interrupted.
 # A night that passes (0) becomes the last good build.
 #
 # Usage: ci/nightly.sh [--job FILE]... [--db PATH] [--build LABEL] [--report FILE]
-#                      [--state DIR] [--iterations N] [--nightjar BIN]
+#                      [--state DIR] [--iterations N] [--max-time T] [--nightjar BIN]
 #                      [--repo DIR --build-cmd CMD [--bisect-metric M]]
 #
 #   --job FILE        a nightly job (repeatable; default: jobs/pft-quick.yaml)
@@ -21,7 +28,10 @@
 #                     --repo, else nightly-YYYYMMDD-$(uname -r))
 #   --report FILE     markdown report (default: STATE/reports/nightly-LABEL.md)
 #   --state DIR       where the last good build is kept (default: DB's directory/nightly-state)
-#   --iterations N    override the jobs' iterations
+#   --iterations N    override the jobs' iterations (the first night; later
+#                     nights: the first look when there is no stored history)
+#   --max-time T      time budget of each job's sequential run (default 30m)
+#   --max-iterations N  at most N iterations per side and cell (default: nightjar's)
 #   --nightjar BIN    the nightjar binary (default: build/nightjar, built if missing)
 #   --repo DIR        kernel (or program) git work tree: build labels are its commits
 #   --build-cmd CMD   how to build a commit there, for the bisect
@@ -33,8 +43,8 @@
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
-jobs=() db="" label="" report="" state="" iterations="" nightjar="" repo="" build_cmd="" bisect_metric=""
-usage() { sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; }
+jobs=() db="" label="" report="" state="" iterations="" max_time=30m max_iterations="" nightjar="" repo="" build_cmd="" bisect_metric=""
+usage() { sed -n '2,40p' "$0" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --job) jobs+=("$2"); shift 2 ;;
@@ -43,6 +53,8 @@ while [ $# -gt 0 ]; do
     --report) report=$2; shift 2 ;;
     --state) state=$2; shift 2 ;;
     --iterations) iterations=$2; shift 2 ;;
+    --max-time) max_time=$2; shift 2 ;;
+    --max-iterations) max_iterations=$2; shift 2 ;;
     --nightjar) nightjar=$2; shift 2 ;;
     --repo) repo=$2; shift 2 ;;
     --build-cmd) build_cmd=$2; shift 2 ;;
@@ -85,25 +97,43 @@ baseline=$(cat "$state/last-good" 2>/dev/null || true)
   echo
 } >"$report"
 
-# 1. Run the jobs.
+# 1. Run the jobs; with a last good build, until decided against it (the gate).
+overall=0 regressed_job=""
+sequential=0
+[ -n "$baseline" ] && [ "$baseline" != "$label" ] && sequential=1
 echo "## Runs" >>"$report"
 for job in "${jobs[@]}"; do
+  name=$(basename "$job"); name=${name%.yaml}; name=${name%.yml}
   args=(run "$job" --db "$db" --build "$label")
   [ -n "$iterations" ] && args+=(--iterations "$iterations")
+  if [ "$sequential" = 1 ]; then
+    args+=(--until-decided "build=$baseline" --max-time "$max_time")
+    [ -n "$max_iterations" ] && args+=(--max-iterations "$max_iterations")
+  fi
   echo "nightly: nightjar ${args[*]}" >&2
-  out=$("$nightjar" "${args[@]}")
+  out=$("$nightjar" "${args[@]}" 2>"$state/run.err")
   rc=$?
-  { echo; echo "### $(basename "$job") (exit $rc)"; echo; echo '```'; echo "$out"; echo '```'; } >>"$report"
+  cat "$state/run.err" >&2
+  { echo; echo "### $name (exit $rc)"; echo; echo '```'; echo "$out";
+    grep -E '^nightjar: (plan|look)' "$state/run.err"; echo '```'; } >>"$report"
   case $rc in
     0) ;;
-    4) echo "nightly: $job: some cells failed (see the report)" >&2 ;;
+    1) if [ "$sequential" = 1 ]; then overall=1; [ -n "$regressed_job" ] || regressed_job=$job
+       else echo "nightly: $job: nightjar run exited $rc" >&2; exit "$rc"; fi ;;
+    3) if [ "$sequential" = 1 ]; then
+         [ "$overall" = 0 ] && overall=3
+         echo "nightly: $name: undecided within the budget: $(grep -A20 'still open' <<<"$out" | head -5 | tr '\n' ' ')" >&2
+       else echo "nightly: $job: nightjar run exited $rc" >&2; exit "$rc"; fi ;;
+    4) echo "nightly: $job: some cells failed (see the report)" >&2
+       # The sequential verdict is lost with the failed cells: not a good night.
+       [ "$sequential" = 1 ] && [ "$overall" = 0 ] && overall=3 ;;
     130) echo "nightly: interrupted" >&2; exit 130 ;;
     *) echo "nightly: $job: nightjar run exited $rc" >&2; exit "$rc" ;;
   esac
 done
+rm -f "$state/run.err"
 
-# 2. Gate against the last good build.
-overall=0 regressed_job=""
+# 2. The table against the last good build (the gate was the run above).
 echo >>"$report"; echo "## Check against the last good build" >>"$report"
 if [ -z "$baseline" ]; then
   echo >>"$report"; echo "First night: $label becomes the baseline." >>"$report"
@@ -112,16 +142,10 @@ elif [ "$baseline" = "$label" ]; then
 else
   for job in "${jobs[@]}"; do
     name=$(basename "$job"); name=${name%.yaml}; name=${name%.yml}
-    out=$("$nightjar" check "build=$baseline" "build=$label" --job "$name" --db "$db" --format markdown)
+    out=$("$nightjar" compare "build=$baseline" "build=$label" --job "$name" --db "$db" --format markdown)
     rc=$?
-    { echo; echo "### $name: exit $rc"; echo; echo "$out"; } >>"$report"
-    echo "nightly: check $name: exit $rc" >&2
-    case $rc in
-      1) overall=1; [ -n "$regressed_job" ] || regressed_job=$job ;;
-      2|4) [ "$overall" = 1 ] || overall=$rc ;;
-      3) [ "$overall" = 0 ] && overall=3 ;;
-      130) exit 130 ;;
-    esac
+    { echo; echo "### $name"; echo; echo "$out"; } >>"$report"
+    [ $rc = 0 ] || echo "nightly: compare $name: exit $rc" >&2
   done
 fi
 
@@ -146,7 +170,7 @@ fi
 
 # 5. A clean night is the next baseline.
 verdict="no significant regression"
-case $overall in 1) verdict="significant regression" ;; 3) verdict="inconclusive" ;; 2|4) verdict="error" ;; esac
+case $overall in 1) verdict="significant regression" ;; 3) verdict="undecided within the budget (the open rows and what they need are above)" ;; 2|4) verdict="error" ;; esac
 { echo; echo "**Verdict: $verdict (exit $overall).**"; } >>"$report"
 if [ "$overall" = 0 ]; then echo "$label" >"$state/last-good"; fi
 echo "nightly: $verdict; report $report" >&2

@@ -510,10 +510,21 @@ std::string why_no_samples(const ResultsStore& store, const std::vector<std::int
   return why.empty() ? "no run was stored" : join(why, "; ");
 }
 
+// Bisect asks "does this commit carry the regression?", not "did anything
+// change?": a commit is bad only when its change is significant AND at least
+// the minimum effect (half the endpoints' change unless the job sets it), and
+// good when the data could have seen that effect and did not (the detectable
+// rule). The equivalence rule of compare/check would call a significant
+// -3% "bad" against a -10% regression, and flag a stable good endpoint as
+// unstable (docs/bisect.md "Deciding a commit"). Every run of a bisect is on
+// one testbox back to back, so the samples are pooled (no run model: 2 runs a
+// side would leave a t test with ~2 degrees of freedom).
 stats::SignificanceOptions significance(const BisectJobOptions& o, double min_effect) {
   stats::SignificanceOptions s;
   s.alpha = o.alpha;
   s.min_effect_pct = min_effect;
+  s.unchanged = stats::UnchangedRule::detectable;
+  s.run_model = false;
   return s;
 }
 

@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "harness/cli/commands.h"
+#include "harness/run/until_decided.h"
 #include "results/compare/comparison.h"
 #include "results/compare/selector.h"
 #include "results/model/exit_codes.h"
@@ -49,6 +50,12 @@ ExitCode cmd_compare(const CompareArgs& a, bool gate) {
   ResultsStore store = open_existing_store(a.db);
   SideQuery query{a.job, a.workload, a.ignore_params, &workload_catalog(), a.include_invalid};
   Comparison c = compare_selectors(store, a.sides, query, options);
+  if (gate) {
+    // The plan from the BASE side's stored runs: what the decision needs.
+    if (auto plan = stored_plan(store, a.sides[0], a.job, a.ignore_params, {}, options))
+      std::cerr << "nightjar: plan: " << plan_line(*plan)
+                << " (`nightjar run ... --until-decided` measures until decided)\n";
+  }
   RenderOptions r{a.width, a.precision, use_color(a.color)};
   const ComparisonFormat* format = find_comparison_format(a.format);
   if (!format)  // --format is checked against the same table when parsed

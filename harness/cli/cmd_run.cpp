@@ -2,14 +2,17 @@
 // the hidden `nightjar guest-run` that the guest's /init starts.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iostream>
 #include <memory>
 
 #include "harness/cli/commands.h"
 #include "harness/job/job.h"
 #include "harness/run/runner.h"
+#include "harness/run/until_decided.h"
 #include "harness/vm/qemu.h"
 #include "results/model/exit_codes.h"
+#include "results/model/text.h"
 #include "results/render/run_output.h"
 #include "workloads/sys/probe.h"
 
@@ -36,7 +39,88 @@ struct RunArgs {
   int runs = 1;
   std::string format = "text";  ///< a run-output format (results/render/run_output.h)
   QemuOptions vm;               ///< --kernel IMAGE...: the kernel axis in qemu (harness/vm/qemu.h)
+  // --until-decided [BASE] and its budget (harness/run/until_decided.h).
+  CLI::Option* until_decided = nullptr;
+  std::string until_base, max_time, test = "welch";
+  int max_iterations = 0;
+  std::vector<std::string> decide_on, ignore_params;
+  double alpha = 0.05;
+  std::optional<double> min_effect;
 };
+
+// --max-time: a duration as job files write them ("90s", "20m", "1h").
+double parse_max_time(const std::string& text) {
+  ParamDescriptor d;
+  d.name = "max-time";
+  d.type = ParamType::duration;
+  d.min = 1.0;
+  try {
+    return parse_param(d, text, MachineFacts{}).number;
+  } catch (const ParamError& e) {
+    throw UsageError("--max-time: " + e.message + "; write for example --max-time 20m");
+  }
+}
+
+// Refuses bad --until-decided input before the database is opened.
+void check_until_decided(const RunArgs& a, const std::vector<PlannedJob>& plan) {
+  if (!a.max_time.empty()) (void)parse_max_time(a.max_time);
+  if (!a.until_base.empty()) (void)parse_selector(a.until_base);
+  for (const auto& job : plan) {
+    if (!a.until_base.empty() && job.variants.size() > 1)
+      throw UsageError(fmt::format(
+          "--until-decided {}: {} selects {} variants; against a stored side run one, e.g. "
+          "--variant {}",
+          a.until_base, job.job.path, job.variants.size(), job.variants.front().name));
+    if (a.until_base.empty() && job.variants.size() < 2)
+      throw UsageError(fmt::format(
+          "--until-decided: {} runs one variant ({}); give two or more with --variant a,b, or "
+          "a stored side to compare with: --until-decided build=BASE",
+          job.job.path, job.variants.front().name));
+  }
+  for (const auto& metric : a.decide_on) {
+    std::vector<std::string> known;
+    for (const auto& job : plan) {
+      for (const auto& m : job.workload->metrics()) known.push_back(m.name);
+      for (const auto& cell : job.cells)  // job-declared metrics (exec)
+        for (const auto& m : job.workload->cell_metrics(cell)) known.push_back(m.name);
+    }
+    if (std::find(known.begin(), known.end(), metric) == known.end())
+      throw UsageError(fmt::format("--decide-on {}: no such metric in these jobs; they have {}",
+                                   metric, join(known, ", ")));
+  }
+}
+
+// The options of --until-decided, its first look printed as the plan line.
+UntilDecidedOptions until_decided_options(const RunArgs& a, const std::vector<PlannedJob>& plan,
+                                          const ResultsStore& store, int& first_look) {
+  UntilDecidedOptions u;
+  u.base = a.until_base;
+  u.max_iterations = a.max_iterations;
+  u.max_seconds = a.max_time.empty() ? 0 : parse_max_time(a.max_time);
+  u.decide_on = a.decide_on;
+  u.ignore_params = a.ignore_params;
+  first_look = 0;
+  for (const auto& job : plan) {
+    auto it = job.job.min_effect.find("");
+    u.significance = significance_options(
+        a.test, a.alpha, a.min_effect.value_or(it != job.job.min_effect.end() ? it->second : 1.0));
+    auto p = stored_plan(store, u.base, job.job.name, u.ignore_params, u.decide_on, u.significance);
+    int n = a.iterations.value_or(job.iterations);
+    if (p) {
+      std::cerr << "nightjar: plan: " << job.job.name << ": " << plan_line(*p) << "\n";
+      n = static_cast<int>(std::min<std::size_t>(p->iterations, 100000));
+    } else {
+      std::cerr << fmt::format(
+          "nightjar: plan: {}: no stored history of its cells; first look at {} iterations per "
+          "side\n",
+          job.job.name, n);
+    }
+    first_look = std::max(first_look, n);
+  }
+  // The fallback margin; rows take the job's `min_effect:` from the stored runs (compare's rule).
+  u.significance = significance_options(a.test, a.alpha, a.min_effect.value_or(1.0));
+  return u;
+}
 
 ExitCode cmd_run(const RunArgs& a) {
   RunOptions o;
@@ -59,7 +143,31 @@ ExitCode cmd_run(const RunArgs& a) {
     for (const auto& k : a.vm.kernels) inspect_kernel_image(k, a.vm.modules);
   }
   auto plan = plan_runs(o, machine);
+  const bool until = a.until_decided && a.until_decided->count() > 0;
+  if (!until && (a.max_iterations || !a.max_time.empty() || !a.decide_on.empty()))
+    throw UsageError(
+        "--max-iterations, --max-time and --decide-on are the budget of --until-decided; add "
+        "--until-decided (or --iterations N for a fixed length)");
+  if (until && !a.vm.kernels.empty())
+    throw UsageError(
+        "--until-decided with --kernel: not supported yet; run the kernels with --runs N and "
+        "`nightjar check`");
+  if (until && a.runs > 1)
+    throw UsageError("--until-decided decides how long to measure: leave out --runs");
+  if (until) check_until_decided(a, plan);
   ResultsStore store = open_store(a.db);
+  std::unique_ptr<SequentialSampler> sampler;
+  if (until) {
+    int first_look = 0;
+    UntilDecidedOptions u = until_decided_options(a, plan, store, first_look);
+    sampler = std::make_unique<SequentialSampler>(store, std::move(u), first_look);
+    // The planned maximum is what each cell may measure; the sampler ends it earlier.
+    for (auto& job : plan) job.iterations = sampler->max_iterations();
+    o.interleave = true;
+    o.look = [&sampler](const PlannedJob& job, const Cell& cell,
+                        const std::vector<std::int64_t>& ids,
+                        int n) { return sampler->look(job, cell, ids, n); };
+  }
   RunOutcome outcome = a.vm.kernels.empty() ? execute_runs(plan, o, store)
                                             : execute_runs_in_vms(plan, o, a.vm, store);
   const RunOutputFormat* format = find_run_output_format(a.format);
@@ -73,7 +181,11 @@ ExitCode cmd_run(const RunArgs& a) {
       outcome.failed, outcome.skipped, outcome.aborted, store.path());
   if (outcome.interrupted) return ExitCode::interrupted;
   if (outcome.failed) return ExitCode::environment;
-  return ExitCode::ok;
+  if (!sampler) return ExitCode::ok;
+  std::cout << sampler->report();
+  const ExitCode code = sampler->exit_code();
+  std::cerr << fmt::format("nightjar: until-decided -> exit {}\n", to_int(code));
+  return code;
 }
 
 struct GuestArgs {
@@ -127,6 +239,33 @@ Subcommand add_run_command(CLI::App& app) {
                   "to this binary)");
   cmd->add_option("--vm-keep", a->vm.keep_dir,
                   "DIR: keep each kernel's initramfs, console and qemu logs there");
+  a->until_decided =
+      cmd->add_option("--until-decided", a->until_base,
+                      "[BASE]: measure in interleaved rounds until every metric row is decided "
+                      "(regression, improvement, unchanged) or the budget is spent; compares "
+                      "the variants (first = BASE), or this run with a stored side BASE "
+                      "(a compare selector, e.g. build=v6.18); exit as check")
+          ->expected(0, 1);
+  cmd->add_option("--max-iterations", a->max_iterations,
+                  "N: --until-decided: at most N iterations per side and cell "
+                  "(default max(30, 4 x the first look))")
+      ->check(CLI::Range(3, 1000000));
+  cmd->add_option("--max-time", a->max_time,
+                  "T: --until-decided: time budget of the whole run (90s, 20m, 1h)");
+  cmd->add_option("--decide-on", a->decide_on,
+                  "METRIC: --until-decided: stop when these metrics' rows are decided "
+                  "(repeatable; default all)");
+  cmd->add_option("--ignore-param", a->ignore_params,
+                  "--until-decided: match cells ignoring this parameter (as compare)")
+      ->allow_extra_args(false);
+  cmd->add_option("--test", a->test, "--until-decided: significance rule (as compare)")
+      ->check(CLI::IsMember({"welch", "utest"}))
+      ->capture_default_str();
+  cmd->add_option("--alpha", a->alpha, "--until-decided: false discovery rate / test level")
+      ->capture_default_str();
+  cmd->add_option("--min-effect", a->min_effect,
+                  "--until-decided: smallest |%change| that counts, percent (default: the "
+                  "job's min_effect, else 1)");
   cmd->add_option("--vm-init", a->vm.init_override,
                   "test hook: shell text run by the guest's /init")
       ->group("");

@@ -441,7 +441,10 @@ void run_sequential(const PlannedJob& job, const NewRun& job_base, const RunOpti
         } else {
           run.begin(base, env_warnings, applied);
           for (int w = 1; w <= job.warmup; ++w) run.warmup(w);
-          for (int i = 1; i <= job.iterations; ++i) run.measure(i);
+          for (int i = 1; i <= job.iterations; ++i) {
+            run.measure(i);
+            if (options.look && run.running() && options.look(job, cell, {run.id()}, i)) break;
+          }
           run.finish();
         }
       } catch (const Interrupted&) {
@@ -488,8 +491,14 @@ void run_interleaved(const PlannedJob& job, const NewRun& job_base, const RunOpt
       };
       for (int w = 1; w <= job.warmup; ++w)
         for (std::size_t v = 0; v < runs.size(); ++v) slot(v, [w](CellRun& r) { r.warmup(w); });
-      for (int i = 1; i <= job.iterations; ++i)
+      for (int i = 1; i <= job.iterations; ++i) {
         for (std::size_t v = 0; v < runs.size(); ++v) slot(v, [i](CellRun& r) { r.measure(i); });
+        if (!options.look) continue;
+        std::vector<std::int64_t> ids;
+        for (auto& run : runs)
+          if (run->running()) ids.push_back(run->id());
+        if (ids.size() == runs.size() && options.look(job, cell, ids, i)) break;
+      }
       for (auto& run : runs) run->finish();
     } catch (const Interrupted&) {
       for (auto& run : runs) {

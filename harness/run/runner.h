@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -15,6 +16,8 @@
 #include "workloads/sys/cgroup.h"
 
 namespace nightjar {
+
+struct PlannedJob;
 
 /// Options of `nightjar run` after validation.
 struct RunOptions {
@@ -35,6 +38,14 @@ struct RunOptions {
   std::optional<int> warmup;                   ///< overrides the job's `warmup`
   std::vector<SetOverride> overrides;          ///< --set key=value[,value...]
   std::map<std::string, std::string> context;  ///< --context k=v
+  /// --until-decided: called after every measured iteration i of a cell that
+  /// each of its running runs completed (with --interleave: every variant's
+  /// run measured i times), with those runs' ids (variants in job order) and
+  /// i; returning true ends the cell's measuring there (the runs finish as
+  /// complete with i iterations). Empty: every cell runs its iterations.
+  std::function<bool(const PlannedJob& job, const Cell& cell,
+                     const std::vector<std::int64_t>& run_ids, int iterations)>
+      look;
 };
 
 /// One variant of a planned job: its label, knobs and cgroup setup.

@@ -46,6 +46,7 @@ SideFilter side_filter(const Selector& s, const SideQuery& q) {
   for (const std::string* workload : {&s.workload, &q.workload})
     if (!workload->empty()) f.workloads.push_back(*workload);
   f.include_invalid = q.include_invalid;
+  f.include_running = q.include_running;
   return f;
 }
 

@@ -69,6 +69,9 @@ struct SideQuery {
   /// --include-invalid: pool the invalid samples with the valid ones, for
   /// inspection (they are counted either way; docs/compare.md "Invalid samples").
   bool include_invalid = false;
+  /// Use `running` runs too (SideFilter::include_running): for `nightjar run
+  /// --until-decided`, which compares its own runs while they are measured.
+  bool include_running = false;
 };
 
 /// Identity of a cell across sides.

@@ -154,7 +154,8 @@ void read_runs(const SQLite::Database& db, const SideFilter& filter, StoredSide&
     ++side.matched;
     const std::int64_t id = q.int64(0);
     const std::string_view status = q.text(4);
-    if (status != "complete" && status != "aborted") {
+    if (status != "complete" && status != "aborted" &&
+        !(filter.include_running && status == "running")) {
       side.excluded.push_back({id, std::string(status), std::string(q.text(5))});
       continue;
     }

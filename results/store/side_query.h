@@ -28,6 +28,9 @@ struct SideFilter {
   /// iterations) with the valid ones: `--include-invalid`, for inspection.
   /// They are counted in StoredCell::invalid either way.
   bool include_invalid = false;
+  /// Also use runs still `running`: `nightjar run --until-decided` looks at
+  /// the samples its own runs have committed so far, between iterations.
+  bool include_running = false;
 };
 
 /// The invalid samples of one metric of a stored cell.

@@ -457,6 +457,10 @@ TEST(NightlyScript, BaselineCheckTrendReportAndBisect) {
   EXPECT_TRUE(contains(report2, "| runtime | s | Amean |")) << report2;
   EXPECT_TRUE(contains(report2, "### Trend of `runtime`")) << report2;
   EXPECT_TRUE(contains(report2, "no significant regression (exit 0)")) << report2;
+  // Later nights run until decided against the last good build (issue 14).
+  EXPECT_TRUE(contains(report2, "until-decided: ")) << report2;
+  EXPECT_TRUE(contains(report2, "nightjar: look 1 at ")) << report2;
+  EXPECT_TRUE(contains(r2.err, "--until-decided build=" + f.sha(2))) << r2.err;
 
   auto r3 = night(15, {"--build-cmd", kSyntheticBuild});
   EXPECT_EQ(r3.exit_code, 1) << r3.err;

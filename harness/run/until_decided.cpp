@@ -1,0 +1,126 @@
+#include "harness/run/until_decided.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <iostream>
+
+#include "results/compare/selector.h"
+#include "results/model/text.h"
+#include "workloads/workload.h"
+
+namespace nightjar {
+
+SequentialSampler::SequentialSampler(const ResultsStore& store, UntilDecidedOptions options,
+                                     int first_look)
+    : store_(store), o_(std::move(options)) {
+  first_ = std::max(3, first_look);
+  max_ = o_.max_iterations > 0 ? o_.max_iterations : std::max(30, 4 * first_);
+  if (max_ < 3)
+    throw UsageError(fmt::format(
+        "--max-iterations {}: a decision needs at least 3 iterations per side; write 3 or more",
+        max_));
+  first_ = std::min(first_, max_);
+}
+
+bool SequentialSampler::look(const PlannedJob& job, const Cell& cell,
+                             const std::vector<std::int64_t>& run_ids, int iterations) {
+  const std::string key = job.job.name + '\0' + cell.id();
+  if (key != current_) {
+    current_ = key;
+    t_.clear();
+  }
+  if (o_.max_seconds > 0 &&
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count() >=
+          o_.max_seconds)
+    out_of_time_ = true;
+  const bool last = iterations >= max_ || (out_of_time_ && iterations >= 3);
+  const bool scheduled = iterations >= first_ && (iterations - first_) % first_ == 0;
+  if (!last && !scheduled) return false;
+
+  t_.push_back(static_cast<double>(iterations) / max_);
+  stats::SignificanceOptions options = o_.significance;
+  const LookLevels levels = look_levels(t_, options.alpha, o_.spending);
+  options.change_level = levels.change_level;
+  options.equivalence_level = levels.equivalence_level;
+
+  std::vector<std::string> selectors;
+  SideQuery query;
+  query.ignore_params = o_.ignore_params;
+  query.declared = &workload_catalog();
+  query.include_running = true;
+  if (!o_.base.empty()) {
+    selectors.push_back(o_.base);
+    query.job = job.job.name;
+  }
+  for (auto id : run_ids) selectors.push_back(fmt::format("run={}", id));
+  const Comparison c = compare_selectors(store_, selectors, query, options);
+  LookResult result = evaluate_look(c, o_.decide_on, o_.base.empty());
+  std::cerr << fmt::format(
+      "nightjar: look {} at {}/{} iterations per side, {} {}: {} (levels: change {:.3g}, "
+      "equivalence {:.3g})\n",
+      t_.size(), iterations, max_, job.job.name, cell.id(), look_summary(result),
+      levels.change_level, levels.equivalence_level);
+  if (result.hopeless) stopped_by_base_ = true;
+  if (!result.decided && !result.hopeless && !last) return false;
+  cells_.push_back(
+      {job.job.name, cell.id(), iterations, static_cast<int>(t_.size()), std::move(result)});
+  return true;
+}
+
+std::string SequentialSampler::report() const {
+  std::string out;
+  std::vector<std::string> open;
+  for (const auto& c : cells_) {
+    std::vector<std::string> verdicts;
+    for (const auto& r : c.last.rows) {
+      verdicts.push_back(fmt::format("{} {}", r.operation, stats::to_string(r.verdict)));
+      if (!is_decided(r.verdict))
+        open.push_back(fmt::format("  {} {} {}: {}: needs {}", c.job, c.cell, r.operation,
+                                   stats::to_string(r.verdict), r.needs));
+    }
+    out +=
+        fmt::format("until-decided: {} {}: {} after {} iterations per side ({} look{})\n", c.job,
+                    c.cell, join(verdicts, ", "), c.iterations, c.looks, c.looks == 1 ? "" : "s");
+  }
+  if (!open.empty()) {
+    out +=
+        fmt::format("until-decided: {} row(s) still open ({}):\n", open.size(),
+                    stopped_by_base_ ? std::string("the stored BASE is too short to decide them")
+                    : out_of_time_   ? fmt::format("time budget of {:g}s spent", o_.max_seconds)
+                                     : fmt::format("budget of {} iterations per side spent", max_));
+    for (const auto& line : open) out += line + "\n";
+  }
+  return out;
+}
+
+ExitCode SequentialSampler::exit_code() const {
+  bool open = cells_.empty();
+  for (const auto& c : cells_)
+    for (const auto& r : c.last.rows) {
+      if (r.verdict == stats::Verdict::regression) return ExitCode::regression;
+      if (!is_decided(r.verdict)) open = true;
+    }
+  return open ? ExitCode::inconclusive : ExitCode::ok;
+}
+
+std::optional<SamplingPlan> stored_plan(const ResultsStore& store, const std::string& selector,
+                                        const std::string& job,
+                                        const std::vector<std::string>& ignore_params,
+                                        const std::vector<std::string>& decide_on,
+                                        const stats::SignificanceOptions& significance) {
+  SideQuery query;
+  query.job = job;
+  query.ignore_params = ignore_params;
+  query.declared = &workload_catalog();
+  try {
+    const Selector s = parse_selector(selector.empty() ? "job=" + job : selector);
+    const LoadedSide side = load_side(store, s, query, "history");
+    return plan_from_history(side, decide_on, significance.min_effect_pct, significance.alpha,
+                             significance.power);
+  } catch (const Error&) {
+    return std::nullopt;  // no history: the job's iterations are the first look
+  }
+}
+
+}  // namespace nightjar

@@ -1,0 +1,206 @@
+// Unit under test: `nightjar run --until-decided` end to end (issue 14) on
+// the fake workload's seeded samples: variants compared until decided, a
+// stored side as BASE, the budget message, the plan line and bad input.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "test_support.h"
+#include "workloads/sys/process.h"
+
+using namespace nightjar::test;
+
+namespace {
+
+int count(const std::string& db, const std::string& sql) {
+  std::string v = query_one(db, sql);
+  return v.empty() ? -1 : std::stoi(v);
+}
+
+bool has(const std::string& text, const std::string& what) {
+  return text.find(what) != std::string::npos;
+}
+
+const char* kVariantsJob = R"(workload: fake
+params:
+  value: 100
+  cv: 1
+iterations: 5
+variants:
+  a: {}
+  b: {}
+)";
+
+const char* kOneJob = R"(workload: fake
+params:
+  value: 100
+  cv: 1
+iterations: 8
+)";
+
+}  // namespace
+
+TEST(UntilDecidedCli, IdenticalVariantsAreDecidedUnchangedBeforeTheBudget) {
+  TempDir dir;
+  std::string job = dir.write("aa.yaml", kVariantsJob);
+  std::string db = dir.path() + "/r.db";
+  auto r = run_nightjar({"run", job, "--db", db, "--variant", "a,b", "--until-decided"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(has(r.out, "throughput unchanged, latency unchanged after 10 iterations per side"))
+      << r.out;
+  // Progress: every look's verdict per row, at the levels of its look.
+  EXPECT_TRUE(has(r.err, "look 1 at 5/30 iterations per side")) << r.err;
+  EXPECT_TRUE(has(r.err, "throughput inconclusive, latency inconclusive")) << r.err;
+  EXPECT_TRUE(has(r.err, "no stored history of its cells; first look at 5")) << r.err;
+  // Interleaved, stopped at the look that decided: 10 of the 30 planned.
+  EXPECT_EQ(count(db, "SELECT count(*) FROM run WHERE status='complete'"), 2);
+  EXPECT_EQ(count(db, "SELECT count(*) FROM sample WHERE metric='throughput'"), 20);
+
+  // The second time the stored history gives the plan and the first look.
+  auto again = run_nightjar({"run", job, "--db", db, "--variant", "a,b", "--until-decided"});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_TRUE(has(again.err,
+                  "plan: aa: at CoeffVar 0.77% (throughput, 2 stored runs), deciding "
+                  "±1% needs about 11 iterations per side"))
+      << again.err;
+  EXPECT_TRUE(has(again.err, "look 1 at 11/44 iterations per side")) << again.err;
+}
+
+TEST(UntilDecidedCli, StoredSideAsBaseRegressionAndBudget) {
+  TempDir dir;
+  std::string job = dir.write("one.yaml", kOneJob);
+  std::string db = dir.path() + "/r.db";
+  ASSERT_EQ(run_nightjar({"run", job, "--db", db, "--build", "base"}).exit_code, 0);
+
+  // 3% slower with other noise: a regression at the first look.
+  auto bad = run_nightjar({"run", job, "--db", db, "--build", "new", "--set", "value=97", "--set",
+                           "seed=2", "--until-decided", "build=base", "--ignore-param", "value",
+                           "--ignore-param", "seed"});
+  EXPECT_EQ(bad.exit_code, 1) << bad.err;
+  EXPECT_TRUE(has(bad.out, "throughput regression, latency regression after 14 iterations"))
+      << bad.out;
+  EXPECT_TRUE(has(bad.err, "plan: one: at CoeffVar 0.86% (latency, 1 stored run)")) << bad.err;
+
+  // check prints the same plan from the BASE side's stored runs.
+  auto check = run_nightjar({"check", "build=base", "build=new", "--db", db, "--ignore-param",
+                             "value", "--ignore-param", "seed"});
+  EXPECT_EQ(check.exit_code, 1) << check.err;
+  EXPECT_TRUE(has(check.err,
+                  "plan: at CoeffVar 0.86% (latency, 1 stored run), deciding ±1% "
+                  "needs about 14 iterations per side"))
+      << check.err;
+
+  // The same level, other noise, and a budget too small to decide: exit 3
+  // with the open rows and what they would need.
+  auto open = run_nightjar({"run", job, "--db", db, "--build", "new2", "--set", "seed=3",
+                            "--until-decided", "build=base", "--ignore-param", "seed",
+                            "--max-iterations", "6", "--decide-on", "throughput"});
+  EXPECT_EQ(open.exit_code, 3) << open.err;
+  EXPECT_TRUE(has(open.out, "1 row(s) still open (budget of 6 iterations per side spent)"))
+      << open.out;
+  EXPECT_TRUE(has(open.out, "throughput: inconclusive: needs about")) << open.out;
+  EXPECT_FALSE(has(open.out, "latency: inconclusive")) << open.out;  // --decide-on: only throughput
+  EXPECT_EQ(count(db,
+                  "SELECT count(*) FROM sample s JOIN run r ON r.id=s.run_id WHERE "
+                  "r.build='new2' AND s.metric='throughput'"),
+            6);
+
+  // A time budget: stops at the first iteration past it (at least 3).
+  auto timed = run_nightjar({"run",
+                             job,
+                             "--db",
+                             db,
+                             "--build",
+                             "new3",
+                             "--set",
+                             "seed=4",
+                             "--set",
+                             "sleep=0.2s",
+                             "--until-decided",
+                             "build=base",
+                             "--ignore-param",
+                             "seed",
+                             "--ignore-param",
+                             "sleep",
+                             "--max-time",
+                             "1s",
+                             "--max-iterations",
+                             "1000"});
+  EXPECT_TRUE(timed.exit_code == 0 || timed.exit_code == 3) << timed.err;
+  EXPECT_LT(count(db,
+                  "SELECT count(*) FROM sample s JOIN run r ON r.id=s.run_id WHERE "
+                  "r.build='new3' AND s.metric='throughput'"),
+            14);
+}
+
+TEST(UntilDecidedCli, BadInputIsAUsageErrorBeforeAnythingRuns) {
+  TempDir dir;
+  std::string variants = dir.write("aa.yaml", kVariantsJob);
+  std::string one = dir.write("one.yaml", kOneJob);
+  std::string db = dir.path() + "/r.db";
+  auto single = run_nightjar({"run", one, "--db", db, "--until-decided"});
+  EXPECT_EQ(single.exit_code, 2);
+  EXPECT_TRUE(has(single.err, "--until-decided build=BASE")) << single.err;
+  auto two =
+      run_nightjar({"run", variants, "--db", db, "--variant", "a,b", "--until-decided", "build=x"});
+  EXPECT_EQ(two.exit_code, 2);
+  EXPECT_TRUE(has(two.err, "against a stored side run one")) << two.err;
+  auto metric = run_nightjar({"run", variants, "--db", db, "--variant", "a,b", "--until-decided",
+                              "--decide-on", "nosuch"});
+  EXPECT_EQ(metric.exit_code, 2);
+  EXPECT_TRUE(has(metric.err, "--decide-on nosuch: no such metric")) << metric.err;
+  auto time = run_nightjar(
+      {"run", variants, "--db", db, "--variant", "a,b", "--until-decided", "--max-time", "soon"});
+  EXPECT_EQ(time.exit_code, 2);
+  EXPECT_TRUE(has(time.err, "--max-time")) << time.err;
+  auto alone = run_nightjar({"run", variants, "--db", db, "--max-time", "1m"});
+  EXPECT_EQ(alone.exit_code, 2);
+  EXPECT_TRUE(has(alone.err, "the budget of --until-decided")) << alone.err;
+  EXPECT_FALSE(std::filesystem::exists(db));  // refused before the database is opened
+}
+
+TEST(UntilDecidedCli, NightlyClean0AndUndecided3WithTheReason) {
+  TempDir dir;
+  std::string job = dir.write("night.yaml",
+                              "workload: fake\nparams:\n  value: 100\n  cv: 1\n"
+                              "iterations: 3\n");
+  std::string db = dir.path() + "/r.db", state = dir.path() + "/state";
+  auto night = [&](const std::string& label, std::vector<std::string> extra) {
+    nightjar::CommandSpec s;
+    s.argv = {"bash",       source_path("ci/nightly.sh"),
+              "--nightjar", NIGHTJAR_BINARY,
+              "--db",       db,
+              "--state",    state,
+              "--job",      job,
+              "--build",    label};
+    s.argv.insert(s.argv.end(), extra.begin(), extra.end());
+    s.timeout_sec = 120;
+    return nightjar::run_command(s);
+  };
+  // A first night of 3 iterations is too short a BASE for ±1% at CoeffVar 1%:
+  // the next night says so and exits 3 without measuring to its budget.
+  ASSERT_EQ(night("short", {}).exit_code, 0);
+  auto limited = night("after-short", {});
+  EXPECT_EQ(limited.exit_code, 3) << limited.err;
+  EXPECT_TRUE(has(limited.err, "no length of this run can decide ±1%; measure the BASE longer"))
+      << limited.err;
+  EXPECT_EQ(read_file(state + "/last-good"), "short\n");
+
+  std::filesystem::remove(state + "/last-good");
+  auto first = night("n1", {"--iterations", "30"});
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_EQ(read_file(state + "/last-good"), "n1\n");
+  // 3 iterations cannot decide ±1% at CoeffVar 1%: exit 3, last-good stays.
+  auto tight = night("n2", {"--max-iterations", "3"});
+  EXPECT_EQ(tight.exit_code, 3) << tight.err;
+  EXPECT_EQ(read_file(state + "/last-good"), "n1\n");
+  EXPECT_TRUE(has(tight.err, "undecided within the budget")) << tight.err;
+  std::string report = read_file(state + "/reports/nightly-n2.md");
+  EXPECT_TRUE(has(report, "still open (budget of 3 iterations per side spent)")) << report;
+  EXPECT_TRUE(has(report, "needs about")) << report;
+  EXPECT_TRUE(has(report, "undecided within the budget")) << report;
+  // The same night with room to measure: decided unchanged, exit 0, moves last-good.
+  auto roomy = night("n3", {});
+  EXPECT_EQ(roomy.exit_code, 0) << roomy.err;
+  EXPECT_EQ(read_file(state + "/last-good"), "n3\n");
+}
