@@ -198,7 +198,12 @@ TEST(RunCli, SigintDuringIterationTwoKeepsCompletedSamples) {
       dir.write("slow.yaml", "workload: fake\nparams:\n  sleep: 1s\niterations: 5\nwarmup: 0\n");
   std::string db = dir.path() + "/r.db";
   pid_t pid = spawn_nightjar({"run", job, "--db", db}, dir.path(), "run");
-  std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // inside iteration 2
+  // Wait until iteration 1 is stored (not a fixed delay: under a sanitizer on
+  // a busy machine start-up alone can take over half a second), then
+  // interrupt 300 ms into iteration 2's 1 s sleep.
+  for (int i = 0; i < 600 && count(db, "SELECT count(*) FROM iteration") < 1; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
   kill(pid, SIGINT);
   EXPECT_EQ(wait_exit_code(pid), 130) << read_file(dir.path() + "/run.err");
   EXPECT_EQ(query_one(db, "SELECT status FROM run"), "aborted");
