@@ -1,5 +1,6 @@
 // Benchmark of `nightjar compare` on a large results database: 100 000 runs ×
-// 10 samples = 1 000 000 samples (issue 5, check 6; goal <= 200 ms).
+// 10 samples = 1 000 000 samples (issue 5, check 6; issue 19: goal <= 200 ms
+// and <= 2x a bare SQLite scan of the same values).
 //
 // The database is written through the store's import API in one transaction
 // (ResultsStore::Transaction, insert_imported_run): workload `fake`, one
@@ -16,15 +17,27 @@
 //                         samples) per side picked out of the 100 000.
 // Times are wall clock ("Time") and CPU summed over the process's threads
 // ("CPU"): compare loads the sides on one thread each and spreads the per-row
-// statistics over the CPUs. After the Google Benchmark table the binary
-// prints the median wall and CPU time of the worst case against the goal, with
-// the load average (on a busy machine the wall time is not the program's).
+// statistics over the CPUs.
 //
-//   compare_bench [--db PATH] [google benchmark flags]
-//     --db PATH   reuse/keep the database at PATH (default: a temporary file,
-//                 removed at exit)
+// After the Google Benchmark table the binary prints the figures of issue 19,
+// from 7 repeats that each time, back to back:
+//   - `compare a b` (as above: side queries, comparison, mmtests text);
+//   - the bare scan: the sqlite3 C API reading just the `value` column of the
+//     same rows (`SELECT s.value FROM run r JOIN sample s ON s.run_id=r.id
+//     WHERE r.variant=?`, each side on its own connection and thread, as
+//     compare loads its sides), summing the values so nothing is skipped;
+// and the ratio compare/bare of each repeat: median and min-max of the 7,
+// with the load average. The machine is shared and noisy: the ratio of one
+// repeat compares two timings taken a few hundred ms apart, so it is steadier
+// than either time alone, but a busy neighbour still moves every figure.
+//
+//   compare_bench [--db PATH] [--repeats N] [google benchmark flags]
+//     --db PATH     reuse/keep the database at PATH (default: a temporary
+//                   file, removed at exit)
+//     --repeats N   repeats of the issue-19 figures (default 7)
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <benchmark/benchmark.h>
+#include <sqlite3.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -123,6 +136,102 @@ std::size_t compare_once(const std::vector<std::string>& selectors) {
   return text.size() + c.rows.size();
 }
 
+// The bare scan of one side: the value column of the samples of the runs of
+// `variant`, read with the sqlite3 C API on a read-only connection of its
+// own. Returns the number of values (their sum goes to `sum`).
+std::size_t bare_scan_side(const char* variant, double& sum) {
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(g_db.c_str(), &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr) !=
+      SQLITE_OK) {
+    std::fprintf(stderr, "compare_bench: %s: %s\n", g_db.c_str(), sqlite3_errmsg(db));
+    std::exit(1);
+  }
+  sqlite3_stmt* q = nullptr;
+  sqlite3_prepare_v2(db,
+                     "SELECT s.value FROM run r JOIN sample s ON s.run_id=r.id WHERE r.variant=?",
+                     -1, &q, nullptr);
+  sqlite3_bind_text(q, 1, variant, -1, SQLITE_STATIC);
+  std::size_t n = 0;
+  double s = 0;
+  while (sqlite3_step(q) == SQLITE_ROW) {
+    s += sqlite3_column_double(q, 0);
+    ++n;
+  }
+  sqlite3_finalize(q);
+  sqlite3_close(db);
+  sum = s;
+  return n;
+}
+
+// Both sides of the bare scan, each on its own thread (as compare loads its
+// sides). Returns the values read.
+std::size_t bare_scan() {
+  double sums[2] = {0, 0};
+  std::size_t counts[2] = {0, 0};
+  std::thread other([&] { counts[1] = bare_scan_side("b", sums[1]); });
+  counts[0] = bare_scan_side("a", sums[0]);
+  other.join();
+  benchmark::DoNotOptimize(sums[0] + sums[1]);
+  return counts[0] + counts[1];
+}
+
+double elapsed_ms(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// "median M (min A, max B)" of `v` (sorted here).
+std::string spread(std::vector<double> v, const char* format) {
+  std::sort(v.begin(), v.end());
+  auto fmt = [&](double x) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, format, x);
+    return std::string(buf);
+  };
+  return "median " + fmt(v[v.size() / 2]) + " (min " + fmt(v.front()) + ", max " + fmt(v.back()) +
+         ")";
+}
+
+// The figures of issue 19: `repeats` back-to-back timings of compare and of
+// the bare scan, and their ratios.
+void print_ratio(int repeats) {
+  compare_once({"a", "b"});  // warm the page cache
+  if (bare_scan() != 1'000'000) std::fprintf(stderr, "compare_bench: bare scan missed samples\n");
+  std::vector<double> ms, cpu_ms, bare_ms, bare_cpu_ms, ratio, cpu_ratio;
+  for (int i = 0; i < repeats; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    double c0 = process_cpu_ms();
+    benchmark::DoNotOptimize(compare_once({"a", "b"}));
+    cpu_ms.push_back(process_cpu_ms() - c0);
+    ms.push_back(elapsed_ms(t0));
+    t0 = std::chrono::steady_clock::now();
+    c0 = process_cpu_ms();
+    benchmark::DoNotOptimize(bare_scan());
+    bare_cpu_ms.push_back(process_cpu_ms() - c0);
+    bare_ms.push_back(elapsed_ms(t0));
+    ratio.push_back(ms.back() / bare_ms.back());
+    cpu_ratio.push_back(cpu_ms.back() / bare_cpu_ms.back());
+  }
+  double load[3] = {0, 0, 0};
+  if (::getloadavg(load, 3) < 1) load[0] = -1;
+  std::vector<double> sorted_ms = ms, sorted_ratio = ratio;
+  std::sort(sorted_ms.begin(), sorted_ms.end());
+  std::sort(sorted_ratio.begin(), sorted_ratio.end());
+  const double median_ms = sorted_ms[sorted_ms.size() / 2];
+  const double median_ratio = sorted_ratio[sorted_ratio.size() / 2];
+  std::printf(
+      "compare of 1000000 samples (100000 runs x 10, both sides = every sample), %d repeats "
+      "(load average %.2f on %u CPUs; a shared, noisy machine):\n"
+      "  compare a b : %s ms wall, %s ms CPU summed over threads\n"
+      "  bare scan   : %s ms wall, %s ms CPU (sqlite3 C API, value column of the same rows)\n"
+      "  ratio       : %s compare/bare wall, %s CPU\n"
+      "  goal <= 200 ms wall: %s; goal ratio <= 2: %s\n",
+      repeats, load[0], std::thread::hardware_concurrency(), spread(ms, "%.1f").c_str(),
+      spread(cpu_ms, "%.1f").c_str(), spread(bare_ms, "%.1f").c_str(),
+      spread(bare_cpu_ms, "%.1f").c_str(), spread(ratio, "%.2f").c_str(),
+      spread(cpu_ratio, "%.2f").c_str(), median_ms <= 200.0 ? "met" : "NOT met",
+      median_ratio <= 2.0 ? "met" : "NOT met");
+}
+
 void BM_CompareAllSamples(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(compare_once({"a", "b"}));
   state.counters["samples"] = 1'000'000;
@@ -145,11 +254,14 @@ BENCHMARK(BM_CompareTwoBuilds)
 
 int main(int argc, char** argv) {
   bool temporary = true;
+  int repeats = 7;
   std::vector<char*> args;
   for (int i = 0; i < argc; ++i) {
     if (std::strcmp(argv[i], "--db") == 0 && i + 1 < argc) {
       g_db = argv[++i];
       temporary = false;
+    } else if (std::strcmp(argv[i], "--repeats") == 0 && i + 1 < argc) {
+      repeats = std::max(1, std::atoi(argv[++i]));
     } else {
       args.push_back(argv[i]);
     }
@@ -163,30 +275,9 @@ int main(int argc, char** argv) {
   g_store = std::make_unique<nightjar::ResultsStore>(g_db);
   build_database(*g_store);
 
-  // The figure of the issue: median of 7 timed compares of all 1M samples.
-  compare_once({"a", "b"});  // warm the page cache
-  std::vector<double> ms, cpu_ms;
-  for (int i = 0; i < 7; ++i) {
-    auto t0 = std::chrono::steady_clock::now();
-    double c0 = process_cpu_ms();
-    benchmark::DoNotOptimize(compare_once({"a", "b"}));
-    cpu_ms.push_back(process_cpu_ms() - c0);
-    ms.push_back(
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  }
-  std::sort(ms.begin(), ms.end());
-  std::sort(cpu_ms.begin(), cpu_ms.end());
-  double load[3] = {0, 0, 0};
-  if (::getloadavg(load, 3) < 1) load[0] = -1;
-
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
-  std::printf(
-      "compare of 1000000 samples (100000 runs x 10, both sides = every sample): median %.1f ms "
-      "wall over 7 (min %.1f, max %.1f), %.1f ms CPU summed over threads; goal <= 200 ms wall: "
-      "%s (load average %.2f on %u CPUs)\n",
-      ms[3], ms.front(), ms.back(), cpu_ms[3], ms[3] <= 200.0 ? "met" : "NOT met", load[0],
-      std::thread::hardware_concurrency());
+  print_ratio(repeats);
   g_store.reset();
   if (temporary) {
     for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(g_db + suffix);

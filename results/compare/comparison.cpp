@@ -405,7 +405,8 @@ void add_monitor_rows(Comparison& cmp, RowSources& src, const std::vector<CellKe
 // The within- and between-run CoeffVar of one side of a metric row.
 void fill_components(SideFigures& f, std::span<const double> samples,
                      const std::vector<std::vector<double>>* runs) {
-  const std::vector<std::vector<double>> one{std::vector<double>(samples.begin(), samples.end())};
+  std::vector<std::vector<double>> one;  // one run: its pooled samples (copied only then)
+  if (!runs) one.emplace_back(samples.begin(), samples.end());
   const auto c = stats::run_components(runs ? std::span(*runs) : std::span(one));
   if (!c) return;
   f.within_cv_pct = stats::log_variance_coeff_var(c->within_var);

@@ -1,9 +1,9 @@
 // The query behind one side of compare/check/plot: the runs matching a
 // filter and their samples and monitor deltas, grouped by stored cell. It
 // reads up to millions of rows (bench/compare_bench.cpp), so it reads through
-// a read-only connection of its own (no per-call mutex, memory-mapped, one
-// per thread) and reads each table once, as primary-key range scans. See
-// results/store/store.h "Sides".
+// a read-only connection of its own (no per-call mutex, one per thread) and
+// reads each table once, as primary-key range scans, selecting only the
+// columns it uses. See results/store/store.h "Sides".
 #include <sqlite3.h>
 
 #include <algorithm>
@@ -22,13 +22,15 @@ using namespace store_detail;
 namespace {
 
 // A read-only connection for one side: opened without SQLite's per-call mutex
-// (one connection per thread) and with memory-mapped reads. WAL mode lets it
-// read while other processes write.
+// (one connection per thread). WAL mode lets it read while other processes
+// write. No memory mapping (issue 19): a 1 GiB mmap_size counted the mapped
+// database in the RSS of every compare (245 MB to select 20k samples per
+// side) and bought nothing measurable over SQLite's page cache on
+// bench/compare_bench (see README "Benchmarks"); memory stays bounded by what
+// a side selects plus the default page cache.
 SQLite::Database open_reader(const std::string& path) {
   try {
-    SQLite::Database db(path, SQLite::OPEN_READONLY | SQLite::OPEN_NOMUTEX, kBusyTimeoutMs);
-    db.exec("PRAGMA mmap_size=1073741824");
-    return db;
+    return SQLite::Database(path, SQLite::OPEN_READONLY | SQLite::OPEN_NOMUTEX, kBusyTimeoutMs);
   } catch (const SQLite::Exception& e) {
     throw EnvironmentError(path + ": cannot open the results database for reading: " + e.what());
   }
@@ -242,13 +244,22 @@ struct ValidityRule {
 };
 
 // Counts one invalid sample of `name` in `cell` (rows come in run id,
-// iteration order: the first one counted is the lowest).
-void count_invalid(StoredCell& cell, std::string_view name, const RowScan& q) {
+// iteration order: the first one counted is the lowest). The sample scan
+// does not select the iteration (one column less on every row of up to a
+// million): the first invalid one's is looked up here, once per cell and
+// metric.
+void count_invalid(const SQLite::Database& db, StoredCell& cell, std::string_view name,
+                   const RowScan& q) {
   InvalidSamples& inv = cell.invalid[std::string(name)];
   if (inv.count++ == 0) {
     inv.reason = std::string(q.text(3));
     inv.run_id = q.int64(0);
-    inv.iteration = static_cast<int>(q.int64(4));
+    SQLite::Statement it(db,
+                         "SELECT min(iteration) FROM sample WHERE run_id=? AND metric=? AND "
+                         "invalid IS NOT NULL");
+    it.bind(1, inv.run_id);
+    it.bind(2, std::string(name));
+    inv.iteration = it.executeStep() ? it.getColumn(0).getInt() : 0;
   }
 }
 
@@ -260,11 +271,12 @@ void read_values(const SQLite::Database& db, const char* table, const char* name
                  const Reading& r, const ValidityRule& rule, Interned& names,
                  std::vector<std::vector<std::vector<double>>>& by_cell, StoredSide& side,
                  std::vector<std::vector<std::vector<std::size_t>>>* run_sizes = nullptr) {
-  RowScan q(db, std::string("SELECT run_id, ") + name_column + ", value, " +
-                    (rule.samples ? "invalid" : "NULL") + ", iteration FROM " + table +
-                    " WHERE run_id BETWEEN ?1 AND ?2");
-  const auto& runs = r.run_cells;
   const bool skip = rule.skip && !rule.skip->empty() && !rule.include_invalid;
+  // Only the columns used: the iteration only when iterations are skipped.
+  RowScan q(db, std::string("SELECT run_id, ") + name_column + ", value, " +
+                    (rule.samples ? "invalid" : "NULL") + (skip ? ", iteration" : "") + " FROM " +
+                    table + " WHERE run_id BETWEEN ?1 AND ?2");
+  const auto& runs = r.run_cells;
   std::size_t last_name = 0;
   for (std::size_t first = 0; first < runs.size();) {
     std::size_t last = first;
@@ -279,7 +291,7 @@ void read_values(const SQLite::Database& db, const char* table, const char* name
       while (current != run) current = runs[++pos].first;  // rows come in run_id order
       const std::string_view name = q.text(1);
       if (rule.samples && !q.null(3)) {
-        count_invalid(side.cells[runs[pos].second], name, q);
+        count_invalid(db, side.cells[runs[pos].second], name, q);
         if (!rule.include_invalid) continue;
       }
       if (skip && rule.skip->count({run, q.int64(4)})) continue;
