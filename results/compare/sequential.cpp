@@ -102,6 +102,52 @@ LookResult evaluate_look(const Comparison& c, const std::vector<std::string>& de
   return out;
 }
 
+SequentialLooks::SequentialLooks(SequentialDesign design) : d_(std::move(design)) {
+  if (d_.max_iterations < 3)
+    throw UsageError(fmt::format(
+        "--max-iterations {}: a decision needs at least 3 iterations per side; write 3 or more",
+        d_.max_iterations));
+  d_.first_look = std::clamp(d_.first_look, 3, d_.max_iterations);
+}
+
+std::optional<LookOutcome> SequentialLooks::after_round(int iterations, bool out_of_time,
+                                                        const CompareAt& compare) {
+  const int first = d_.first_look;
+  const bool last = iterations >= d_.max_iterations || (out_of_time && iterations >= 3);
+  const bool scheduled = iterations >= first && (iterations - first) % first == 0;
+  if (!last && !scheduled) return std::nullopt;
+  t_.push_back(std::min(1.0, static_cast<double>(iterations) / d_.max_iterations));
+  LookOutcome out;
+  out.look = looks();
+  out.iterations = iterations;
+  stats::SignificanceOptions options = d_.significance;
+  out.levels = look_levels(t_, options.alpha, d_.spending);
+  options.change_level = out.levels.change_level;
+  options.equivalence_level = out.levels.equivalence_level;
+  out.result = evaluate_look(compare(options), d_.decide_on, d_.base_grows);
+  out.stop = out.result.decided || out.result.hopeless || last;
+  return out;
+}
+
+LoadedSide one_run_side(const CellKey& cell, std::int64_t run_id, const std::string& variant,
+                        const std::map<std::string, std::vector<double>>& samples) {
+  LoadedSide side;
+  side.selector.text = fmt::format("run={}", run_id);
+  side.selector.run_id = run_id;
+  side.run_ids = {run_id};
+  side.variants = {variant};
+  CellSamples& cs = side.cells[cell];
+  cs.first_run = run_id;
+  cs.run_ids = {run_id};
+  for (const auto& [metric, values] : samples) {
+    cs.metric_runs[metric] = {values};
+    std::vector<double> sorted = values;
+    std::sort(sorted.begin(), sorted.end());
+    cs.metrics[metric] = std::move(sorted);
+  }
+  return side;
+}
+
 std::string look_summary(const LookResult& look) {
   std::vector<std::string> parts;
   for (const auto& r : look.rows)
