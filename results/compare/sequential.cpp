@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <mutex>
 #include <set>
+#include <tuple>
 
 #include "results/model/exit_codes.h"
 #include "results/model/text.h"
@@ -27,11 +29,25 @@ double upper_tail(double c) {
 }  // namespace
 
 LookLevels look_levels(const std::vector<double>& t, double alpha, stats::Spending spending) {
+  // The levels depend on the design only (looks so far, alpha, spending) and
+  // cost milliseconds of numerical integration: each design is computed once
+  // per process (every cell of a run and every trial of bench/decide_bench
+  // share the looks).
+  static std::mutex mutex;
+  static std::map<std::tuple<std::vector<double>, double, stats::Spending>, LookLevels> cache;
+  auto key = std::make_tuple(t, alpha, spending);
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (auto it = cache.find(key); it != cache.end()) return it->second;
+  }
   const auto change = stats::one_sided_boundaries(t, alpha / 2.0, spending);
   const auto equivalence = stats::one_sided_boundaries(t, std::min(alpha, 0.25), spending);
   LookLevels l;
   l.change_level = std::min(0.999, 2.0 * upper_tail(change.back()));
   l.equivalence_level = std::min(0.499, upper_tail(equivalence.back()));
+  std::lock_guard<std::mutex> lock(mutex);
+  if (cache.size() > 10000) cache.clear();  // bounded: designs are few
+  cache.emplace(std::move(key), l);
   return l;
 }
 
