@@ -76,7 +76,7 @@ history() {
       --build "$label" "${extra[@]}" >"$dir/out" 2>"$dir/err"
     rc=$?
     after=$(cat "$state/last-good" 2>/dev/null || echo -)
-    why=$(grep -o 'until-decided: .*' "$dir/out" "$state/reports/nightly-$label.md" 2>/dev/null | head -1 | sed 's/^[^:]*:until-decided: //')
+    why=$(grep -o 'until-decided: .*' "$dir/out" "$state/reports/nightly-$label.md" 2>/dev/null | head -1 | sed 's/^[^:]*:until-decided: //; s/^.* timeout=[^ ]*: //')
     grep -q 'possible change' "$dir/err" && why="$why; trend: $(grep -o 'possible change [a-z]*.*' "$dir/err" | tail -1)"
     printf '%-6s %-5s %-10s %s\n' "$label" "$rc" "$([ "$before" != "$after" ] && echo "moved" || echo "stays")" "$why"
     [ "$rc" = 0 ] || not0=$((not0 + 1))
