@@ -16,55 +16,49 @@ SequentialSampler::SequentialSampler(const ResultsStore& store, UntilDecidedOpti
     : store_(store), o_(std::move(options)) {
   first_ = std::max(3, first_look);
   max_ = o_.max_iterations > 0 ? o_.max_iterations : std::max(30, 4 * first_);
-  if (max_ < 3)
-    throw UsageError(fmt::format(
-        "--max-iterations {}: a decision needs at least 3 iterations per side; write 3 or more",
-        max_));
-  first_ = std::min(first_, max_);
+  // SequentialLooks checks the budget (UsageError below 3) and clamps the first look.
+  first_ = SequentialLooks(design()).design().first_look;
+}
+
+SequentialDesign SequentialSampler::design() const {
+  return {first_, max_, o_.spending, o_.significance, o_.decide_on, o_.base.empty()};
 }
 
 bool SequentialSampler::look(const PlannedJob& job, const Cell& cell,
                              const std::vector<std::int64_t>& run_ids, int iterations) {
   const std::string key = job.job.name + '\0' + cell.id();
-  if (key != current_) {
+  if (key != current_ || !looks_) {
     current_ = key;
-    t_.clear();
+    looks_.emplace(design());
   }
   if (o_.max_seconds > 0 &&
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count() >=
           o_.max_seconds)
     out_of_time_ = true;
-  const bool last = iterations >= max_ || (out_of_time_ && iterations >= 3);
-  const bool scheduled = iterations >= first_ && (iterations - first_) % first_ == 0;
-  if (!last && !scheduled) return false;
 
-  t_.push_back(static_cast<double>(iterations) / max_);
-  stats::SignificanceOptions options = o_.significance;
-  const LookLevels levels = look_levels(t_, options.alpha, o_.spending);
-  options.change_level = levels.change_level;
-  options.equivalence_level = levels.equivalence_level;
-
-  std::vector<std::string> selectors;
-  SideQuery query;
-  query.ignore_params = o_.ignore_params;
-  query.declared = &workload_catalog();
-  query.include_running = true;
-  if (!o_.base.empty()) {
-    selectors.push_back(o_.base);
-    query.job = job.job.name;
-  }
-  for (auto id : run_ids) selectors.push_back(fmt::format("run={}", id));
-  const Comparison c = compare_selectors(store_, selectors, query, options);
-  LookResult result = evaluate_look(c, o_.decide_on, o_.base.empty());
+  auto compare = [&](const stats::SignificanceOptions& options) {
+    std::vector<std::string> selectors;
+    SideQuery query;
+    query.ignore_params = o_.ignore_params;
+    query.declared = &workload_catalog();
+    query.include_running = true;
+    if (!o_.base.empty()) {
+      selectors.push_back(o_.base);
+      query.job = job.job.name;
+    }
+    for (auto id : run_ids) selectors.push_back(fmt::format("run={}", id));
+    return compare_selectors(store_, selectors, query, options);
+  };
+  std::optional<LookOutcome> look = looks_->after_round(iterations, out_of_time_, compare);
+  if (!look) return false;
   std::cerr << fmt::format(
       "nightjar: look {} at {}/{} iterations per side, {} {}: {} (levels: change {:.3g}, "
       "equivalence {:.3g})\n",
-      t_.size(), iterations, max_, job.job.name, cell.id(), look_summary(result),
-      levels.change_level, levels.equivalence_level);
-  if (result.hopeless) stopped_by_base_ = true;
-  if (!result.decided && !result.hopeless && !last) return false;
-  cells_.push_back(
-      {job.job.name, cell.id(), iterations, static_cast<int>(t_.size()), std::move(result)});
+      look->look, iterations, max_, job.job.name, cell.id(), look_summary(look->result),
+      look->levels.change_level, look->levels.equivalence_level);
+  if (look->result.hopeless) stopped_by_base_ = true;
+  if (!look->stop) return false;
+  cells_.push_back({job.job.name, cell.id(), iterations, look->look, std::move(look->result)});
   return true;
 }
 

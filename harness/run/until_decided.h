@@ -80,12 +80,14 @@ class SequentialSampler {
   ExitCode exit_code() const;
 
  private:
+  SequentialDesign design() const;  ///< of every cell: first_, max_ and the options
+
   const ResultsStore& store_;
   UntilDecidedOptions o_;
   int first_ = 3, max_ = 30;
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
-  std::string current_;    ///< job \0 cell of the cell being looked at
-  std::vector<double> t_;  ///< its looks' information fractions
+  std::string current_;                   ///< job \0 cell of the cell being looked at
+  std::optional<SequentialLooks> looks_;  ///< its looks (results/compare/sequential.h)
   std::vector<DecidedCell> cells_;
   bool out_of_time_ = false;
   bool stopped_by_base_ = false;  ///< a cell ended because its BASE cannot decide

@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <mutex>
 #include <set>
+#include <tuple>
 
 #include "results/model/exit_codes.h"
 #include "results/model/text.h"
@@ -27,11 +29,25 @@ double upper_tail(double c) {
 }  // namespace
 
 LookLevels look_levels(const std::vector<double>& t, double alpha, stats::Spending spending) {
+  // The levels depend on the design only (looks so far, alpha, spending) and
+  // cost milliseconds of numerical integration: each design is computed once
+  // per process (every cell of a run and every trial of bench/decide_bench
+  // share the looks).
+  static std::mutex mutex;
+  static std::map<std::tuple<std::vector<double>, double, stats::Spending>, LookLevels> cache;
+  auto key = std::make_tuple(t, alpha, spending);
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (auto it = cache.find(key); it != cache.end()) return it->second;
+  }
   const auto change = stats::one_sided_boundaries(t, alpha / 2.0, spending);
   const auto equivalence = stats::one_sided_boundaries(t, std::min(alpha, 0.25), spending);
   LookLevels l;
   l.change_level = std::min(0.999, 2.0 * upper_tail(change.back()));
   l.equivalence_level = std::min(0.499, upper_tail(equivalence.back()));
+  std::lock_guard<std::mutex> lock(mutex);
+  if (cache.size() > 10000) cache.clear();  // bounded: designs are few
+  cache.emplace(std::move(key), l);
   return l;
 }
 
@@ -100,6 +116,52 @@ LookResult evaluate_look(const Comparison& c, const std::vector<std::string>& de
                    return is_decided(r.verdict) || r.base_limited;
                  });
   return out;
+}
+
+SequentialLooks::SequentialLooks(SequentialDesign design) : d_(std::move(design)) {
+  if (d_.max_iterations < 3)
+    throw UsageError(fmt::format(
+        "--max-iterations {}: a decision needs at least 3 iterations per side; write 3 or more",
+        d_.max_iterations));
+  d_.first_look = std::clamp(d_.first_look, 3, d_.max_iterations);
+}
+
+std::optional<LookOutcome> SequentialLooks::after_round(int iterations, bool out_of_time,
+                                                        const CompareAt& compare) {
+  const int first = d_.first_look;
+  const bool last = iterations >= d_.max_iterations || (out_of_time && iterations >= 3);
+  const bool scheduled = iterations >= first && (iterations - first) % first == 0;
+  if (!last && !scheduled) return std::nullopt;
+  t_.push_back(std::min(1.0, static_cast<double>(iterations) / d_.max_iterations));
+  LookOutcome out;
+  out.look = looks();
+  out.iterations = iterations;
+  stats::SignificanceOptions options = d_.significance;
+  out.levels = look_levels(t_, options.alpha, d_.spending);
+  options.change_level = out.levels.change_level;
+  options.equivalence_level = out.levels.equivalence_level;
+  out.result = evaluate_look(compare(options), d_.decide_on, d_.base_grows);
+  out.stop = out.result.decided || out.result.hopeless || last;
+  return out;
+}
+
+LoadedSide one_run_side(const CellKey& cell, std::int64_t run_id, const std::string& variant,
+                        const std::map<std::string, std::vector<double>>& samples) {
+  LoadedSide side;
+  side.selector.text = fmt::format("run={}", run_id);
+  side.selector.run_id = run_id;
+  side.run_ids = {run_id};
+  side.variants = {variant};
+  CellSamples& cs = side.cells[cell];
+  cs.first_run = run_id;
+  cs.run_ids = {run_id};
+  for (const auto& [metric, values] : samples) {
+    cs.metric_runs[metric] = {values};
+    std::vector<double> sorted = values;
+    std::sort(sorted.begin(), sorted.end());
+    cs.metrics[metric] = std::move(sorted);
+  }
+  return side;
 }
 
 std::string look_summary(const LookResult& look) {

@@ -9,6 +9,9 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -84,6 +87,68 @@ std::string look_summary(const LookResult& look);
 
 /// True for regression, improvement and unchanged.
 bool is_decided(stats::Verdict v);
+
+/// The design of one cell's sequential comparison (iterations per side).
+struct SequentialDesign {
+  int first_look = 3;       ///< the first look; then a look every first_look iterations
+  int max_iterations = 30;  ///< the planned maximum N (t_k = n_k / N)
+  stats::Spending spending = stats::Spending::pocock;
+  /// alpha, power, min effect; its change_level and equivalence_level are
+  /// set by each look.
+  stats::SignificanceOptions significance;
+  std::vector<std::string> decide_on;  ///< metrics that must be decided; empty: all
+  bool base_grows = true;              ///< false: a stored BASE (evaluate_look)
+};
+
+/// What one look decided, with its levels.
+struct LookOutcome {
+  int look = 0;        ///< 1-based index of the look
+  int iterations = 0;  ///< per side at the look
+  LookLevels levels;
+  LookResult result;
+  /// The cell ends: every row decided, every open row base_limited, or the
+  /// last look (the budget is spent).
+  bool stop = false;
+};
+
+/// The looks of one cell of `run --until-decided`: the one decision rule
+/// that both the runner's sampler (harness/run/until_decided.h) and
+/// bench/decide_bench.cpp call after every round.
+class SequentialLooks {
+ public:
+  /// Throws UsageError unless 3 <= max_iterations (first_look is clamped to
+  /// [3, max_iterations]).
+  explicit SequentialLooks(SequentialDesign design);
+
+  /// A comparison of the cell's samples so far, built with the given options
+  /// (build_comparison or compare_selectors with the look's levels).
+  using CompareAt = std::function<Comparison(const stats::SignificanceOptions&)>;
+
+  /// After a round with `iterations` per side: std::nullopt when this is no
+  /// look point (looks at first_look, every first_look after it, and the
+  /// last one: iterations >= max_iterations, or `out_of_time` with at least 3
+  /// iterations); else the look's information fraction iterations/N is
+  /// recorded, its levels come from look_levels, `compare` builds the
+  /// comparison at them and evaluate_look says what it decided. Throws what
+  /// `compare` and evaluate_look throw.
+  std::optional<LookOutcome> after_round(int iterations, bool out_of_time,
+                                         const CompareAt& compare);
+
+  const SequentialDesign& design() const { return d_; }
+  int looks() const { return static_cast<int>(t_.size()); }
+
+ private:
+  SequentialDesign d_;
+  std::vector<double> t_;
+};
+
+/// The side of one run of one cell built from samples in memory, as
+/// load_side returns a run of `nightjar run` (selector "run=ID", one run,
+/// `variant`): `samples` maps each metric to its values in iteration order.
+/// For simulations of the sequential rule (bench/decide_bench.cpp, tests)
+/// without a store.
+LoadedSide one_run_side(const CellKey& cell, std::int64_t run_id, const std::string& variant,
+                        const std::map<std::string, std::vector<double>>& samples);
 
 /// The plan of a cell from its stored history: the largest CoeffVar among
 /// the rows considered, and the iterations per side that deciding ±margin

@@ -197,6 +197,8 @@ TrendSeries make_series(const std::string& id, const CellData& cd, const TrendOp
   std::vector<double> values;
   for (const auto& p : series.points) values.push_back(p.mean);
   series.change_points = stats::detect_change_points(values, report.detection);
+  series.possible_change =
+      stats::detect_recent_change(values, series.change_points, report.detection);
   return series;
 }
 

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,10 @@ struct TrendSeries {
   std::string workload, cell;  ///< cell = canonical cell id
   std::vector<TrendPoint> points;
   std::vector<stats::ChangePoint> change_points;  ///< indexes into points
+  /// A shift in the newest builds, too few (k < min_segment) to be a change
+  /// point yet: stats::detect_recent_change after the last change point;
+  /// `index` is the first of the k builds, `p` the adjusted p.
+  std::optional<stats::ChangePoint> possible_change;
 };
 
 /// Everything `trend` prints.

@@ -35,6 +35,17 @@ std::string method_line(const TrendReport& r) {
       d.min_effect_pct, d.min_segment);
 }
 
+// "possible change since night 12 (b12), needs confirmation (1 night): 100.0000
+// -> 90.0000, -10.00% regression, p 0.0010" (stats::detect_recent_change).
+std::string possible_text(const TrendSeries& s, const stats::ChangePoint& cp) {
+  const std::size_t k = cp.segment_end - cp.index;
+  return fmt::format(
+      "possible change since night {} ({}), needs confirmation ({} night{}): {} -> {}, {:.2f}% "
+      "{}, p {}",
+      cp.index + 1, s.points[cp.index].build, k, k == 1 ? "" : "s", number(cp.mean_before),
+      number(cp.mean_after), cp.pct_change, verdict_word(cp), p_text(cp.p));
+}
+
 }  // namespace
 
 std::string render_trend_text(const TrendReport& r, bool history) {
@@ -62,6 +73,7 @@ std::string render_trend_text(const TrendReport& r, bool history) {
       }
       out += t.render();
     }
+    if (s.possible_change) out += "  " + possible_text(s, *s.possible_change) + "\n";
     if (history) {
       std::map<std::size_t, const stats::ChangePoint*> at;
       for (const auto& cp : s.change_points) at[cp.index] = &cp;
@@ -74,6 +86,9 @@ std::string render_trend_text(const TrendReport& r, bool history) {
                                ? ""
                                : fmt::format("<- change point: {:.2f}% {}", it->second->pct_change,
                                              verdict_word(*it->second));
+        if (s.possible_change && s.possible_change->index == i)
+          mark = fmt::format("<- possible change: {:.2f}% {}", s.possible_change->pct_change,
+                             verdict_word(*s.possible_change));
         t.add_row({"  " + std::to_string(i + 1), p.build, p.date, std::to_string(p.run_ids.size()),
                    std::to_string(p.n) +
                        (p.invalid ? fmt::format(" ({} invalid)", p.invalid) : std::string()),
@@ -94,6 +109,7 @@ std::string render_trend_markdown(const TrendReport& r) {
     out += fmt::format("\n**{}**: {} builds, {} change point(s)\n",
                        s.cell.empty() ? "(no parameters)" : s.cell, s.points.size(),
                        s.change_points.size());
+    if (s.possible_change) out += "\n- " + possible_text(s, *s.possible_change) + "\n";
     if (s.change_points.empty()) continue;
     out +=
         fmt::format("\n| at build | date | before ({0}) | after ({0}) | %change | p | verdict |\n",
@@ -150,6 +166,16 @@ std::string render_trend_json(const TrendReport& r) {
                                      {"verdict", verdict_word(cp)},
                                      {"points_before", cp.index - cp.segment_begin},
                                      {"points_after", cp.segment_end - cp.index}});
+    js["possible_change"] = nullptr;
+    if (const auto& cp = s.possible_change)
+      js["possible_change"] = {{"index", cp->index},
+                               {"build", s.points[cp->index].build},
+                               {"nights", cp->segment_end - cp->index},
+                               {"before", num(cp->mean_before)},
+                               {"after", num(cp->mean_after)},
+                               {"pct_change", num(cp->pct_change)},
+                               {"p", num(cp->p)},
+                               {"verdict", verdict_word(*cp)}};
     j["series"].push_back(std::move(js));
   }
   j["notes"] = r.notes;

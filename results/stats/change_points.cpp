@@ -8,6 +8,7 @@
 
 #include "results/stats/descriptive.h"
 #include "results/stats/detail.h"
+#include "results/stats/distributions.h"
 #include "results/stats/tests.h"
 
 namespace nightjar::stats {
@@ -189,6 +190,49 @@ std::vector<ChangePoint> detect_change_points(std::span<const double> series,
     if (weakest > 0) retest(cps, weakest - 1);
   }
   return cps;
+}
+
+namespace {
+
+// Student's prediction test of one new point y against the segment x: the
+// two-sided p of t = (y − x̄)/(s·√(1 + 1/m)) with m − 1 df (on ln values when
+// every value is > 0); 1 when s is 0 or undefined.
+double prediction_p(std::span<const double> x, double y) {
+  const bool logs = all_positive(x) && y > 0;
+  std::vector<double> v(x.begin(), x.end());
+  if (logs)
+    for (double& e : v) e = std::log(e);
+  const double m = static_cast<double>(v.size()), mean = amean(v);
+  const double sd = std::sqrt(detail::sample_variance(v, mean));
+  if (!(sd > 0) || v.size() < 2) return 1.0;
+  const double t = ((logs ? std::log(y) : y) - mean) / (sd * std::sqrt(1.0 + 1.0 / m));
+  return std::min(1.0, 2.0 * student_t_upper_tail(std::abs(t), m - 1));
+}
+
+}  // namespace
+
+std::optional<ChangePoint> detect_recent_change(std::span<const double> series,
+                                                std::span<const ChangePoint> confirmed,
+                                                const ChangePointOptions& opt) {
+  (void)detect_change_points(std::span<const double>{}, opt);  // checks the options
+  const std::size_t n = series.size();
+  const std::size_t begin = confirmed.empty() ? 0 : confirmed.back().index;
+  if (!all_finite(series) || begin >= n) return std::nullopt;
+  // k newest points, k < min_segment, with >= min_segment points before them.
+  std::size_t tried = 0;
+  for (std::size_t k = 1; k < opt.min_segment && n - begin >= opt.min_segment + k; ++k) ++tried;
+  if (tried == 0) return std::nullopt;
+  const double level = opt.max_p < 0.05 ? opt.max_p * 10 : std::min(opt.max_p * 2, 0.999);
+  std::optional<ChangePoint> best;
+  for (std::size_t k = 1; k <= tried; ++k) {
+    ChangePoint cp = test_split(series, begin, n - k, n, opt);
+    if (k == 1) cp.p = prediction_p(series.subspan(begin, n - 1 - begin), series[n - 1]);
+    cp.p = std::min(1.0, cp.p * static_cast<double>(tried));
+    cp.qhat = kNaN;
+    if (!(cp.p <= level) || effect_of(series, cp, opt) < opt.min_effect_pct) continue;
+    if (!best || cp.p < best->p) best = cp;
+  }
+  return best;
 }
 
 }  // namespace nightjar::stats

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -83,5 +84,26 @@ struct ChangePoint {
 /// 0 < exponent < 2 and min_segment >= 2.
 std::vector<ChangePoint> detect_change_points(std::span<const double> series,
                                               const ChangePointOptions& options = {});
+
+/// A possible change in the newest points of a series, too few to be a
+/// change point (docs/statistics.md "Possible change in the newest nights"):
+/// the last k < min_segment points against the segment before them, which
+/// starts at the last change point of `confirmed` (or at 0) and must hold at
+/// least min_segment points. For each such k the test is the change-point
+/// code's: Welch's t-test on ln x between the segment and the k newest points
+/// (raw values when a point is <= 0); for k = 1, where Welch is undefined, the
+/// same t statistic with the segment's variance standing in for the newest
+/// point's (Student's prediction test, t = (y − x̄)/(s·√(1 + 1/m)), m − 1 df).
+/// The p of each k is Bonferroni-adjusted over the K values tried (p·K); the
+/// smallest adjusted p is kept when it is <= the first-pass level of
+/// detect_change_points (10·max_p when max_p < 0.05, else 2·max_p) and the
+/// k points' |%change| >= min_effect_pct. The result's index is n − k (the
+/// first of the k points), segment [segment_begin, n), p the adjusted p,
+/// qhat NaN. std::nullopt when nothing passes or the series is too short
+/// (fewer than min_segment + 1 points after the last change point).
+/// Deterministic. Throws as detect_change_points for bad options.
+std::optional<ChangePoint> detect_recent_change(std::span<const double> series,
+                                                std::span<const ChangePoint> confirmed,
+                                                const ChangePointOptions& options = {});
 
 }  // namespace nightjar::stats

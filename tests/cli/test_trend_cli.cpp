@@ -45,10 +45,10 @@ struct History {
                         "\"\n  metrics: \"throughput:ops/s:higher\"\n  timeout: [60s, 120s]\n"
                         "iterations: 5\nwarmup: 0\n");
   }
-  // Nights 1..n: level 100, from night `step_at` on 95 (0: never).
-  void record(int n, int step_at) {
+  // Nights 1..n: level 100, from night `step_at` on `low` (0: never).
+  void record(int n, int step_at, const std::string& low = "95") {
     for (int i = 1; i <= n; ++i) {
-      dir.write("level", step_at > 0 && i >= step_at ? "95\n" : "100\n");
+      dir.write("level", step_at > 0 && i >= step_at ? low + "\n" : "100\n");
       dir.write("seed", std::to_string(100 + i) + "\n");
       auto r = run_nightjar({"run", job, "--db", db, "--build", night(i)});
       ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -111,6 +111,18 @@ TEST(TrendCli, FlatHistoryRaisesNoAlarm) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(contains(r.out, "timeout=60s: 30 build(s), 0 change point(s)")) << r.out;
   EXPECT_TRUE(contains(r.out, "timeout=120s: 30 build(s), 0 change point(s)")) << r.out;
+}
+
+TEST(TrendCli, DropOnTheLastNightIsAPossibleChange) {
+  History h;
+  h.record(12, 12, "90");
+  auto r = run_nightjar({"trend", "--job", "nightly", "--metric", "throughput", "--db", h.db,
+                         "--cell", "timeout=60s"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "12 build(s), 0 change point(s)")) << r.out;
+  EXPECT_TRUE(contains(r.out, "possible change since night 12 (n12), needs confirmation (1 night)"))
+      << r.out;
+  EXPECT_TRUE(contains(r.out, "regression")) << r.out;
 }
 
 TEST(TrendCli, UsageErrors) {

@@ -6,9 +6,11 @@
 #include <cmath>
 #include <random>
 
+#include "harness/job/job.h"
 #include "results/compare/sequential.h"
 #include "results/model/exit_codes.h"
 #include "results/stats/equivalence.h"
+#include "workloads/workload.h"
 
 namespace nightjar {
 namespace {
@@ -130,6 +132,91 @@ TEST(SequentialLook, RowsDecidedOpenAndDecideOn) {
   EXPECT_TRUE(one.decided);
   EXPECT_EQ(one.rows.size(), 1u);
   EXPECT_THROW(evaluate_look(c, {"cpu"}), UsageError);
+}
+
+// The samples `nightjar run` takes of a fake job with these --set values: the
+// cell as expand_matrix makes it, `n` iterations of the workload's session.
+std::map<std::string, std::vector<double>> fake_run(
+    const std::vector<std::pair<std::string, std::string>>& set, int n) {
+  JobFile job;
+  job.path = "test";
+  job.workload = "fake";
+  std::vector<SetOverride> overrides;
+  for (const auto& [k, v] : set) overrides.push_back({k, {v}});
+  const Workload& w = *find_workload("fake");
+  const Cell cell = expand_matrix(job, w, overrides, MachineFacts{}).front();
+  RunContext ctx;
+  auto session = w.start(cell, ctx);
+  std::map<std::string, std::vector<double>> samples;
+  while (n-- > 0)
+    for (const auto& [metric, v] : session->measure().metrics) samples[metric].push_back(v);
+  return samples;
+}
+
+// Drives SequentialLooks round by round as the runner does and returns every
+// look (what `run --until-decided` prints as "look K at N/MAX").
+std::vector<LookOutcome> drive(const SequentialDesign& d,
+                               const std::map<std::string, std::vector<double>>& base,
+                               const std::map<std::string, std::vector<double>>& now) {
+  static const MetricCatalog catalog{{"fake", find_workload("fake")->metrics()}};
+  const CellKey key{"fake", "j", "cv=1"};
+  SequentialLooks looks(d);
+  std::vector<LookOutcome> out;
+  for (int n = 1; n <= d.max_iterations; ++n) {
+    auto first = [&](const std::map<std::string, std::vector<double>>& s, int k) {
+      std::map<std::string, std::vector<double>> p;
+      for (const auto& [m, v] : s) p[m].assign(v.begin(), v.begin() + std::min<int>(k, v.size()));
+      return p;
+    };
+    auto look = looks.after_round(n, false, [&](const stats::SignificanceOptions& o) {
+      return build_comparison({one_run_side(key, 1, "a", first(base, d.base_grows ? n : 1 << 30)),
+                               one_run_side(key, 2, "b", first(now, n))},
+                              catalog, o);
+    });
+    if (!look) continue;
+    out.push_back(*look);
+    if (look->stop) break;
+  }
+  return out;
+}
+
+// tests/cli/test_until_decided_cli.cpp, IdenticalVariantsAreDecidedUnchangedBeforeTheBudget:
+// variants a and b of `value: 100, cv: 1` (the same seeded samples), first
+// look at the job's 5 iterations, budget 30: look 1 leaves both rows
+// inconclusive, look 2 at 10 decides both unchanged.
+TEST(SequentialLook, PerLookRuleGivesTheVerdictsOfRunUntilDecided) {
+  const auto aa = fake_run({{"cv", "1"}}, 30);
+  SequentialDesign d{5, 30, stats::Spending::pocock, {}, {}, true};
+  auto looks = drive(d, aa, aa);
+  ASSERT_EQ(looks.size(), 2u);
+  EXPECT_EQ(looks[0].iterations, 5);
+  EXPECT_FALSE(looks[0].stop);
+  EXPECT_EQ(look_summary(looks[0].result), "throughput inconclusive, latency inconclusive");
+  EXPECT_EQ(looks[1].iterations, 10);
+  EXPECT_TRUE(looks[1].stop);
+  EXPECT_EQ(look_summary(looks[1].result), "throughput unchanged, latency unchanged");
+  EXPECT_LT(looks[1].levels.change_level, 0.05);  // repeated looks are stricter
+
+  // StoredSideAsBaseRegressionAndBudget: a stored BASE of 8 iterations, NEW
+  // 3% slower with seed 2, first look at the plan's 14 of max(30, 4 x 14):
+  // a regression of both rows at the first look.
+  const auto base = fake_run({{"cv", "1"}}, 8);
+  d = {14, 56, stats::Spending::pocock, {}, {}, false};
+  looks = drive(d, base, fake_run({{"cv", "1"}, {"value", "97"}, {"seed", "2"}}, 56));
+  ASSERT_EQ(looks.size(), 1u);
+  EXPECT_EQ(look_summary(looks[0].result), "throughput regression, latency regression");
+  // The same level with seed 3 and a budget of 6, deciding on throughput:
+  // one look at 6 (the first look clamps to the budget), still open.
+  d = {14, 6, stats::Spending::pocock, {}, {"throughput"}, false};
+  looks = drive(d, base, fake_run({{"cv", "1"}, {"seed", "3"}}, 6));
+  ASSERT_EQ(looks.size(), 1u);
+  EXPECT_EQ(looks[0].iterations, 6);
+  EXPECT_TRUE(looks[0].stop);
+  EXPECT_FALSE(looks[0].result.decided);
+  EXPECT_FALSE(looks[0].result.hopeless);
+  EXPECT_EQ(look_summary(looks[0].result), "throughput inconclusive");
+  EXPECT_THROW((SequentialLooks(SequentialDesign{3, 2, stats::Spending::pocock, {}, {}, true})),
+               UsageError);
 }
 
 }  // namespace

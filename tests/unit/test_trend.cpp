@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <nlohmann/json.hpp>
 #include <random>
 
@@ -132,6 +133,56 @@ TEST_F(TrendTest, FlatHistoryHasNoChangePoint) {
   TrendReport r = compute_trend(store, options());
   EXPECT_TRUE(r.series[0].change_points.empty());
   EXPECT_NE(render_trend_text(r, false).find("0 change point(s)"), std::string::npos);
+}
+
+TEST_F(TrendTest, PossibleChangeInTheNewestNightsNeedsConfirmation) {
+  // Three cells of 12 nights at 100 (CoeffVar 1%): a drop to 90 on the last
+  // night, -10% on the last 4 nights, a one-night spike in the middle.
+  std::vector<double> last(12, 100), four(12, 100), spike(12, 100);
+  last[11] = 90;
+  for (int i = 8; i < 12; ++i) four[i] = 90;
+  spike[5] = 90;
+  add_history(last, "l", "1");
+  add_history(four, "f", "2");
+  add_history(spike, "s", "3");
+  TrendReport r = compute_trend(store, options());
+  ASSERT_EQ(r.series.size(), 3u);
+  std::map<std::string, const TrendSeries*> by;
+  for (const auto& s : r.series) by[s.cell] = &s;
+  const TrendSeries& l = *by.at("clients=1");
+  const TrendSeries& f = *by.at("clients=2");
+  const TrendSeries& s = *by.at("clients=3");
+  for (const TrendSeries* t : {&l, &f, &s}) EXPECT_TRUE(t->change_points.empty()) << t->cell;
+  ASSERT_TRUE(l.possible_change);
+  EXPECT_EQ(l.possible_change->index, 11u);
+  ASSERT_TRUE(f.possible_change);
+  // Since night 9 (index 8) or, when the first of the four is closer to the
+  // old level, night 10: the smallest adjusted p picks k.
+  EXPECT_GE(f.possible_change->index, 8u);
+  EXPECT_LE(f.possible_change->index, 9u);
+  EXPECT_FALSE(s.possible_change);
+
+  const std::string text = render_trend_text(r, true);
+  EXPECT_NE(text.find("possible change since night 12 (l12), needs confirmation (1 night): "),
+            std::string::npos)
+      << text;
+  EXPECT_TRUE(text.find("possible change since night 9 (f9), needs confirmation (4 nights): ") !=
+                  std::string::npos ||
+              text.find("possible change since night 10 (f10), needs confirmation (3 nights): ") !=
+                  std::string::npos)
+      << text;
+  EXPECT_NE(text.find("<- possible change: -"), std::string::npos) << text;
+  EXPECT_EQ(text.find("possible change since night 6"), std::string::npos) << text;
+  EXPECT_NE(render_trend_markdown(r).find("- possible change since night 12 (l12)"),
+            std::string::npos);
+  auto j = nlohmann::json::parse(render_trend_json(r));
+  int with = 0;
+  for (const auto& js : j["series"])
+    if (!js["possible_change"].is_null()) {
+      ++with;
+      EXPECT_EQ(js["possible_change"]["verdict"], "regression");
+    }
+  EXPECT_EQ(with, 2);
 }
 
 TEST_F(TrendTest, RunsOfOneBuildArePooledAndUnlabelledRunsArePointsOfTheirOwn) {
