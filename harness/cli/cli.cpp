@@ -8,7 +8,6 @@
 
 #include <CLI/CLI.hpp>
 #include <cmath>
-#include <filesystem>
 #include <iostream>
 
 #include "harness/cli/commands.h"
@@ -23,7 +22,9 @@ constexpr const char* kFooter =
     "4 environment/workload/database error, 125 bisect skip, 128 bisect abort,\n130 "
     "interrupted.\n"
     "Database: --db PATH, else $NIGHTJAR_DB, else $XDG_DATA_HOME/nightjar/results.db,\n"
-    "else ~/.local/share/nightjar/results.db.";
+    "else ~/.local/share/nightjar/results.db. Only run, import, calibrate and bisect\n"
+    "write it (and create it); the other commands open it read-only and never create\n"
+    "it. --db '' is refused (docs/results.md).";
 
 // Runs the chosen subcommand; every nightjar::Error becomes its exit code.
 int run_chosen(const std::vector<Subcommand>& commands) {
@@ -46,7 +47,7 @@ int run_chosen(const std::vector<Subcommand>& commands) {
 ResultsStore open_store(const std::string& db_flag) {
   std::string path = ResultsStore::resolve_path(db_flag);
   std::cerr << "nightjar: database " << path << "\n";
-  ResultsStore store(path);
+  ResultsStore store(path, ResultsStore::Access::read_write);
   if (store.stale_runs_aborted())
     std::cerr << fmt::format(
         "nightjar: marked {} run(s) left 'running' by an ended process as aborted\n",
@@ -74,11 +75,21 @@ stats::SignificanceOptions significance_options(const std::string& test, double 
 
 ResultsStore open_existing_store(const std::string& db_flag) {
   std::string path = ResultsStore::resolve_path(db_flag);
-  if (!std::filesystem::exists(path))
-    throw UsageError(
-        "no results database at " + path +
-        "; pass --db PATH (or set NIGHTJAR_DB), or store runs with `nightjar run` first");
-  return open_store(db_flag);
+  std::cerr << "nightjar: database " << path << "\n";
+  return ResultsStore(path, ResultsStore::Access::read_only);
+}
+
+// `--db ''` is refused: an unset shell variable ($DB) must not mean the
+// default database. Checks the chosen subcommand and its chosen subcommands.
+void check_db_flags(const CLI::App& app) {
+  for (const CLI::App* sub : app.get_subcommands()) {
+    const CLI::Option* db = sub->get_option_no_throw("--db");
+    if (db && db->count() > 0 && db->as<std::string>().empty())
+      throw UsageError(
+          "--db '': the path is empty (an unset variable?); give a file, or leave --db out for "
+          "$NIGHTJAR_DB or the default database");
+    check_db_flags(*sub);
+  }
 }
 
 int cli_main(int argc, char** argv) {
@@ -98,7 +109,13 @@ int cli_main(int argc, char** argv) {
   int rc = 0;
   try {
     app.parse(argc, argv);
-    rc = run_chosen(commands);
+    try {
+      check_db_flags(app);
+      rc = run_chosen(commands);
+    } catch (const UsageError& e) {
+      std::cerr << "nightjar: error: " << e.what() << "\n";
+      rc = to_int(e.code());
+    }
   } catch (const CLI::ParseError& e) {
     rc = app.exit(e) == 0 ? 0 : to_int(ExitCode::usage);
   }
