@@ -9,9 +9,11 @@
 #include <CLI/CLI.hpp>
 #include <cmath>
 #include <iostream>
+#include <string_view>
 
 #include "harness/cli/commands.h"
 #include "results/model/exit_codes.h"
+#include "results/model/text.h"
 #include "results/store/store.h"
 
 namespace nightjar {
@@ -92,6 +94,35 @@ void check_db_flags(const CLI::App& app) {
   }
 }
 
+namespace {
+
+// Whether `word` names a subcommand, or is a flag of the app itself
+// (--help, --version).
+bool known_command(const std::vector<Subcommand>& commands, std::string_view word) {
+  if (word.rfind("-", 0) == 0) return true;
+  for (const Subcommand& s : commands)
+    if (s.cmd->check_name(std::string(word))) return true;
+  return false;
+}
+
+// No command, or a word that is none: name it and list the commands (CLI11
+// would say "A subcommand is required" or "arguments were not expected").
+int unknown_command(const std::vector<Subcommand>& commands, int argc, char** argv) {
+  std::vector<std::string> names;
+  for (const Subcommand& s : commands)
+    if (!s.cmd->get_group().empty()) names.push_back(s.cmd->get_name());
+  const std::string list = join(names);
+  if (argc < 2)
+    std::cerr << "nightjar: error: give a command: " << list
+              << "; `nightjar --help` says what each does\n";
+  else
+    std::cerr << "nightjar: error: unknown command '" << echo_input(argv[1])
+              << "'; the commands are " << list << " (`nightjar --help` says what each does)\n";
+  return to_int(ExitCode::usage);
+}
+
+}  // namespace
+
 int cli_main(int argc, char** argv) {
   CLI::App app{
       "nightjar: Linux kernel performance regression harness.\n"
@@ -106,6 +137,7 @@ int cli_main(int argc, char** argv) {
       add_compare_command(app), add_check_command(app),     add_trend_command(app),
       add_bisect_command(app),  add_report_command(app),    add_export_command(app),
       add_import_command(app),  add_plot_command(app),      add_cleanup_command(app)};
+  if (argc < 2 || !known_command(commands, argv[1])) return unknown_command(commands, argc, argv);
   int rc = 0;
   try {
     app.parse(argc, argv);
