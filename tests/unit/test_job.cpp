@@ -648,7 +648,14 @@ TEST_F(JobTest, AnchorsUnderXKeysAndMergeKeysWork) {
 }
 
 TEST_F(JobTest, EveryProblemIsReportedUpToALimit) {
-  EXPECT_EQ(load_error("workload: fake\niterations: 0\nwarmup: -1\ncolour: red\n"),
+  // Every line names the file (load_error shows only the first as JOB).
+  auto every_path = [&](std::string m) {
+    const std::string path = dir_ + "/job.yaml";
+    for (auto at = m.find(path); at != std::string::npos; at = m.find(path))
+      m.replace(at, path.size(), "JOB");
+    return m;
+  };
+  EXPECT_EQ(every_path(load_error("workload: fake\niterations: 0\nwarmup: -1\ncolour: red\n")),
             "JOB:2: iterations: 0 is below the minimum 1; write a whole number of at least 1 such "
             "as 5\n"
             "nightjar: error: JOB:3: warmup: -1 is below the minimum 0; write a whole number of "
@@ -662,7 +669,8 @@ TEST_F(JobTest, EveryProblemIsReportedUpToALimit) {
   EXPECT_EQ(lines, kMaxJobErrors) << m;  // 20 problems and the "more" line
   EXPECT_NE(m.find(": 5 more problems not shown; fix these first"), std::string::npos) << m;
   // expand_matrix: every unknown name and bad value.
-  EXPECT_EQ(expand_error("workload: fake\nparams:\n  clients: 0\n  size: 10Q\n  colour: red\n"),
+  EXPECT_EQ(every_path(expand_error(
+                "workload: fake\nparams:\n  clients: 0\n  size: 10Q\n  colour: red\n")),
             "JOB:5: params.colour: unknown parameter; matrix's parameters are clients, duration, "
             "mode, size (run `nightjar list` for their meaning)\n"
             "nightjar: error: JOB:3: params.clients: 0 is below the minimum 1; write a positive "
