@@ -8,11 +8,12 @@
 
 #include <CLI/CLI.hpp>
 #include <cmath>
-#include <filesystem>
 #include <iostream>
+#include <string_view>
 
 #include "harness/cli/commands.h"
 #include "results/model/exit_codes.h"
+#include "results/model/text.h"
 #include "results/store/store.h"
 
 namespace nightjar {
@@ -23,7 +24,9 @@ constexpr const char* kFooter =
     "4 environment/workload/database error, 125 bisect skip, 128 bisect abort,\n130 "
     "interrupted.\n"
     "Database: --db PATH, else $NIGHTJAR_DB, else $XDG_DATA_HOME/nightjar/results.db,\n"
-    "else ~/.local/share/nightjar/results.db.";
+    "else ~/.local/share/nightjar/results.db. Only run, import, calibrate and bisect\n"
+    "write it (and create it); the other commands open it read-only and never create\n"
+    "it. --db '' is refused (docs/results.md).";
 
 // Runs the chosen subcommand; every nightjar::Error becomes its exit code.
 int run_chosen(const std::vector<Subcommand>& commands) {
@@ -46,7 +49,7 @@ int run_chosen(const std::vector<Subcommand>& commands) {
 ResultsStore open_store(const std::string& db_flag) {
   std::string path = ResultsStore::resolve_path(db_flag);
   std::cerr << "nightjar: database " << path << "\n";
-  ResultsStore store(path);
+  ResultsStore store(path, ResultsStore::Access::read_write);
   if (store.stale_runs_aborted())
     std::cerr << fmt::format(
         "nightjar: marked {} run(s) left 'running' by an ended process as aborted\n",
@@ -74,12 +77,51 @@ stats::SignificanceOptions significance_options(const std::string& test, double 
 
 ResultsStore open_existing_store(const std::string& db_flag) {
   std::string path = ResultsStore::resolve_path(db_flag);
-  if (!std::filesystem::exists(path))
-    throw UsageError(
-        "no results database at " + path +
-        "; pass --db PATH (or set NIGHTJAR_DB), or store runs with `nightjar run` first");
-  return open_store(db_flag);
+  std::cerr << "nightjar: database " << path << "\n";
+  return ResultsStore(path, ResultsStore::Access::read_only);
 }
+
+// `--db ''` is refused: an unset shell variable ($DB) must not mean the
+// default database. Checks the chosen subcommand and its chosen subcommands.
+void check_db_flags(const CLI::App& app) {
+  for (const CLI::App* sub : app.get_subcommands()) {
+    const CLI::Option* db = sub->get_option_no_throw("--db");
+    if (db && db->count() > 0 && db->as<std::string>().empty())
+      throw UsageError(
+          "--db '': the path is empty (an unset variable?); give a file, or leave --db out for "
+          "$NIGHTJAR_DB or the default database");
+    check_db_flags(*sub);
+  }
+}
+
+namespace {
+
+// Whether `word` names a subcommand, or is a flag of the app itself
+// (--help, --version).
+bool known_command(const std::vector<Subcommand>& commands, std::string_view word) {
+  if (word.rfind("-", 0) == 0) return true;
+  for (const Subcommand& s : commands)
+    if (s.cmd->check_name(std::string(word))) return true;
+  return false;
+}
+
+// No command, or a word that is none: name it and list the commands (CLI11
+// would say "A subcommand is required" or "arguments were not expected").
+int unknown_command(const std::vector<Subcommand>& commands, int argc, char** argv) {
+  std::vector<std::string> names;
+  for (const Subcommand& s : commands)
+    if (!s.cmd->get_group().empty()) names.push_back(s.cmd->get_name());
+  const std::string list = join(names);
+  if (argc < 2)
+    std::cerr << "nightjar: error: give a command: " << list
+              << "; `nightjar --help` says what each does\n";
+  else
+    std::cerr << "nightjar: error: unknown command '" << echo_input(argv[1])
+              << "'; the commands are " << list << " (`nightjar --help` says what each does)\n";
+  return to_int(ExitCode::usage);
+}
+
+}  // namespace
 
 int cli_main(int argc, char** argv) {
   CLI::App app{
@@ -95,10 +137,17 @@ int cli_main(int argc, char** argv) {
       add_compare_command(app), add_check_command(app),     add_trend_command(app),
       add_bisect_command(app),  add_report_command(app),    add_export_command(app),
       add_import_command(app),  add_plot_command(app),      add_cleanup_command(app)};
+  if (argc < 2 || !known_command(commands, argv[1])) return unknown_command(commands, argc, argv);
   int rc = 0;
   try {
     app.parse(argc, argv);
-    rc = run_chosen(commands);
+    try {
+      check_db_flags(app);
+      rc = run_chosen(commands);
+    } catch (const UsageError& e) {
+      std::cerr << "nightjar: error: " << e.what() << "\n";
+      rc = to_int(e.code());
+    }
   } catch (const CLI::ParseError& e) {
     rc = app.exit(e) == 0 ? 0 : to_int(ExitCode::usage);
   }

@@ -198,7 +198,8 @@ Subcommand add_run_command(CLI::App& app) {
   auto a = std::make_shared<RunArgs>();
   Subcommand s;
   CLI::App* cmd = app.add_subcommand("run", "Run job files on this kernel and store every sample");
-  cmd->add_option("jobs", a->jobs, "job files (YAML)")->required();
+  cmd->add_option("jobs", a->jobs,
+                  "job files (YAML, regular files of at most 1 MiB; docs/jobs.md)");
   cmd->add_option("--variant", a->variant,
                   "all|NAME[,NAME...]: the job's variants to run (default: the job's "
                   "`variant:`, else all its `variants:`); for a job without `variants:`, "
@@ -270,7 +271,13 @@ Subcommand add_run_command(CLI::App& app) {
                   "test hook: shell text run by the guest's /init")
       ->group("");
   s.cmd = cmd;
-  s.run = [a] { return cmd_run(*a); };
+  s.run = [a] {
+    if (a->jobs.empty())
+      throw UsageError(
+          "run: no job file given; write `nightjar run JOB.yaml...`, e.g. `nightjar run "
+          "jobs/pft-quick.yaml` (docs/jobs.md says what a job holds)");
+    return cmd_run(*a);
+  };
   return s;
 }
 

@@ -64,7 +64,7 @@ struct ShowArgs {
 };
 
 ExitCode cmd_show(const ShowArgs& a) {
-  ResultsStore store = open_store(a.db);
+  ResultsStore store = open_existing_store(a.db);
   RunFilter f;
   f.job = a.job;
   f.workload = a.workload;

@@ -27,7 +27,7 @@ ExitCode cmd_trend(const TrendArgs& a) {
   o.host = a.host;
   o.order = a.order;
   o.detection = a.detection;
-  ResultsStore store = open_store(a.db);
+  ResultsStore store = open_existing_store(a.db);
   // Without --metric: every metric of the job with samples, one after another.
   std::vector<std::string> metrics = {a.metric};
   if (a.metric.empty()) metrics = trend_metrics(store, a.job, workload_catalog());

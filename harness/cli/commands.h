@@ -66,14 +66,19 @@ Subcommand add_import_command(CLI::App& app);
 /// `nightjar plot`: scaling and history plots with gnuplot (harness/cli/cmd_plot.cpp).
 Subcommand add_plot_command(CLI::App& app);
 
-/// Opens (creating if needed) the results database named by --db (or the
-/// default path, ResultsStore::resolve_path), saying on stderr which file it
-/// is and how many stale runs were marked aborted. Throws EnvironmentError (4)
-/// when the file cannot be used.
+/// Opens for writing (ResultsStore::Access::read_write: created if needed,
+/// migrated, WAL) the results database named by --db (or the default path,
+/// ResultsStore::resolve_path), saying on stderr which file it is and how
+/// many stale runs were marked aborted. For run, import, calibrate, bisect.
+/// Throws EnvironmentError (4) when the file cannot be used (a missing
+/// directory other than the default one's, a foreign or unknown-version file).
 ResultsStore open_store(const std::string& db_flag);
 
-/// Like open_store, for commands that only read: throws UsageError (2) naming
-/// the path when no database exists there, instead of creating an empty one.
+/// Opens read-only (ResultsStore::Access::read_only: never created,
+/// migrated or switched to WAL) for the commands that only read: show,
+/// compare, check, report, trend, plot, export. Throws EnvironmentError (4)
+/// naming the path when no database exists there (saying `nightjar run`
+/// creates it) or it cannot be read.
 ResultsStore open_existing_store(const std::string& db_flag);
 
 /// The significance options of --test, --alpha and --min-effect (compare,

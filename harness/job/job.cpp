@@ -2,9 +2,14 @@
 // and matrix expansion (expand_matrix). See harness/job.h.
 #include "harness/job/job.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -168,21 +173,154 @@ int parse_int_field(const YAML::Node& node, const std::string& source, const std
   return static_cast<int>(v);
 }
 
+// The job file's text. It must be a regular file of at most
+// kMaxJobFileBytes: /dev/zero, a FIFO or a directory would otherwise be read
+// until memory runs out or block forever. O_NONBLOCK: opening a FIFO without
+// a writer returns at once, so it can be refused.
 std::string read_job_text(const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr)
-    throw UsageError(fmt::format("{}: cannot read job file: {}", path, std::strerror(errno)));
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0)
+    throw UsageError(fmt::format("{}: cannot read job file: {}", path, errno_text(errno)));
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0)
+    throw UsageError(fmt::format("{}: cannot read job file: {}", path, errno_text(errno)));
+  if (!S_ISREG(st.st_mode))
+    throw UsageError(fmt::format(
+        "{}: not a regular file ({}); a job is a YAML file such as jobs/pft-quick.yaml", path,
+        S_ISDIR(st.st_mode)    ? "a directory"
+        : S_ISFIFO(st.st_mode) ? "a FIFO"
+        : S_ISCHR(st.st_mode)  ? "a character device"
+                               : "not a plain file"));
+  const std::string too_large = fmt::format(
+      "{}: larger than a job file may be ({} bytes, 1 MiB); a job file is a few lines "
+      "of YAML: check that this is the job you meant",
+      path, kMaxJobFileBytes);
+  if (static_cast<std::uintmax_t>(st.st_size) > kMaxJobFileBytes) throw UsageError(too_large);
   std::string text;
   char buf[65536];
-  std::size_t n = 0;
-  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
-  bool failed = std::ferror(f) != 0;
-  int err = errno;
-  std::fclose(f);
-  if (failed)
-    throw UsageError(fmt::format("{}: cannot read job file: {}", path, std::strerror(err)));
+  while (true) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0)
+      throw UsageError(fmt::format("{}: cannot read job file: {}", path, errno_text(errno)));
+    if (n == 0) break;
+    text.append(buf, static_cast<std::size_t>(n));
+    if (text.size() > kMaxJobFileBytes) throw UsageError(too_large);  // grew while read
+  }
   return text;
 }
+
+// The 1-based line of the `---` that starts the second YAML document
+// (`second` is its root node), for the "one document" error.
+int second_document_line(const std::string& source, const YAML::Node& second) {
+  const YAML::Mark m = second.Mark();
+  const int content_line = m.is_null() || m.line < 0 ? std::numeric_limits<int>::max() : m.line + 1;
+  int line = 1, marker = 0;
+  for (std::size_t i = 0; i < source.size(); ++line) {
+    std::size_t end = source.find('\n', i);
+    if (end == std::string::npos) end = source.size();
+    std::string_view text(source.data() + i, end - i);
+    if (line > content_line) break;
+    if (text.substr(0, 3) == "---" && (text.size() == 3 || std::strchr(" \t\r", text[3]))) {
+      marker = line;
+    }
+    i = end + 1;
+  }
+  return marker > 0 ? marker : (content_line == std::numeric_limits<int>::max() ? 0 : content_line);
+}
+
+// Applies YAML merge keys (`<<: *defaults`, `<<: [*a, *b]`) in place, since
+// yaml-cpp 0.7 keeps `<<` as a plain key: the keys of the merged mappings
+// that the mapping does not set itself are added (an earlier mapping of a
+// list wins), as the YAML 1.1 merge type says (yaml.org/type/merge.html).
+// Nodes are shared, so lines in errors still point at the source. `budget`
+// bounds the nodes visited (aliases can make a small file a huge tree).
+void apply_merge_keys(YAML::Node node, const std::string& path, int depth, std::size_t& budget) {
+  if (depth > 64 || budget == 0)
+    fail(path, line_of(node, 0), "job",
+         "nested or aliased too deeply (more than 64 levels or 100000 nodes); write the job "
+         "without that many aliases");
+  --budget;
+  if (node.IsSequence()) {
+    for (std::size_t i = 0; i < node.size(); ++i)
+      apply_merge_keys(node[i], path, depth + 1, budget);
+    return;
+  }
+  if (!node.IsMap()) return;
+  std::vector<std::pair<YAML::Node, YAML::Node>> entries;
+  for (const auto& kv : node) entries.emplace_back(kv.first, kv.second);
+  std::vector<YAML::Node> sources;
+  int merges = 0, merge_line = 0;
+  for (const auto& [k, v] : entries) {
+    if (!k.IsScalar() || k.Scalar() != "<<") {
+      apply_merge_keys(v, path, depth + 1, budget);
+      continue;
+    }
+    merge_line = line_of(k, 0);
+    if (++merges > 1)
+      fail(path, merge_line, "<<",
+           "given twice in one mapping; keep one, with a list [*a, *b] to merge several");
+    const std::string how =
+        "merge a mapping: write `<<: *NAME` with `&NAME` on a mapping (under a top-level key "
+        "starting with x-), or a list of them such as `<<: [*a, *b]`";
+    if (v.IsMap()) {
+      sources.push_back(v);
+    } else if (v.IsSequence()) {
+      for (const auto& element : v) {
+        if (!element.IsMap())
+          fail(path, line_of(element, merge_line), "<<",
+               fmt::format("a list element is {}; {}", kind_name(element), how));
+        sources.push_back(element);
+      }
+    } else {
+      fail(path, merge_line, "<<", fmt::format("found {}; {}", kind_name(v), how));
+    }
+  }
+  if (merges == 0) return;
+  for (auto& src : sources) apply_merge_keys(src, path, depth + 1, budget);
+  node.remove("<<");
+  std::unordered_set<std::string> present;
+  for (const auto& [k, v] : entries)
+    if (k.IsScalar() && k.Scalar() != "<<") present.insert(k.Scalar());
+  for (const auto& src : sources)
+    for (const auto& kv : src) {
+      if (!kv.first.IsScalar() || !present.insert(kv.first.Scalar()).second) continue;
+      node.force_insert(kv.first, kv.second);
+    }
+}
+
+// A job file's problems, collected so that all are reported at once (at most
+// kMaxJobErrors; each a complete `path:line: field: ...` message).
+class JobErrors {
+ public:
+  // Runs `check`; a UsageError it throws is kept instead of ending the parse.
+  template <class F>
+  void check(F&& check) {
+    try {
+      check();
+    } catch (const UsageError& e) {
+      messages_.emplace_back(e.what());
+    }
+  }
+  // Throws one UsageError holding every problem, one per line.
+  void throw_if_any(const std::string& path) const {
+    if (messages_.empty()) return;
+    std::string text = messages_.front();
+    const std::size_t shown = std::min(messages_.size(), kMaxJobErrors);
+    for (std::size_t i = 1; i < shown; ++i) text += "\nnightjar: error: " + messages_[i];
+    if (messages_.size() > shown)
+      text += fmt::format("\nnightjar: error: {}: {} more problems not shown; fix these first",
+                          path, messages_.size() - shown);
+    throw UsageError(text);
+  }
+
+ private:
+  std::vector<std::string> messages_;
+};
 
 std::vector<std::string> workload_names() {
   std::vector<std::string> names;
@@ -190,75 +328,91 @@ std::vector<std::string> workload_names() {
   return names;
 }
 
-void load_params(JobFile& job, const YAML::Node& node, const std::string& source, int key_line) {
+void load_params(JobFile& job, const YAML::Node& node, const std::string& source, int key_line,
+                 JobErrors& errors) {
   if (!node.IsDefined() || node.IsNull()) return;  // `params:` with nothing: no parameters
   if (!node.IsMap())
     fail(job.path, key_line, "params",
          fmt::format("expected a mapping of parameter names to values, found {}; write "
                      "`params:` followed by indented `NAME: VALUE` lines such as `clients: [1, 2]`",
                      kind_name(node)));
-  for (const auto& entry : node) {
-    int kline = line_of(entry.first, key_line);
-    if (!entry.first.IsScalar())
-      fail(job.path, kline, "params",
-           fmt::format("a parameter name must be a plain name, found {}; write `NAME: VALUE`",
-                       kind_name(entry.first)));
-    const std::string name = entry.first.Scalar();
-    const std::string field = "params." + name;
-    if (job.params.count(name))
-      fail(job.path, kline, field,
-           fmt::format("given twice (first on line {}); keep one, with a list [a, b] for several "
-                       "values",
-                       job.param_lines[name]));
-    const YAML::Node& value = entry.second;
-    std::vector<JobValue> values;
-    const std::string expected =
-        fmt::format("a value such as `{}: 4` or a list such as `{}: [1, 2]`", name, name);
-    if (value.IsSequence()) {
-      if (value.size() == 0)
+  for (const auto& entry : node)
+    errors.check([&] {
+      int kline = line_of(entry.first, key_line);
+      if (!entry.first.IsScalar())
+        fail(job.path, kline, "params",
+             fmt::format("a parameter name must be a plain name, found {}; write `NAME: VALUE`",
+                         kind_name(entry.first)));
+      const std::string name = entry.first.Scalar();
+      const std::string field = "params." + name;
+      if (job.params.count(name))
         fail(job.path, kline, field,
-             fmt::format("empty list; write at least one value, {}", expected));
-      for (const auto& element : value) {
-        int eline = line_of(element, kline);
-        if (element.IsMap() || element.IsSequence())
-          fail(job.path, eline, field,
-               fmt::format("a list element is {}; lists hold plain values, write {}",
-                           kind_name(element), expected));
+             fmt::format("given twice (first on line {}); keep one, with a list [a, b] for several "
+                         "values",
+                         job.param_lines[name]));
+      const YAML::Node& value = entry.second;
+      std::vector<JobValue> values;
+      const std::string expected =
+          fmt::format("a value such as `{}: 4` or a list such as `{}: [1, 2]`", name, name);
+      if (value.IsSequence()) {
+        if (value.size() == 0)
+          fail(job.path, kline, field,
+               fmt::format("empty list; write at least one value, {}", expected));
+        for (const auto& element : value) {
+          int eline = line_of(element, kline);
+          if (element.IsMap() || element.IsSequence())
+            fail(job.path, eline, field,
+                 fmt::format("a list element is {}; lists hold plain values, write {}",
+                             kind_name(element), expected));
+          std::optional<std::string> text =
+              scalar_text(element, source, job.path, eline, field, expected);
+          if (!text)
+            fail(job.path, eline, field, fmt::format("empty list element; write {}", expected));
+          values.push_back(JobValue{*text, eline});
+        }
+      } else if (value.IsMap()) {
+        fail(job.path, kline, field,
+             fmt::format("a nested mapping is not a parameter value; write {}", expected));
+      } else {
         std::optional<std::string> text =
-            scalar_text(element, source, job.path, eline, field, expected);
+            scalar_text(value, source, job.path, kline, field, expected);
+        // An absent value's mark points past the key; report the key's line.
         if (!text)
-          fail(job.path, eline, field, fmt::format("empty list element; write {}", expected));
-        values.push_back(JobValue{*text, eline});
+          fail(job.path, kline, field,
+               fmt::format("no value; write {}, or remove the key", expected));
+        values.push_back(JobValue{*text, line_of(value, kline)});
       }
-    } else if (value.IsMap()) {
-      fail(job.path, kline, field,
-           fmt::format("a nested mapping is not a parameter value; write {}", expected));
-    } else {
-      std::optional<std::string> text =
-          scalar_text(value, source, job.path, kline, field, expected);
-      // An absent value's mark points past the key; report the key's line.
-      if (!text)
-        fail(job.path, kline, field,
-             fmt::format("no value; write {}, or remove the key", expected));
-      values.push_back(JobValue{*text, line_of(value, kline)});
-    }
-    job.params.emplace(name, std::move(values));
-    job.param_lines.emplace(name, kline);
+      job.params.emplace(name, std::move(values));
+      job.param_lines.emplace(name, kline);
+    });
+}
+
+// The job file's one YAML document (Null when the file is empty), with its
+// merge keys applied.
+YAML::Node load_document(const std::string& source, const std::string& path) {
+  YAML::Node root;
+  try {
+    std::vector<YAML::Node> documents = YAML::LoadAll(source);
+    if (documents.size() > 1)
+      fail(path, second_document_line(source, documents[1]), "---",
+           "a second YAML document; a job file holds one job: remove this `---` and what follows, "
+           "or put that job in a file of its own");
+    if (!documents.empty()) root = documents.front();
+  } catch (const YAML::ParserException& e) {
+    int line = e.mark.is_null() || e.mark.line < 0 ? 0 : e.mark.line + 1;
+    std::string where = line > 0 ? fmt::format("{}:{}", path, line) : path;
+    throw UsageError(fmt::format("{}: syntax error: {}; fix the YAML", where, e.msg));
   }
+  std::size_t budget = 100000;
+  apply_merge_keys(root, path, 0, budget);
+  return root;
 }
 
 }  // namespace
 
 JobFile load_job(const std::string& path) {
   const std::string source = read_job_text(path);
-  YAML::Node root;
-  try {
-    root = YAML::Load(source);
-  } catch (const YAML::ParserException& e) {
-    int line = e.mark.is_null() || e.mark.line < 0 ? 0 : e.mark.line + 1;
-    std::string where = line > 0 ? fmt::format("{}:{}", path, line) : path;
-    throw UsageError(fmt::format("{}: syntax error: {}; fix the YAML", where, e.msg));
-  }
+  const YAML::Node root = load_document(source, path);
 
   JobFile job;
   job.path = path;
@@ -277,77 +431,87 @@ JobFile load_job(const std::string& path) {
   std::map<std::string, int> seen;
   bool have_workload = false;
   YAML::Node cgroup_node, variants_node;  // parsed once both are known
-  for (const auto& entry : root) {
-    int kline = line_of(entry.first, 0);
-    if (!entry.first.IsScalar())
-      fail(path, kline, "job",
-           fmt::format("a key must be a plain name, found {}; known keys are {}",
-                       kind_name(entry.first), kKnownKeys));
-    const std::string key = entry.first.Scalar();
-    const YAML::Node& value = entry.second;
-    if (auto it = seen.find(key); it != seen.end())
-      fail(path, kline, key, fmt::format("given twice (first on line {}); keep one", it->second));
-    seen.emplace(key, kline);
+  JobErrors errors;
+  for (const auto& entry : root)
+    errors.check([&] {
+      int kline = line_of(entry.first, 0);
+      if (!entry.first.IsScalar())
+        fail(path, kline, "job",
+             fmt::format("a key must be a plain name, found {}; known keys are {}",
+                         kind_name(entry.first), kKnownKeys));
+      const std::string key = entry.first.Scalar();
+      const YAML::Node& value = entry.second;
+      // x-NAME: free for anchors (`x-defaults: &d {...}`), as docker compose does.
+      if (key.rfind("x-", 0) == 0) return;
+      if (auto it = seen.find(key); it != seen.end())
+        fail(path, kline, key, fmt::format("given twice (first on line {}); keep one", it->second));
+      seen.emplace(key, kline);
 
-    if (key == "workload") {
-      std::optional<std::string> name =
-          scalar_text(value, source, path, kline, key, "a workload name such as `workload: pft`");
-      std::vector<std::string> names = workload_names();
-      if (!name || name->empty())
+      if (key == "workload") {
+        std::optional<std::string> name =
+            scalar_text(value, source, path, kline, key, "a workload name such as `workload: pft`");
+        std::vector<std::string> names = workload_names();
+        if (!name || name->empty())
+          fail(
+              path, kline, key,
+              fmt::format("no workload named; write `workload: NAME` with one of {} (run `nightjar "
+                          "list` to see them)",
+                          join(names)));
+        if (find_workload(*name) == nullptr)
+          fail(path, kline, key,
+               fmt::format("unknown workload '{}'{}; run `nightjar list` to see the workloads ({})",
+                           *name, did_you_mean(*name, names), join(names)));
+        job.workload = *name;
+        job.workload_line = kline;
+        have_workload = true;
+      } else if (key == "description") {
+        job.description =
+            scalar_text(value, source, path, kline, key, "one line of text").value_or("");
+      } else if (key == "variant") {
+        std::optional<std::string> v = scalar_text(value, source, path, kline, key,
+                                                   "a variant label such as `variant: vanilla`");
+        if (!v || v->empty())
+          fail(path, kline, key,
+               "no label; write a variant label such as `variant: vanilla`, or remove the key");
+        job.variant = *v;
+      } else if (key == "iterations") {
+        job.iterations = parse_int_field(value, source, path, kline, key, 1, 5);
+      } else if (key == "warmup") {
+        job.warmup = parse_int_field(value, source, path, kline, key, 0, 1);
+      } else if (key == "min_effect") {
+        job.min_effect = parse_min_effect(value, source, path, kline);
+      } else if (key == "params") {
+        load_params(job, value, source, kline, errors);
+      } else if (key == "cgroup") {
+        if (!value.IsMap())
+          fail(path, line_of(value, kline), key,
+               fmt::format("expected a mapping, found {}; write `cgroup:` followed by indented "
+                           "settings, or remove the key",
+                           kind_name(value)));
+        cgroup_node = value;
+        job.cgroup_line = kline;
+      } else if (key == "variants") {
+        variants_node = value;
+        job.variants_line = kline;
+      } else {
+        std::vector<std::string> known = {"workload",   "description", "params",
+                                          "iterations", "warmup",      "variant",
+                                          "cgroup",     "variants",    "min_effect"};
         fail(path, kline, key,
-             fmt::format("no workload named; write `workload: NAME` with one of {} (run `nightjar "
-                         "list` to see them)",
-                         join(names)));
-      if (find_workload(*name) == nullptr)
-        fail(path, kline, key,
-             fmt::format("unknown workload '{}'{}; run `nightjar list` to see the workloads ({})",
-                         *name, did_you_mean(*name, names), join(names)));
-      job.workload = *name;
-      job.workload_line = kline;
-      have_workload = true;
-    } else if (key == "description") {
-      job.description =
-          scalar_text(value, source, path, kline, key, "one line of text").value_or("");
-    } else if (key == "variant") {
-      std::optional<std::string> v = scalar_text(value, source, path, kline, key,
-                                                 "a variant label such as `variant: vanilla`");
-      if (!v || v->empty())
-        fail(path, kline, key,
-             "no label; write a variant label such as `variant: vanilla`, or remove the key");
-      job.variant = *v;
-    } else if (key == "iterations") {
-      job.iterations = parse_int_field(value, source, path, kline, key, 1, 5);
-    } else if (key == "warmup") {
-      job.warmup = parse_int_field(value, source, path, kline, key, 0, 1);
-    } else if (key == "min_effect") {
-      job.min_effect = parse_min_effect(value, source, path, kline);
-    } else if (key == "params") {
-      load_params(job, value, source, kline);
-    } else if (key == "cgroup") {
-      if (!value.IsMap())
-        fail(path, line_of(value, kline), key,
-             fmt::format("expected a mapping, found {}; write `cgroup:` followed by indented "
-                         "settings, or remove the key",
-                         kind_name(value)));
-      cgroup_node = value;
-      job.cgroup_line = kline;
-    } else if (key == "variants") {
-      variants_node = value;
-      job.variants_line = kline;
-    } else {
-      std::vector<std::string> known = {"workload",   "description", "params",
-                                        "iterations", "warmup",      "variant",
-                                        "cgroup",     "variants",    "min_effect"};
-      fail(path, kline, key,
-           fmt::format("unknown key{}; known keys are {}", did_you_mean(key, known), kKnownKeys));
-    }
-  }
-  if (!have_workload)
-    fail(path, 0, "workload",
-         "missing; add `workload: NAME` (run `nightjar list` to see the workloads)");
-  job.cgroup = parse_cgroup_spec(cgroup_node, path);
+             fmt::format("unknown key{}; known keys are {}", did_you_mean(key, known), kKnownKeys));
+      }
+    });
+  if (!have_workload && !seen.count("workload"))
+    errors.check([&] {
+      fail(path, 0, "workload",
+           "missing; add `workload: NAME` (run `nightjar list` to see the workloads)");
+    });
+  errors.check([&] { job.cgroup = parse_cgroup_spec(cgroup_node, path); });
   if (job.variants_line > 0)
-    job.variants = parse_variants(variants_node, path, job.variants_line, cgroup_node);
+    errors.check([&] {
+      job.variants = parse_variants(variants_node, path, job.variants_line, cgroup_node);
+    });
+  errors.throw_if_any(path);
   if (!job.variants.empty() && !job.variant.empty()) {
     // With `variants:`, `variant:` names the default selection: it must be one of them.
     std::vector<std::string> names;
@@ -446,38 +610,43 @@ std::vector<Cell> expand_matrix(const JobFile& job, const Workload& workload,
     Origin origin;
   };
   std::map<std::string, std::vector<RawValue>> raw;
-  for (const auto& [name, values] : job.params) {
-    int key_line = 0;
-    if (auto it = job.param_lines.find(name); it != job.param_lines.end())
-      key_line = it->second;
-    else if (!values.empty())
-      key_line = values.front().line;
-    if (!by_name.count(name)) fail(job.path, key_line, "params." + name, unknown(name));
-    if (values.empty())
-      fail(job.path, key_line, "params." + name, "no value; write a value or a list");
-    auto& axis = raw[name];
-    for (const auto& v : values)
-      axis.push_back(RawValue{v.text, Origin{Origin::Kind::job, v.line}});
-  }
-  for (const auto& o : overrides) {
-    if (!by_name.count(o.key)) throw UsageError(fmt::format("--set {}: {}", o.key, unknown(o.key)));
-    if (o.values.empty())
-      throw UsageError(fmt::format("--set {}: empty value; write --set {}=VALUE", o.key, o.key));
-    auto& axis = raw[o.key];
-    axis.clear();
-    for (const auto& v : o.values) axis.push_back(RawValue{v, Origin{Origin::Kind::set, 0}});
-  }
-  for (const auto& d : descs) {
-    if (raw.count(d.name)) continue;
-    // An empty default makes a parameter required, except a text one, whose
-    // default is then the empty text (params.h).
-    if (d.default_value.empty() && d.type != ParamType::text)
-      fail(job.path, 0, "params." + d.name,
-           fmt::format("required parameter has no value; add `{}: VALUE` under params ({}){}",
-                       d.name, d.doc.empty() ? to_string(d.type) : d.doc,
-                       " or pass --set " + d.name + "=VALUE"));
-    raw[d.name].push_back(RawValue{d.default_value, Origin{Origin::Kind::fallback, 0}});
-  }
+  JobErrors errors;  // every unknown name and bad value, not only the first
+  for (const auto& [name, values] : job.params)
+    errors.check([&] {
+      int key_line = 0;
+      if (auto it = job.param_lines.find(name); it != job.param_lines.end())
+        key_line = it->second;
+      else if (!values.empty())
+        key_line = values.front().line;
+      if (!by_name.count(name)) fail(job.path, key_line, "params." + name, unknown(name));
+      if (values.empty())
+        fail(job.path, key_line, "params." + name, "no value; write a value or a list");
+      auto& axis = raw[name];
+      for (const auto& v : values)
+        axis.push_back(RawValue{v.text, Origin{Origin::Kind::job, v.line}});
+    });
+  for (const auto& o : overrides)
+    errors.check([&] {
+      if (!by_name.count(o.key))
+        throw UsageError(fmt::format("--set {}: {}", o.key, unknown(o.key)));
+      if (o.values.empty())
+        throw UsageError(fmt::format("--set {}: empty value; write --set {}=VALUE", o.key, o.key));
+      auto& axis = raw[o.key];
+      axis.clear();
+      for (const auto& v : o.values) axis.push_back(RawValue{v, Origin{Origin::Kind::set, 0}});
+    });
+  for (const auto& d : descs)
+    errors.check([&] {
+      if (raw.count(d.name)) return;
+      // An empty default makes a parameter required, except a text one, whose
+      // default is then the empty text (params.h).
+      if (d.default_value.empty() && d.type != ParamType::text)
+        fail(job.path, 0, "params." + d.name,
+             fmt::format("required parameter has no value; add `{}: VALUE` under params ({}){}",
+                         d.name, d.doc.empty() ? to_string(d.type) : d.doc,
+                         " or pass --set " + d.name + "=VALUE"));
+      raw[d.name].push_back(RawValue{d.default_value, Origin{Origin::Kind::fallback, 0}});
+    });
 
   // Parse every value once, so a bad value is reported once with its origin.
   std::vector<std::string> axis_names;
@@ -485,16 +654,18 @@ std::vector<Cell> expand_matrix(const JobFile& job, const Workload& workload,
   for (const auto& [name, values] : raw) {
     const ParamDescriptor& desc = *by_name.at(name);
     std::vector<AxisValue> parsed;
-    for (const auto& v : values) {
-      try {
-        parsed.push_back(AxisValue{parse_param(desc, v.text, machine), v.origin});
-      } catch (const ParamError& e) {
-        fail_value(job, name, v.origin, e.message);
-      }
-    }
+    for (const auto& v : values)
+      errors.check([&] {
+        try {
+          parsed.push_back(AxisValue{parse_param(desc, v.text, machine), v.origin});
+        } catch (const ParamError& e) {
+          fail_value(job, name, v.origin, e.message);
+        }
+      });
     axis_names.push_back(name);
     axes.push_back(std::move(parsed));
   }
+  errors.throw_if_any(job.path);
 
   std::size_t total = 1;
   for (const auto& a : axes) {

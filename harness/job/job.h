@@ -23,6 +23,7 @@
 // the form `file:line: field: what is wrong; what to write instead`.
 #pragma once
 
+#include <cstddef>
 #include <map>
 #include <string>
 #include <vector>
@@ -69,12 +70,21 @@ struct JobFile {
   int variants_line = 0;  ///< 1-based line of the `variants:` key; 0 when absent
 };
 
-/// Reads and checks the job file at `path`: YAML syntax, known top-level keys
-/// (workload, description, params, iterations, warmup, variant, cgroup,
-/// variants), value
-/// types, and that the workload is registered. Parameter names and values are
-/// checked later by expand_matrix, which knows the workload's declarations.
-/// Throws UsageError with `path:line: field: problem; fix`.
+/// The largest job file load_job reads, bytes (1 MiB; docs/jobs.md "Errors").
+inline constexpr std::size_t kMaxJobFileBytes = std::size_t{1} << 20;
+/// At most this many problems of one job file are reported at once.
+inline constexpr std::size_t kMaxJobErrors = 20;
+
+/// Reads and checks the job file at `path`: a regular file of at most
+/// kMaxJobFileBytes (a directory, device or FIFO is refused at once), one
+/// YAML document, YAML syntax, known top-level keys (workload, description,
+/// params, iterations, warmup, variant, cgroup, variants, min_effect; keys
+/// starting with `x-` are ignored, as anchor holders), value types, and that
+/// the workload is registered. `<<:` merge keys are applied first (yaml-cpp
+/// keeps `<<` as a plain key). Parameter names and values are checked later
+/// by expand_matrix, which knows the workload's declarations.
+/// Throws UsageError with `path:line: field: problem; fix`; several problems
+/// (up to kMaxJobErrors) are reported together, one per line.
 JobFile load_job(const std::string& path);
 
 /// One `--set NAME=V1,V2` option: replaces the job's values of NAME (or adds

@@ -3,6 +3,8 @@
 
 #include <string.h>
 
+#include <algorithm>
+
 #include <system_error>
 
 namespace nightjar {
@@ -72,6 +74,79 @@ std::string csv_field(std::string_view s) {
   }
   out += '"';
   return out;
+}
+
+namespace {
+
+// Length of the valid UTF-8 sequence starting at s[i] (RFC 3629 table 3.7 of
+// Unicode: no overlong forms, no surrogates, at most U+10FFFF), 0 if none.
+std::size_t utf8_length(std::string_view s, std::size_t i) {
+  auto at = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char c = at(i);
+  if (c < 0x80) return 1;
+  std::size_t n = 0;
+  unsigned char lo = 0x80, hi = 0xBF;
+  if (c >= 0xC2 && c <= 0xDF) {
+    n = 2;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    n = 3;
+    if (c == 0xE0) lo = 0xA0;
+    if (c == 0xED) hi = 0x9F;
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    n = 4;
+    if (c == 0xF0) lo = 0x90;
+    if (c == 0xF4) hi = 0x8F;
+  } else {
+    return 0;
+  }
+  if (i + n > s.size()) return 0;
+  if (at(i + 1) < lo || at(i + 1) > hi) return 0;
+  for (std::size_t k = 2; k < n; ++k)
+    if (at(i + k) < 0x80 || at(i + k) > 0xBF) return 0;
+  return n;
+}
+
+bool is_control(unsigned char c) {
+  return c < 0x20 || c == 0x7f;
+}
+
+}  // namespace
+
+std::string echo_input(std::string_view s, std::size_t max_bytes) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  std::size_t i = 0;
+  while (i < s.size()) {
+    std::size_t n = utf8_length(s, i);
+    if (i + std::max<std::size_t>(n, 1) > max_bytes) break;
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (n == 0 || (n == 1 && is_control(c))) {
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 0xF];
+      i += 1;
+    } else {
+      out.append(s.substr(i, n));
+      i += n;
+    }
+  }
+  if (i < s.size()) out += "... (" + std::to_string(s.size()) + " bytes)";
+  return out;
+}
+
+std::string label_problem(std::string_view label) {
+  if (label.empty()) return "is empty";
+  if (label.size() > kMaxLabelBytes)
+    return "is " + std::to_string(label.size()) + " bytes long (the limit is " +
+           std::to_string(kMaxLabelBytes) + ")";
+  for (std::size_t i = 0; i < label.size();) {
+    const std::size_t n = utf8_length(label, i);
+    if (n == 0) return "is not valid UTF-8 (byte " + std::to_string(i + 1) + ")";
+    if (n == 1 && is_control(static_cast<unsigned char>(label[i])))
+      return "holds a control character (byte " + std::to_string(i + 1) + ")";
+    i += n;
+  }
+  return "";
 }
 
 }  // namespace nightjar

@@ -3,6 +3,7 @@
 // user input down to something safe to echo. Pure functions: no I/O.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -33,5 +34,27 @@ std::string signal_text(int sig);
 /// One CSV field (RFC 4180): quoted when it holds a comma, quote, CR or LF,
 /// with quotes doubled.
 std::string csv_field(std::string_view s);
+
+/// The most bytes of one piece of user input an error message repeats
+/// (docs/input.md "Echoed input").
+inline constexpr std::size_t kMaxEchoBytes = 80;
+
+/// `s` made safe to repeat in a message: every control byte (below 0x20,
+/// and 0x7f) and every byte that is not part of valid UTF-8 is written as
+/// `\xNN` (two hex digits); input longer than `max_bytes` is cut there (at
+/// a character boundary) and "... (N bytes)" names its full length.
+std::string echo_input(std::string_view s, std::size_t max_bytes = kMaxEchoBytes);
+
+/// The longest label, bytes (docs/input.md "Labels").
+inline constexpr std::size_t kMaxLabelBytes = 128;
+
+/// The one rule for labels (--variant, --build, --context keys and values,
+/// a job's `variant:`, imported labels): 1..kMaxLabelBytes bytes of valid
+/// UTF-8 with no control character (no newline, tab, ESC, DEL). Returns ""
+/// for a valid label, else what is wrong, for a message such as
+/// "--variant 'a\x0ab': holds a control character (byte 2); ...":
+/// "is empty", "is 300 bytes long (the limit is 128)", "holds a control
+/// character (byte N)", "is not valid UTF-8 (byte N)". Bytes count from 1.
+std::string label_problem(std::string_view label);
 
 }  // namespace nightjar

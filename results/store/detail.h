@@ -25,6 +25,15 @@ inline constexpr int kBusyTimeoutMs = 30000;
 /// newer schema or a file that is not a nightjar database.
 void migrate(SQLite::Database& db, const std::string& path);
 
+/// Checks, reading only, that `db` is a nightjar results database this
+/// binary may open (schema.cpp): its user_version within
+/// 0..ResultsStore::kSchemaVersion (else EnvironmentError naming the value
+/// and the known version), no tables at version 0 (else it is someone
+/// else's SQLite file), nightjar's `run` and `sample` tables at a version
+/// above 0. Returns the version. Nothing is written, so a refused file stays
+/// byte-identical.
+int check_schema(SQLite::Database& db, const std::string& path);
+
 /// This machine's hostname ("" when unknown).
 std::string hostname();
 /// /proc/sys/kernel/random/boot_id.

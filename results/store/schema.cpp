@@ -1,5 +1,6 @@
 // The schema of the results database and its forward migrations
 // (docs/results.md "Schema"): see results/store/detail.h migrate().
+#include <cstdint>
 #include <iterator>
 
 #include "results/model/exit_codes.h"
@@ -138,26 +139,40 @@ static_assert(std::size(kMigrations) == ResultsStore::kSchemaVersion);
 
 }  // namespace
 
+int check_schema(SQLite::Database& db, const std::string& path) {
+  constexpr int kVersion = ResultsStore::kSchemaVersion;
+  // user_version is a signed 32-bit integer any program may set; a negative
+  // one must never index kMigrations.
+  const std::int64_t v = db.execAndGet("PRAGMA user_version").getInt64();
+  if (v < 0 || v > kVersion)
+    throw EnvironmentError(
+        path + ": database schema version " + std::to_string(v) + " is " +
+        (v < 0 ? "not one nightjar ever wrote" : "newer than this nightjar understands") +
+        " (it knows versions 0 to " + std::to_string(kVersion) + "); " +
+        (v < 0 ? "pass --db PATH to a nightjar results database" : "upgrade nightjar"));
+  const int tables = db.execAndGet("SELECT count(*) FROM sqlite_master").getInt();
+  const int ours =
+      db.execAndGet(
+            "SELECT count(*) FROM sqlite_master WHERE type='table' AND name IN ('run', "
+            "'sample')")
+          .getInt();
+  // A fresh file must be empty; refuse to "migrate" someone else's database.
+  if ((v == 0 && tables != 0) || (v > 0 && ours != 2))
+    throw EnvironmentError(
+        path + ": this SQLite file is not a nightjar results database (schema version " +
+        std::to_string(v) + ", " + std::to_string(tables) +
+        " objects but not nightjar's tables); pass --db PATH to a new file");
+  return static_cast<int>(v);
+}
+
 void migrate(SQLite::Database& db, const std::string& path) {
   constexpr int kVersion = ResultsStore::kSchemaVersion;
-  auto version = [&] { return db.execAndGet("PRAGMA user_version").getInt(); };
-  if (version() == kVersion) return;
+  if (check_schema(db, path) == kVersion) return;
   // IMMEDIATE takes the write lock first, so two processes opening a new
-  // database at once cannot both run the same migration.
+  // database at once cannot both run the same migration; the check is
+  // repeated under the lock.
   SQLite::Transaction tx(db, SQLite::TransactionBehavior::IMMEDIATE);
-  int v = version();
-  if (v > kVersion)
-    throw EnvironmentError(path + ": database schema version " + std::to_string(v) +
-                           " is newer than this nightjar understands (" + std::to_string(kVersion) +
-                           "); upgrade nightjar");
-  if (v == 0) {
-    // A fresh file must be empty; refuse to "migrate" someone else's database.
-    int tables = db.execAndGet("SELECT count(*) FROM sqlite_master").getInt();
-    if (tables != 0)
-      throw EnvironmentError(
-          path +
-          ": this SQLite file is not a nightjar results database; pass --db PATH to a new file");
-  }
+  int v = check_schema(db, path);
   for (; v < kVersion; ++v) db.exec(kMigrations[v]);
   db.exec("PRAGMA user_version=" + std::to_string(kVersion));
   tx.commit();

@@ -47,34 +47,114 @@ bool is_database_error(const std::exception& e) noexcept {
   return dynamic_cast<const SQLite::Exception*>(&e) != nullptr;
 }
 
-std::string ResultsStore::resolve_path(const std::string& explicit_path) {
-  if (!explicit_path.empty()) return explicit_path;
-  if (const char* env = std::getenv("NIGHTJAR_DB"); env && *env) return env;
+std::string ResultsStore::default_path() {
   if (const char* xdg = std::getenv("XDG_DATA_HOME"); xdg && *xdg)
     return std::string(xdg) + "/nightjar/results.db";
   const char* home = std::getenv("HOME");
   return std::string(home && *home ? home : ".") + "/.local/share/nightjar/results.db";
 }
 
+std::string ResultsStore::resolve_path(const std::string& explicit_path) {
+  if (!explicit_path.empty()) return explicit_path;
+  if (const char* env = std::getenv("NIGHTJAR_DB"); env && *env) return env;
+  return default_path();
+}
+
 namespace {
 
-std::unique_ptr<SQLite::Database> open_database(const std::string& path) {
-  namespace fs = std::filesystem;
+namespace fs = std::filesystem;
+
+bool is_default_location(const std::string& path) {
   std::error_code ec;
-  fs::path parent = fs::path(path).parent_path();
-  if (!parent.empty()) {
-    fs::create_directories(parent, ec);
-    if (ec)
-      throw EnvironmentError(path + ": cannot create the database directory " + parent.string() +
-                             ": " + ec.message() + "; pass --db PATH to a writable place");
+  auto norm = [&](const std::string& p) { return fs::absolute(p, ec).lexically_normal(); };
+  return norm(path) == norm(ResultsStore::default_path());
+}
+
+// Checks the file, or the directory it would be created in, before SQLite
+// opens it; returns whether it exists. Only the default location's
+// directory is created: a --db or $NIGHTJAR_DB naming a missing directory is
+// a typo, and creating it would hide the results there.
+bool check_location(const std::string& path, ResultsStore::Access access) {
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (ec && ec != std::errc::no_such_file_or_directory)
+    throw EnvironmentError(path + ": cannot inspect the results database: " + ec.message() +
+                           "; pass --db PATH to a readable file");
+  if (fs::exists(st)) {
+    if (!fs::is_regular_file(st))
+      throw EnvironmentError(path + ": not a regular file (" +
+                             (fs::is_directory(st) ? "a directory" : "a device, FIFO or socket") +
+                             "); pass --db PATH to a results database file");
+    return true;
   }
+  if (access == ResultsStore::Access::read_only)
+    throw EnvironmentError("no results database at " + path +
+                           "; `nightjar run` (or `nightjar import`) creates it; to read another "
+                           "file pass --db PATH or set NIGHTJAR_DB");
+  const fs::path parent = fs::path(path).parent_path();
+  if (parent.empty() || fs::is_directory(parent, ec)) return false;
+  if (!is_default_location(path))
+    throw EnvironmentError(path + ": the directory " + parent.string() +
+                           " does not exist; create it first, or pass --db PATH in an existing "
+                           "directory");
+  fs::create_directories(parent, ec);
+  if (ec)
+    throw EnvironmentError(path + ": cannot create the database directory " + parent.string() +
+                           ": " + ec.message() + "; pass --db PATH to a writable place");
+  return false;
+}
+
+std::unique_ptr<SQLite::Database> open_database(const std::string& path,
+                                                ResultsStore::Access access) {
+  const bool read_only = access == ResultsStore::Access::read_only;
   try {
-    return std::make_unique<SQLite::Database>(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE,
-                                              kBusyTimeoutMs);
+    return std::make_unique<SQLite::Database>(
+        path, read_only ? SQLite::OPEN_READONLY : SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE,
+        kBusyTimeoutMs);
   } catch (const SQLite::Exception& e) {
-    throw EnvironmentError(path + ": cannot open the results database: " + e.what() +
-                           "; pass --db PATH to a writable place");
+    throw EnvironmentError(
+        path + ": cannot open the results database: " + e.what() +
+        (read_only ? "; check that you may read it" : "; pass --db PATH to a writable place"));
   }
+}
+
+// A WAL database in a directory the reader may not write, without its -shm
+// file (the last writer removed it), cannot be opened read-only the normal
+// way (SQLite's wal.html "Read-Only Databases"); "immutable=1" reads it
+// without the shared memory and without locks, which is right for an
+// archived copy and is tried only then.
+std::unique_ptr<SQLite::Database> open_immutable(const std::string& path) {
+  std::error_code ec;
+  std::string uri = "file:";
+  for (char c : fs::absolute(path, ec).string()) {
+    if (c == '%' || c == '?' || c == '#') {
+      static constexpr char kHex[] = "0123456789ABCDEF";
+      uri += '%';
+      uri += kHex[(static_cast<unsigned char>(c) >> 4) & 0xF];
+      uri += kHex[static_cast<unsigned char>(c) & 0xF];
+    } else {
+      uri += c;
+    }
+  }
+  uri += "?immutable=1";
+  return std::make_unique<SQLite::Database>(uri, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI,
+                                            kBusyTimeoutMs);
+}
+
+// Read-only: the schema must be exactly this binary's, since nothing may be
+// migrated.
+void check_readable_schema(SQLite::Database& db, const std::string& path) {
+  const int v = check_schema(db, path);
+  if (v == ResultsStore::kSchemaVersion) return;
+  if (v == 0)
+    throw EnvironmentError(path +
+                           ": an empty SQLite file, not a results database yet; `nightjar run` "
+                           "(or `nightjar import`) stores runs in it");
+  throw EnvironmentError(path + ": database schema version " + std::to_string(v) +
+                         " is older than this nightjar reads (" +
+                         std::to_string(ResultsStore::kSchemaVersion) +
+                         "); a command that writes (`nightjar run`, `nightjar import`) upgrades it "
+                         "in place");
 }
 
 // WAL lets readers and one writer work at once; the busy timeout (30 s, set
@@ -135,8 +215,26 @@ int abort_stale_runs(SQLite::Database& db) {
 
 }  // namespace
 
-ResultsStore::ResultsStore(const std::string& path) : path_(path), db_(open_database(path)) {
+ResultsStore::ResultsStore(const std::string& path, Access access) : path_(path) {
+  check_location(path, access);
+  db_ = open_database(path, access);
   try {
+    if (access == Access::read_only) {
+      try {
+        check_readable_schema(*db_, path);
+      } catch (const SQLite::Exception& e) {
+        // CANTOPEN: no -shm and no right to create it; READONLY_CANTINIT
+        // (primary code READONLY): a -shm this connection may not set up.
+        const int code = e.getErrorCode() & 0xff;
+        if (code != SQLITE_CANTOPEN && code != SQLITE_READONLY) throw;
+        db_ = open_immutable(path);
+        check_readable_schema(*db_, path);
+      }
+      return;
+    }
+    // Before the first write (the WAL switch changes the file header): a
+    // foreign or unknown-version file stays byte-identical.
+    check_schema(*db_, path);
     enter_wal_mode(*db_);
     db_->exec("PRAGMA synchronous=NORMAL");
     db_->exec("PRAGMA foreign_keys=ON");

@@ -6,7 +6,7 @@
 //
 // The folder, by concern (the records each part reads and writes are in the
 // header named beside it):
-//   store.cpp           opening, WAL, busy timeout, stale runs, transactions
+//   store.cpp           opening (read-only/read-write), WAL, stale runs, transactions
 //   schema.cpp          the schema and its forward migrations (PRAGMA user_version)
 //   run_writes.cpp      begin_run, add_iteration, finish_run, ...     runs.h
 //   run_reads.cpp       runs, samples, iterations, run_record, ...    runs.h
@@ -60,20 +60,40 @@ class ResultsStore {
   /// $NIGHTJAR_DB, else $XDG_DATA_HOME/nightjar/results.db, else
   /// ~/.local/share/nightjar/results.db.
   static std::string resolve_path(const std::string& explicit_path);
+  /// The default location, used when neither --db nor $NIGHTJAR_DB names a
+  /// file: $XDG_DATA_HOME/nightjar/results.db, else
+  /// ~/.local/share/nightjar/results.db. Only its directory is ever created.
+  static std::string default_path();
 
-  /// Opens (creating directories and the file if needed) and migrates the
-  /// database, then marks as aborted any run left "running" by a process that
-  /// no longer exists on this host. Throws EnvironmentError naming the path
-  /// when the file cannot be opened, is not a nightjar database, or has a
-  /// newer schema than this binary knows.
-  explicit ResultsStore(const std::string& path);
+  /// How a command uses the database (docs/data.md "Which commands write").
+  enum class Access {
+    /// Commands that only read (show, compare, check, report, trend, plot,
+    /// export): SQLITE_OPEN_READONLY, nothing created, migrated or switched
+    /// to WAL; the file must exist and carry exactly kSchemaVersion.
+    read_only,
+    /// Commands that store (run, import, calibrate, bisect): the file is
+    /// created if missing, migrated forward and put in WAL mode.
+    read_write,
+  };
+
+  /// Opens the database at `path` for `access`. Before anything is written
+  /// the file is checked: a regular file (or, read_write only, absent with an
+  /// existing directory; the default location's directory, default_path(),
+  /// is created), its PRAGMA user_version within 0..kSchemaVersion, and its
+  /// tables nightjar's. Then (read_write) it is switched to WAL, migrated,
+  /// and runs left "running" by a process that no longer exists on this host
+  /// are marked aborted. Throws EnvironmentError naming the path (and the
+  /// version found and known) otherwise; a file this call created is removed
+  /// again when opening fails.
+  explicit ResultsStore(const std::string& path, Access access = Access::read_write);
   ~ResultsStore();
   ResultsStore(ResultsStore&&) noexcept;
   ResultsStore& operator=(ResultsStore&&) noexcept;
   ResultsStore(const ResultsStore&) = delete;
   ResultsStore& operator=(const ResultsStore&) = delete;
 
-  /// The schema version this binary writes.
+  /// The schema version this binary writes, and the newest it knows; a
+  /// database whose user_version is outside 0..kSchemaVersion is refused.
   static constexpr int kSchemaVersion = 4;
 
   const std::string& path() const { return path_; }

@@ -245,10 +245,16 @@ TEST(RunCli, SigkillLeavesRunThatNextInvocationMarksAborted) {
   EXPECT_EQ(query_one(db, "SELECT status FROM run"), "running");
   int samples = count(db, "SELECT count(*) FROM sample WHERE metric='throughput'");
   EXPECT_GE(samples, 2);
+  // `show` reads only (issue 15: read commands open the database read-only);
+  // the next command that writes marks the run aborted.
   auto show = run_nightjar({"show", "--db", db});
   ASSERT_EQ(show.exit_code, 0);
-  EXPECT_NE(show.err.find("marked 1 run"), std::string::npos) << show.err;
-  EXPECT_EQ(query_one(db, "SELECT status FROM run"), "aborted");
+  EXPECT_EQ(query_one(db, "SELECT status FROM run"), "running");
+  auto next = run_nightjar(
+      {"run", dir.write("quick.yaml", "workload: null\niterations: 1\nwarmup: 0\n"), "--db", db});
+  ASSERT_EQ(next.exit_code, 0) << next.err;
+  EXPECT_NE(next.err.find("marked 1 run"), std::string::npos) << next.err;
+  EXPECT_EQ(query_one(db, "SELECT status FROM run WHERE id=1"), "aborted");
   EXPECT_EQ(count(db, "SELECT count(*) FROM sample WHERE metric='throughput'"), samples);
   EXPECT_EQ(query_one(db, "PRAGMA integrity_check"), "ok");
 }

@@ -3,7 +3,9 @@
 // (defaults, axes, product order, overrides, canonical dedup, validation).
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -567,6 +569,114 @@ TEST_F(JobTest, ValidateErrorsPointAtTheValue) {
   // no field: the cell as a whole
   EXPECT_EQ(expand_error("workload: fake\nparams:\n  clients: 3\n  mode: processes\n"),
             "JOB: params: 3 processes are unlucky; write another count");
+}
+
+// ---- issue 15: files, documents, anchors and merge keys, every error -----------
+
+TEST_F(JobTest, OnlyRegularFilesOfAtMostOneMiB) {
+  auto message = [](const std::string& path) {
+    try {
+      load_job(path);
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_EQ(message("/dev/zero"),
+            "/dev/zero: not a regular file (a character device); a job is a YAML file such as "
+            "jobs/pft-quick.yaml");
+  EXPECT_EQ(message(dir_), dir_ +
+                               ": not a regular file (a directory); a job is a YAML file such as "
+                               "jobs/pft-quick.yaml");
+  const std::string fifo = dir_ + "/fifo.yaml";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_EQ(message(fifo).find(fifo + ": not a regular file (a FIFO)"), 0u);  // no writer: no hang
+  std::string big = "workload: fake\n# " + std::string(kMaxJobFileBytes, 'x') + "\n";
+  EXPECT_EQ(message(write(big)).find("larger than a job file may be (1048576 bytes, 1 MiB)"),
+            dir_.size() + std::string("/job.yaml: ").size());
+  // Exactly at the cap is read.
+  std::string at_cap = "workload: fake\n#";
+  at_cap += std::string(kMaxJobFileBytes - at_cap.size() - 1, 'x') + "\n";
+  ASSERT_EQ(at_cap.size(), kMaxJobFileBytes);
+  EXPECT_EQ(load_job(write(at_cap)).workload, "fake");
+}
+
+TEST_F(JobTest, ASecondDocumentIsAnErrorNamingItsLine) {
+  EXPECT_EQ(load_error("workload: fake\niterations: 2\n---\nworkload: null\n"),
+            "JOB:3: ---: a second YAML document; a job file holds one job: remove this `---` and "
+            "what follows, or put that job in a file of its own");
+  EXPECT_EQ(load_error("---\nworkload: fake\n---\nworkload: fake\n").rfind("JOB:3: ---: ", 0), 0u);
+  // A leading `---` alone starts the one document.
+  EXPECT_EQ(load_job(write("---\nworkload: fake\n")).workload, "fake");
+}
+
+TEST_F(JobTest, AnchorsUnderXKeysAndMergeKeysWork) {
+  const std::string text =
+      "x-defaults: &base\n"
+      "  clients: [1, 2]\n"
+      "  mode: threads\n"
+      "x-run: &run {iterations: 3, warmup: 0}\n"
+      "<<: *run\n"
+      "workload: fake\n"
+      "params:\n"
+      "  <<: *base\n"
+      "  mode: processes\n";
+  JobFile job = load_job(write(text));
+  EXPECT_EQ(job.iterations, 3);
+  EXPECT_EQ(job.warmup, 0);
+  ASSERT_EQ(job.params.count("clients"), 1u);
+  EXPECT_EQ(job.params.at("clients").size(), 2u);
+  EXPECT_EQ(job.params.at("clients")[1].line, 2);  // lines point at the anchor
+  EXPECT_EQ(job.params.at("mode").front().text, "processes");
+  EXPECT_EQ(ids(expand(text)),
+            (std::vector<std::string>{"clients=1 duration=1s mode=processes size=4K",
+                                      "clients=2 duration=1s mode=processes size=4K"}));
+  // A list of mappings: the earlier one wins.
+  JobFile two =
+      load_job(write("x-a: &a {iterations: 4}\nx-b: &b {iterations: 9, warmup: 2}\n"
+                     "<<: [*a, *b]\nworkload: fake\n"));
+  EXPECT_EQ(two.iterations, 4);
+  EXPECT_EQ(two.warmup, 2);
+  EXPECT_EQ(load_error("workload: fake\nparams:\n  <<: 5\n"),
+            "JOB:3: <<: found a scalar; merge a mapping: write `<<: *NAME` with `&NAME` on a "
+            "mapping (under a top-level key starting with x-), or a list of them such as `<<: "
+            "[*a, *b]`");
+  // A merged key that is wrong is reported at its own line.
+  EXPECT_EQ(load_error("x-d: &d\n  iterations: 0\nworkload: fake\n<<: *d\n")
+                .rfind("JOB:2: iterations: 0 is below the minimum 1", 0),
+            0u);
+}
+
+TEST_F(JobTest, EveryProblemIsReportedUpToALimit) {
+  // Every line names the file (load_error shows only the first as JOB).
+  auto every_path = [&](std::string m) {
+    const std::string path = dir_ + "/job.yaml";
+    for (auto at = m.find(path); at != std::string::npos; at = m.find(path))
+      m.replace(at, path.size(), "JOB");
+    return m;
+  };
+  EXPECT_EQ(every_path(load_error("workload: fake\niterations: 0\nwarmup: -1\ncolour: red\n")),
+            "JOB:2: iterations: 0 is below the minimum 1; write a whole number of at least 1 such "
+            "as 5\n"
+            "nightjar: error: JOB:3: warmup: -1 is below the minimum 0; write a whole number of "
+            "at least 0 such as 1\n"
+            "nightjar: error: JOB:4: colour: unknown key; known keys are workload, description, "
+            "params, iterations, warmup, variant, cgroup, variants, min_effect");
+  std::string many = "workload: fake\n";
+  for (int i = 0; i < 25; ++i) many += "k" + std::to_string(i) + ": 1\n";
+  const std::string m = load_error(many);
+  std::size_t lines = std::count(m.begin(), m.end(), '\n');
+  EXPECT_EQ(lines, kMaxJobErrors) << m;  // 20 problems and the "more" line
+  EXPECT_NE(m.find(": 5 more problems not shown; fix these first"), std::string::npos) << m;
+  // expand_matrix: every unknown name and bad value.
+  EXPECT_EQ(every_path(expand_error(
+                "workload: fake\nparams:\n  clients: 0\n  size: 10Q\n  colour: red\n")),
+            "JOB:5: params.colour: unknown parameter; matrix's parameters are clients, duration, "
+            "mode, size (run `nightjar list` for their meaning)\n"
+            "nightjar: error: JOB:3: params.clients: 0 is below the minimum 1; write a positive "
+            "count such as 1 or [1, 2]\n"
+            "nightjar: error: JOB:4: params.size: '10Q' has an unknown suffix; write bytes or use "
+            "K, M, G, T (powers of 2), k, m, g (powers of 10) or N%mem");
 }
 
 }  // namespace

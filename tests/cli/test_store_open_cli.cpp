@@ -1,0 +1,175 @@
+// Unit under test: how every command opens the results database
+// (results/store/store.cpp ResultsStore::ResultsStore, harness/cli/cli.cpp
+// open_store/open_existing_store), issue 15 "Databases":
+//  - read commands never create a database: a missing one is exit 4 naming
+//    the path and saying `nightjar run` creates it;
+//  - they open read-only: the file stays byte-identical, also a WAL file;
+//  - user_version outside 0..kSchemaVersion (-1, -1000, -2147483648, 99) and
+//    a foreign SQLite file are exit 4 naming the value or the file, for read
+//    and write commands alike, and the file stays byte-identical;
+//  - `--db ''` is a usage error; a --db in a missing directory is refused
+//    naming the directory; the default location's directory is created.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "test_support.h"
+
+using namespace nightjar::test;
+
+namespace {
+
+bool contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
+
+const char* kJob = "workload: fake\nparams:\n  value: 100\niterations: 2\nwarmup: 0\n";
+
+// A database with one run, written by `nightjar run`.
+std::string stored_db(const TempDir& dir) {
+  const std::string db = dir.path() + "/r.db";
+  auto r = run_nightjar({"run", dir.write("f.yaml", kJob), "--db", db, "--variant", "a"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return db;
+}
+
+// The commands that only read, each with the arguments it needs.
+std::vector<std::vector<std::string>> read_commands(const std::string& db) {
+  return {{"show", "--db", db},
+          {"compare", "a", "a", "--db", db},
+          {"check", "a", "a", "--db", db},
+          {"report", "a", "a", "--db", db},
+          {"export", "--db", db},
+          {"trend", "--job", "f", "--db", db}};
+}
+
+TEST(StoreOpenCli, ReadCommandsNeverCreateAMissingDatabase) {
+  TempDir dir;
+  const std::string db = dir.path() + "/none.db";
+  for (const auto& args : read_commands(db)) {
+    auto r = run_nightjar(args);
+    EXPECT_EQ(r.exit_code, 4) << args[0] << ": " << r.err;
+    EXPECT_TRUE(contains(r.err, "no results database at " + db)) << args[0] << ": " << r.err;
+    EXPECT_TRUE(contains(r.err, "`nightjar run`")) << r.err;
+    EXPECT_FALSE(std::filesystem::exists(db)) << args[0];
+  }
+}
+
+TEST(StoreOpenCli, ReadCommandsLeaveTheFileByteIdentical) {
+  TempDir dir;
+  const std::string db = stored_db(dir);
+  const std::string before = read_file(db);
+  ASSERT_FALSE(before.empty());
+  for (const auto& args : read_commands(db)) {
+    auto r = run_nightjar(args);
+    EXPECT_NE(r.exit_code, 4) << args[0] << ": " << r.err;
+    EXPECT_EQ(read_file(db), before) << args[0];
+  }
+  // A file the user may only read (root ignores the mode; the open is
+  // read-only regardless, which is what matters here).
+  ASSERT_EQ(::chmod(db.c_str(), 0444), 0);
+  auto show = run_nightjar({"show", "--db", db});
+  EXPECT_EQ(show.exit_code, 0) << show.err;
+  EXPECT_TRUE(contains(show.out, "complete")) << show.out;
+  EXPECT_EQ(read_file(db), before);
+}
+
+TEST(StoreOpenCli, UnknownSchemaVersionsAreRefusedAndTheFileIsUntouched) {
+  for (const char* version : {"-1", "-1000", "-2147483648", "99"}) {
+    TempDir dir;
+    const std::string db = stored_db(dir);
+    auto csv = run_nightjar({"export", "--db", db});
+    ASSERT_EQ(csv.exit_code, 0) << csv.err;
+    exec_sql(db, std::string("PRAGMA journal_mode=DELETE; PRAGMA user_version=") + version);
+    const std::string before = read_file(db);
+    for (const auto& args : std::vector<std::vector<std::string>>{
+             {"show", "--db", db},
+             {"compare", "a", "a", "--db", db},
+             {"run", dir.path() + "/f.yaml", "--db", db},
+             {"import", "--db", db, dir.write("x.csv", csv.out)}}) {
+      auto r = run_nightjar(args);
+      EXPECT_EQ(r.exit_code, 4) << version << " " << args[0] << ": " << r.err;
+      EXPECT_TRUE(contains(r.err, std::string("schema version ") + version))
+          << args[0] << ": " << r.err;
+      EXPECT_TRUE(contains(r.err, "knows versions 0 to ")) << r.err;
+      EXPECT_EQ(read_file(db), before) << version << " " << args[0];
+    }
+  }
+}
+
+TEST(StoreOpenCli, AForeignSqliteFileIsRecognisedBeforeAnythingIsWritten) {
+  TempDir dir;
+  const std::string db = dir.path() + "/theirs.db";
+  sqlite3* h = nullptr;
+  ASSERT_EQ(sqlite3_open(db.c_str(), &h), SQLITE_OK);  // creates it
+  ASSERT_EQ(sqlite3_exec(h, "CREATE TABLE customer(id INTEGER PRIMARY KEY, name TEXT)", nullptr,
+                         nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(h);
+  const std::string before = read_file(db);
+  ASSERT_FALSE(before.empty());
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"run", dir.write("f.yaml", kJob), "--db", db}, {"show", "--db", db}}) {
+    auto r = run_nightjar(args);
+    EXPECT_EQ(r.exit_code, 4) << args[0] << ": " << r.err;
+    EXPECT_TRUE(contains(r.err, "not a nightjar results database")) << r.err;
+    EXPECT_EQ(read_file(db), before) << args[0];  // not switched to WAL
+    EXPECT_FALSE(std::filesystem::exists(db + "-wal")) << args[0];
+  }
+  // Someone else's file that happens to carry a version nightjar knows.
+  exec_sql(db, "PRAGMA user_version=2");
+  auto r = run_nightjar({"run", dir.path() + "/f.yaml", "--db", db});
+  EXPECT_EQ(r.exit_code, 4) << r.err;
+  EXPECT_TRUE(contains(r.err, "not a nightjar results database")) << r.err;
+}
+
+TEST(StoreOpenCli, AnOlderSchemaIsReadOnlyAfterAWriteUpgradesIt) {
+  TempDir dir;
+  const std::string db = stored_db(dir);
+  exec_sql(db, "PRAGMA journal_mode=DELETE; PRAGMA user_version=3");
+  const std::string before = read_file(db);
+  auto show = run_nightjar({"show", "--db", db});
+  EXPECT_EQ(show.exit_code, 4) << show.err;
+  EXPECT_TRUE(contains(show.err, "schema version 3 is older")) << show.err;
+  EXPECT_EQ(read_file(db), before);
+}
+
+TEST(StoreOpenCli, EmptyDbFlagIsAUsageError) {
+  TempDir dir;
+  for (const auto& args :
+       std::vector<std::vector<std::string>>{{"show", "--db", ""},
+                                             {"run", dir.write("f.yaml", kJob), "--db", ""},
+                                             {"bisect", "log", "--db", ""}}) {
+    auto r = run_nightjar(args, {{"HOME", dir.path()}, {"XDG_DATA_HOME", dir.path() + "/xdg"}});
+    EXPECT_EQ(r.exit_code, 2) << args[0] << ": " << r.err;
+    EXPECT_TRUE(contains(r.err, "--db '': the path is empty")) << r.err;
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir.path() + "/xdg"));
+  EXPECT_FALSE(std::filesystem::exists(dir.path() + "/.local"));
+}
+
+TEST(StoreOpenCli, AMissingDirectoryIsRefusedExceptTheDefaultOne) {
+  TempDir dir;
+  const std::string job = dir.write("f.yaml", kJob);
+  auto r = run_nightjar({"run", job, "--db", dir.path() + "/no/such/r.db"});
+  EXPECT_EQ(r.exit_code, 4) << r.err;
+  EXPECT_TRUE(contains(r.err, "the directory " + dir.path() + "/no/such does not exist")) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.path() + "/no"));
+  r = run_nightjar({"run", job}, {{"NIGHTJAR_DB", dir.path() + "/env/r.db"}});
+  EXPECT_EQ(r.exit_code, 4) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.path() + "/env"));
+  // The default location: its directory is created.
+  r = run_nightjar({"run", job, "--variant", "a"}, {{"XDG_DATA_HOME", dir.path() + "/xdg"}});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(std::filesystem::exists(dir.path() + "/xdg/nightjar/results.db"));
+  // A directory is not a database.
+  r = run_nightjar({"show", "--db", dir.path()});
+  EXPECT_EQ(r.exit_code, 4) << r.err;
+  EXPECT_TRUE(contains(r.err, "not a regular file (a directory)")) << r.err;
+}
+
+}  // namespace
