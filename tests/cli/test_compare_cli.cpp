@@ -374,9 +374,10 @@ TEST(CheckExitCodes, UsageErrorsExitTwo) {
     EXPECT_EQ(r.exit_code, 2) << c.says << ": " << r.err;
     EXPECT_NE(r.err.find(c.says), std::string::npos) << r.err;
   }
-  // A missing database is an environment error (4), and is not created.
+  // A missing database is a usage error (2: the path names nothing), and is
+  // not created.
   auto none = run_nightjar({"check", "a", "b", "--db", t.dir.path() + "/none.db"});
-  EXPECT_EQ(none.exit_code, 4) << none.err;
+  EXPECT_EQ(none.exit_code, 2) << none.err;
   EXPECT_NE(none.err.find("no results database at"), std::string::npos) << none.err;
   EXPECT_FALSE(std::ifstream(t.dir.path() + "/none.db").good());  // not created
 }

@@ -191,7 +191,7 @@ TEST_F(DataCli, ExportSelectorsAndUsageErrors) {
   EXPECT_EQ(run_nightjar({"export", "--format", "xml", "--db", db_}).exit_code, 2);
   TempDir t;
   auto missing = run_nightjar({"export", "--db", t.path() + "/none.db"});
-  EXPECT_EQ(missing.exit_code, 4);
+  EXPECT_EQ(missing.exit_code, 2);
   EXPECT_NE(missing.err.find("no results database at"), std::string::npos);
 
   auto no_file = run_nightjar({"import", "--db", t.path() + "/x.db", t.path() + "/absent.csv"});

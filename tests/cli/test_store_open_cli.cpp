@@ -52,7 +52,7 @@ TEST(StoreOpenCli, ReadCommandsNeverCreateAMissingDatabase) {
   const std::string db = dir.path() + "/none.db";
   for (const auto& args : read_commands(db)) {
     auto r = run_nightjar(args);
-    EXPECT_EQ(r.exit_code, 4) << args[0] << ": " << r.err;
+    EXPECT_EQ(r.exit_code, 2) << args[0] << ": " << r.err;  // the path names nothing
     EXPECT_TRUE(contains(r.err, "no results database at " + db)) << args[0] << ": " << r.err;
     EXPECT_TRUE(contains(r.err, "`nightjar run`")) << r.err;
     EXPECT_FALSE(std::filesystem::exists(db)) << args[0];
@@ -156,11 +156,11 @@ TEST(StoreOpenCli, AMissingDirectoryIsRefusedExceptTheDefaultOne) {
   TempDir dir;
   const std::string job = dir.write("f.yaml", kJob);
   auto r = run_nightjar({"run", job, "--db", dir.path() + "/no/such/r.db"});
-  EXPECT_EQ(r.exit_code, 4) << r.err;
+  EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_TRUE(contains(r.err, "the directory " + dir.path() + "/no/such does not exist")) << r.err;
   EXPECT_FALSE(std::filesystem::exists(dir.path() + "/no"));
   r = run_nightjar({"run", job}, {{"NIGHTJAR_DB", dir.path() + "/env/r.db"}});
-  EXPECT_EQ(r.exit_code, 4) << r.err;
+  EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_FALSE(std::filesystem::exists(dir.path() + "/env"));
   // The default location: its directory is created.
   r = run_nightjar({"run", job, "--variant", "a"}, {{"XDG_DATA_HOME", dir.path() + "/xdg"}});
