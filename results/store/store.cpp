@@ -89,14 +89,14 @@ bool check_location(const std::string& path, ResultsStore::Access access) {
   }
   if (access == ResultsStore::Access::read_only)
     throw UsageError("no results database at " + path +
-                           "; `nightjar run` (or `nightjar import`) creates it; to read another "
-                           "file pass --db PATH or set NIGHTJAR_DB");
+                     "; `nightjar run` (or `nightjar import`) creates it; to read another "
+                     "file pass --db PATH or set NIGHTJAR_DB");
   const fs::path parent = fs::path(path).parent_path();
   if (parent.empty() || fs::is_directory(parent, ec)) return false;
   if (!is_default_location(path))
     throw UsageError(path + ": the directory " + parent.string() +
-                           " does not exist; create it first, or pass --db PATH in an existing "
-                           "directory");
+                     " does not exist; create it first, or pass --db PATH in an existing "
+                     "directory");
   fs::create_directories(parent, ec);
   if (ec)
     throw EnvironmentError(path + ": cannot create the database directory " + parent.string() +
