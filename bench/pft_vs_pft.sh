@@ -115,22 +115,8 @@ run_wis() { # mode tasks
     awk -v n="$2" -F: '/^average:/ { printf "%.1f\n", $2 / n }'
 }
 
-# Geometric mean and 95% t interval of the ratios on stdin (one per line):
-# "gmean [lo, hi]". t quantiles 0.975 for 1..30 degrees of freedom, then 1.96.
-gmean_ci() {
-  awk 'BEGIN { split("12.706 4.303 3.182 2.776 2.571 2.447 2.365 2.306 2.262 2.228 " \
-                     "2.201 2.179 2.160 2.145 2.131 2.120 2.110 2.101 2.093 2.086 " \
-                     "2.080 2.074 2.069 2.064 2.060 2.056 2.052 2.048 2.045 2.042", t, " ") }
-       { l[++n] = log($1); s += l[n] }
-       END {
-         m = s / n
-         if (n < 2) { printf "%.3f [-, -]", exp(m); exit }
-         for (i = 1; i <= n; i++) v += (l[i] - m) ^ 2
-         se = sqrt(v / (n - 1) / n)
-         q = (n - 1 <= 30) ? t[n - 1] : 1.96
-         printf "%.3f [%.3f, %.3f]", exp(m), exp(m - q * se), exp(m + q * se)
-       }'
-}
+# gmean_ci: the geometric mean of the ratios with its 95% t interval.
+source "$(dirname "$0")/ratios.sh"
 
 load() { cut -d' ' -f1 /proc/loadavg; }
 

@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # nightjar tcp_sendfile against a bare sendfile loop and iperf3, interleaved
 # on this machine with the same clients, send size and duration. Prints each
-# round's mean throughput per client (Mbps), the ratios of the means over
-# all rounds and the median per-round ratio; the goal is nightjar >= 0.98 x
+# round's mean throughput per client (Mbps), then the headline: the median
+# per-round ratio with its distribution-free 95% interval (bench/ratios.sh),
+# and the geometric mean with its t interval; the goal is nightjar >= 0.98 x
 # the bare loop.
 #
 #   bench/tcp_sendfile_vs_bare.sh [CLIENTS=1] [SEND_SIZE=10240] [SECONDS=5] [ROUNDS=3]
 #
 # BUILD=dir selects the build directory (default: build). iperf3 (Debian
-# package iperf3) is installed with apt-get when missing and allowed (root);
-# without it that column is skipped. Everything stays on loopback (::1).
+# package iperf3) is used when it is installed; this script installs
+# nothing: without it that column is skipped and the script says how to get
+# it. Everything stays on loopback (::1).
 set -euo pipefail
 
 clients=${1:-1}
@@ -23,14 +25,13 @@ for b in "$nightjar" "$bare"; do
   [ -x "$b" ] || { echo "$0: $b not built; run: cmake --build $build" >&2; exit 2; }
 done
 
-if ! command -v iperf3 >/dev/null 2>&1; then
-  if [ "$(id -u)" -eq 0 ]; then
-    echo "$0: installing iperf3" >&2
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq iperf3 >/dev/null 2>&1 || true
-  fi
-fi
+source "$(dirname "$0")/ratios.sh"
 have_iperf=0
-command -v iperf3 >/dev/null 2>&1 && have_iperf=1
+if command -v iperf3 >/dev/null 2>&1; then
+  have_iperf=1
+else
+  echo "$0: iperf3 is not installed: its column is skipped (apt-get install iperf3 to add it)" >&2
+fi
 
 tmp=$(mktemp -d /tmp/nightjar-bench-XXXXXX)
 iperf_pid=""
@@ -105,11 +106,9 @@ for r in $(seq 1 "$rounds"); do
 done
 awk -v nj="$sum_nj" -v bare="$sum_bare" -v ip="$sum_ip" -v n="$rounds" -v have="$have_iperf" 'BEGIN {
   printf "mean:    nightjar %10.2f  bare %10.2f  iperf3 %10.2f  Mbps per client\n", nj / n, bare / n, ip / n
-  printf "ratio nightjar/bare = %.3f (of the means; goal >= 0.98)\n", nj / bare
-  if (have) printf "ratio iperf3/bare   = %.3f\n", ip / bare
+  if (have) printf "ratio iperf3/bare of the means = %.3f\n", ip / bare
   else print "iperf3: not installed, skipped"
 }'
-# The median of the per-round ratios: robust against one disturbed round.
-echo $ratios | tr ' ' '\n' | sort -g | awk '{ v[NR] = $1 } END {
-  m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-  printf "median of per-round nightjar/bare = %.3f\n", m }'
+# The headline: the median of the per-round ratios, robust against one
+# disturbed round, with its interval (goal >= 0.98).
+echo "nightjar/bare per round: median $(echo $ratios | tr ' ' '\n' | median_ci); geometric mean $(echo $ratios | tr ' ' '\n' | gmean_ci) (goal >= 0.98)"
