@@ -34,6 +34,14 @@ void migrate(SQLite::Database& db, const std::string& path);
 /// byte-identical.
 int check_schema(SQLite::Database& db, const std::string& path);
 
+/// Opens `path` read-only with SQLite's "immutable=1" URI parameter: no
+/// locks and no -shm file. The store uses it only when a WAL database cannot
+/// be opened read-only the normal way (a directory the reader may not
+/// write, no -shm: SQLite's wal.html "Read-Only Databases"); every further
+/// connection of that store (the side queries) opens the same way.
+/// Throws SQLite::Exception when SQLite cannot open it.
+SQLite::Database open_immutable(const std::string& path);
+
 /// This machine's hostname ("" when unknown).
 std::string hostname();
 /// /proc/sys/kernel/random/boot_id.

@@ -28,8 +28,9 @@ namespace {
 // side) and bought nothing measurable over SQLite's page cache on
 // bench/compare_bench (see README "Benchmarks"); memory stays bounded by what
 // a side selects plus the default page cache.
-SQLite::Database open_reader(const std::string& path) {
+SQLite::Database open_reader(const std::string& path, bool immutable) {
   try {
+    if (immutable) return open_immutable(path);
     return SQLite::Database(path, SQLite::OPEN_READONLY | SQLite::OPEN_NOMUTEX, kBusyTimeoutMs);
   } catch (const SQLite::Exception& e) {
     throw EnvironmentError(path + ": cannot open the results database for reading: " + e.what());
@@ -329,7 +330,7 @@ bool any_row(const SQLite::Database& db, const char* sql) {
 }  // namespace
 
 StoredSide ResultsStore::side_samples(const SideFilter& filter) const {
-  const SQLite::Database db = open_reader(path_);
+  const SQLite::Database db = open_reader(path_, immutable_);
   StoredSide side;
   Reading r;
   read_runs(db, filter, side, r);

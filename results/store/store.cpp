@@ -118,29 +118,6 @@ std::unique_ptr<SQLite::Database> open_database(const std::string& path,
   }
 }
 
-// A WAL database in a directory the reader may not write, without its -shm
-// file (the last writer removed it), cannot be opened read-only the normal
-// way (SQLite's wal.html "Read-Only Databases"); "immutable=1" reads it
-// without the shared memory and without locks, which is right for an
-// archived copy and is tried only then.
-std::unique_ptr<SQLite::Database> open_immutable(const std::string& path) {
-  std::error_code ec;
-  std::string uri = "file:";
-  for (char c : fs::absolute(path, ec).string()) {
-    if (c == '%' || c == '?' || c == '#') {
-      static constexpr char kHex[] = "0123456789ABCDEF";
-      uri += '%';
-      uri += kHex[(static_cast<unsigned char>(c) >> 4) & 0xF];
-      uri += kHex[static_cast<unsigned char>(c) & 0xF];
-    } else {
-      uri += c;
-    }
-  }
-  uri += "?immutable=1";
-  return std::make_unique<SQLite::Database>(uri, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI,
-                                            kBusyTimeoutMs);
-}
-
 // Read-only: the schema must be exactly this binary's, since nothing may be
 // migrated.
 void check_readable_schema(SQLite::Database& db, const std::string& path) {
@@ -215,6 +192,28 @@ int abort_stale_runs(SQLite::Database& db) {
 
 }  // namespace
 
+// A WAL database in a directory the reader may not write, without its -shm
+// file (the last writer removed it), cannot be opened read-only the normal
+// way (SQLite's wal.html "Read-Only Databases"); "immutable=1" reads it
+// without the shared memory and without locks, which is right for an
+// archived copy and is tried only then.
+SQLite::Database store_detail::open_immutable(const std::string& path) {
+  std::error_code ec;
+  std::string uri = "file:";
+  for (char c : fs::absolute(path, ec).string()) {
+    if (c == '%' || c == '?' || c == '#') {
+      static constexpr char kHex[] = "0123456789ABCDEF";
+      uri += '%';
+      uri += kHex[(static_cast<unsigned char>(c) >> 4) & 0xF];
+      uri += kHex[static_cast<unsigned char>(c) & 0xF];
+    } else {
+      uri += c;
+    }
+  }
+  uri += "?immutable=1";
+  return SQLite::Database(uri, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, kBusyTimeoutMs);
+}
+
 ResultsStore::ResultsStore(const std::string& path, Access access) : path_(path) {
   check_location(path, access);
   db_ = open_database(path, access);
@@ -227,7 +226,8 @@ ResultsStore::ResultsStore(const std::string& path, Access access) : path_(path)
         // (primary code READONLY): a -shm this connection may not set up.
         const int code = e.getErrorCode() & 0xff;
         if (code != SQLITE_CANTOPEN && code != SQLITE_READONLY) throw;
-        db_ = open_immutable(path);
+        db_ = std::make_unique<SQLite::Database>(open_immutable(path));
+        immutable_ = true;
         check_readable_schema(*db_, path);
       }
       return;

@@ -310,6 +310,7 @@ class ResultsStore {
 
   std::string path_;
   std::unique_ptr<SQLite::Database> db_;
+  bool immutable_ = false;  ///< opened with "immutable=1" (store_detail::open_immutable)
   int stale_aborted_ = 0;
 };
 

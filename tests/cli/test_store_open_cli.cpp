@@ -1,8 +1,8 @@
 // Unit under test: how every command opens the results database
 // (results/store/store.cpp ResultsStore::ResultsStore, harness/cli/cli.cpp
 // open_store/open_existing_store), issue 15 "Databases":
-//  - read commands never create a database: a missing one is exit 4 naming
-//    the path and saying `nightjar run` creates it;
+//  - read commands never create a database: a missing one is exit 2 (a
+//    usage error) naming the path and saying `nightjar run` creates it;
 //  - they open read-only: the file stays byte-identical, also a WAL file;
 //  - user_version outside 0..kSchemaVersion (-1, -1000, -2147483648, 99) and
 //    a foreign SQLite file are exit 4 naming the value or the file, for read
