@@ -856,6 +856,48 @@ ExitCode report_only_skipped(Session& s, const BisectState& state) {
   return ExitCode::inconclusive;
 }
 
+// When the first bad commit is a merge, git names it only because every
+// parent is good: the regression comes from the branches together, not from
+// one commit (issue 19). Says so, with why each parent counts as good (a
+// measured step, or an ancestor of a good commit, which git bisect takes as
+// good without measuring), and how many branch commits a test on top of the
+// first parent would cover. "" for an ordinary commit.
+std::string merge_note(Session& s, const Git& git, const std::string& first) {
+  std::vector<std::string> parents =
+      split(git.line({"rev-list", "--parents", "-n", "1", first}), ' ');
+  if (parents.size() <= 2) return "";
+  parents.erase(parents.begin());
+  const std::vector<StepRow> steps = load_steps(s.store, s.id);
+  std::vector<std::string> why;
+  for (const std::string& p : parents) {
+    std::string reason = "good for git bisect";
+    for (const auto& st : steps)
+      if (st.commit == p && st.decision == "good") {
+        reason = fmt::format("measured good at step {}", st.step);
+        break;
+      }
+    if (reason.rfind("measured", 0) != 0)
+      for (const auto& st : steps)
+        if (st.decision == "good" && st.commit != p &&
+            git.run({"merge-base", "--is-ancestor", p, st.commit}, true).ok()) {
+          reason = fmt::format("an ancestor of {}, measured good at step {}", short_sha(st.commit),
+                               st.step);
+          break;
+        }
+    why.push_back(short_sha(p) + " " + reason);
+  }
+  const std::string branch = parents[0] + ".." + parents[1];
+  const std::string count = git.line({"rev-list", "--count", branch});
+  return fmt::format(
+      "  merge {}: {} parents measure good ({}): an interaction of the merged branches, not one "
+      "commit\n"
+      "  to find the branch commit that interacts, test the {} commit(s) of the branch on top of "
+      "the first parent: `git -C {} rev-list --reverse {}` lists them (cherry-pick them onto {} "
+      "one by one and run `nightjar bisect step` on each)\n",
+      short_sha(first), parents.size() == 2 ? "both" : "all", join(why, "; "), count, git.dir(),
+      branch, short_sha(parents[0]));
+}
+
 ExitCode report_first_bad(Session& s, Git& git, const SessionRow& row, const BisectState& state,
                           const Endpoints& endpoints, const StepCounts& counts) {
   const std::string first = state.first_bad;
@@ -872,6 +914,7 @@ ExitCode report_first_bad(Session& s, Git& git, const SessionRow& row, const Bis
   s.out << fmt::format(
       "\nfirst bad commit: {} {}\n  after {} step(s) between the endpoints ({} skipped)\n", first,
       subject, between, counts.skipped);
+  s.out << merge_note(s, git, first);
   if (!first_runs.empty())
     print_comparison(s, endpoints.base, first_runs, "good-" + short_sha(row.good),
                      "bad-" + short_sha(first), endpoints.min_effect);
@@ -909,10 +952,27 @@ ExitCode drive(Session& s, const SessionRow& row) {
   return report_first_bad(s, git, row, state, *endpoints, counts);
 }
 
+// After `git bisect reset` the work tree is back at the commit it was at,
+// but the build products in it are the last tested commit's: says so when
+// they differ, so nobody installs the wrong kernel (issue 19).
+void warn_build_tree(const Session& s) {
+  if (s.job.build_command.empty() || s.built.empty()) return;
+  const Git git(s.prep.top);
+  CommandResult head = git.run({"rev-parse", "HEAD"}, true);
+  const std::string now(trim(head.out));
+  if (!head.ok() || now == s.built) return;
+  std::cerr << fmt::format(
+      "nightjar: warning: {} is back at {} (git bisect reset), but its build products are of {}, "
+      "the last commit built; rebuild ({}) before using them\n",
+      s.prep.top, short_sha(now), short_sha(s.built), s.job.build_command);
+}
+
 // drive(), with the session's end recorded when it is interrupted or fails.
 ExitCode drive_recorded(Session& s, const SessionRow& row) {
   try {
-    return drive(s, row);
+    const ExitCode code = drive(s, row);
+    warn_build_tree(s);
+    return code;
   } catch (const Interrupted&) {
     finish_session(s.store, s.id, "interrupted",
                    "interrupted by a signal; `nightjar bisect resume --session " +

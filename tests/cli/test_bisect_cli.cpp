@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "bisect_repo.h"
@@ -142,6 +143,57 @@ TEST(BisectRunCli, RegressionNextToABrokenCommitIsInconclusiveWithBothCandidates
   EXPECT_TRUE(contains(r.out, f.sha(7).substr(0, 12))) << r.out;
   EXPECT_EQ(query_one(f.db, "SELECT status FROM bisect_session"), "inconclusive");
   EXPECT_TRUE(f.repo_as_found());
+}
+
+// main: c0 - c1 ------ M - c2 - c3; side: c0 - s1 - s2 merged at M. Both
+// parents of M run as fast as c0; M (an evil merge: its resolution changes
+// prog.c) and everything after it are 10% slower. git names M as the first
+// bad commit; nightjar must say that both parents measure good.
+TEST(BisectRunCli, AMergeOfTwoGoodParentsIsNamedAsAnInteraction) {
+  TempDir dir;
+  const std::string work = dir.path() + "/repo";
+  fs::create_directories(work);
+  auto write = [&](const std::string& name, const std::string& text) {
+    std::ofstream(work + "/" + name) << text;
+  };
+  auto commit = [&](const std::string& message) {
+    git_out(work, {"add", "-A"});
+    git_out(work, {"commit", "-q", "-m", message});
+    return std::string(git_out(work, {"rev-parse", "HEAD"}).substr(0, 40));
+  };
+  git_out(work, {"init", "-q", "-b", "main"});
+  write("prog.c", program_source(0, 1000, false, 3));
+  write(".gitignore", "prog\n");
+  const std::string c0 = commit("c0");
+  git_out(work, {"checkout", "-q", "-b", "side"});
+  write("side.txt", "s1\n");
+  commit("s1");
+  write("side.txt", "s1\ns2\n");
+  commit("s2");
+  git_out(work, {"checkout", "-q", "main"});
+  write("main.txt", "c1\n");
+  commit("c1");
+  git_out(work, {"merge", "-q", "--no-ff", "--no-commit", "side"});
+  write("prog.c", program_source(1, 1100, false, 3));
+  const std::string merge = commit("merge side");
+  write("main.txt", "c1\nc2\n");
+  commit("c2");
+  write("main.txt", "c1\nc2\nc3\n");
+  const std::string c3 = commit("c3");
+  const std::string counter = dir.path() + "/counter", db = dir.path() + "/r.db";
+  const std::string job = dir.write("job.yaml", synthetic_job(counter, 11));
+  auto r = run_nightjar({"bisect", "run", "--repo", work, "--good", c0, "--bad", c3, "--build",
+                         kSyntheticBuild, "--job", job, "--db", db});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_TRUE(contains(r.out, "first bad commit: " + merge + " merge side")) << r.out;
+  EXPECT_TRUE(contains(r.out, "merge " + merge.substr(0, 12) + ": both parents measure good ("))
+      << r.out;
+  EXPECT_TRUE(contains(r.out, "an interaction of the merged branches, not one commit")) << r.out;
+  EXPECT_TRUE(contains(r.out, "test the 2 commit(s) of the branch on top of the first parent"))
+      << r.out;
+  // The work tree is back at c3, its build products are another commit's.
+  EXPECT_TRUE(contains(r.err, "is back at " + c3.substr(0, 12) + " (git bisect reset)")) << r.err;
+  EXPECT_TRUE(contains(r.err, "the last commit built; rebuild (")) << r.err;
 }
 
 TEST(BisectRunCli, EndpointsWithoutARegressionStop) {
