@@ -1,10 +1,51 @@
 #include "harness/run/progress.h"
 
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cstdlib>
+
 namespace nightjar {
+
+namespace {
+
+// Weight of the newest iteration in the ETA's moving mean: about the last
+// five iterations count, so one slow iteration (a setup, a noisy
+// neighbour) moves the ETA without making it jump.
+constexpr double kEtaWeight = 0.2;
+
+// `s` cut to at most `n` bytes at a UTF-8 character boundary.
+std::string cut(const std::string& s, std::size_t n) {
+  if (s.size() <= n) return s;
+  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
+  return s.substr(0, n);
+}
+
+// `s` shortened to `n` bytes by dropping its middle ("pft [a] cli…=128M").
+std::string cut_middle(const std::string& s, std::size_t n) {
+  if (s.size() <= n) return s;
+  if (n < 4) return cut(s, n);
+  const std::size_t marker = 3;  // "..."
+  const std::size_t head = (n - marker + 1) / 2, tail = n - marker - head;
+  std::size_t from = s.size() - tail;
+  while (from < s.size() && (static_cast<unsigned char>(s[from]) & 0xC0) == 0x80) ++from;
+  return cut(s, head) + "..." + s.substr(from);
+}
+
+}  // namespace
+
+int terminal_columns(std::FILE* out) {
+  winsize w{};
+  if (ioctl(fileno(out), TIOCGWINSZ, &w) == 0 && w.ws_col > 0) return w.ws_col;
+  if (const char* c = std::getenv("COLUMNS")) {
+    const int n = std::atoi(c);
+    if (n > 0) return n;
+  }
+  return 80;
+}
 
 Progress::Progress(int total_cells, long total_iterations, std::FILE* out)
     : out_(out),
@@ -13,11 +54,10 @@ Progress::Progress(int total_cells, long total_iterations, std::FILE* out)
       total_iterations_(total_iterations) {}
 
 std::string Progress::eta() const {
-  if (done_iterations_ == 0) return "--:--";
-  double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  double left = elapsed / static_cast<double>(done_iterations_) *
-                static_cast<double>(total_iterations_ - done_iterations_);
-  long s = static_cast<long>(left + 0.5);
+  if (!seconds_per_iteration_) return "--:--";
+  const double left = *seconds_per_iteration_ *
+                      static_cast<double>(std::max(0L, total_iterations_ - done_iterations_));
+  const long s = static_cast<long>(left + 0.5);
   return fmt::format("{}:{:02}", s / 60, s % 60);
 }
 
@@ -27,18 +67,44 @@ void Progress::cell(int index, const std::string& label) {
   if (!tty_) fmt::print(out_, "nightjar: cell {}/{}: {}\n", index, total_cells_, label);
 }
 
-void Progress::iteration(bool warmup, int done, int of, double seconds) {
+std::string Progress::bar_line(int columns, bool warmup, int done, int of,
+                               const std::string& variant) const {
+  const std::size_t room = static_cast<std::size_t>(std::max(columns - 1, 1));
+  const std::string head = fmt::format("cell {}/{} ", cell_index_, total_cells_);
+  const std::string tail = fmt::format("  [{}] {} {}/{}  ETA {}", variant,
+                                       warmup ? "warm-up" : "iteration", done, of, eta());
+  auto bar = [&](int width) {
+    const int filled =
+        total_iterations_ ? static_cast<int>(width * std::min(done_iterations_, total_iterations_) /
+                                             total_iterations_)
+                          : 0;
+    return "[" + std::string(filled, '#') + std::string(width - filled, '.') + "] ";
+  };
+  for (int width : {20, 10}) {
+    const std::string b = bar(width);
+    const std::size_t fixed = b.size() + head.size() + tail.size();
+    if (fixed + std::min<std::size_t>(cell_label_.size(), 12) <= room)
+      return b + head + cut_middle(cell_label_, room - fixed) + tail;
+  }
+  const std::size_t fixed = head.size() + tail.size();
+  if (fixed + 8 <= room) return head + cut_middle(cell_label_, room - fixed) + tail;
+  return cut(head + cell_label_ + tail, room);
+}
+
+void Progress::iteration(bool warmup, int done, int of, double seconds,
+                         const std::string& variant) {
   ++done_iterations_;
+  const auto now = std::chrono::steady_clock::now();
+  const double wall = std::max(seconds, std::chrono::duration<double>(now - last_).count());
+  last_ = now;
+  seconds_per_iteration_ = seconds_per_iteration_
+                               ? kEtaWeight * wall + (1 - kEtaWeight) * *seconds_per_iteration_
+                               : wall;
   if (tty_) {
-    int width = 20;
-    int filled =
-        total_iterations_ ? static_cast<int>(width * done_iterations_ / total_iterations_) : 0;
-    fmt::print(out_, "\r\033[K[{}{}] cell {}/{} {}  {} {}/{}  ETA {}", std::string(filled, '#'),
-               std::string(width - filled, '.'), cell_index_, total_cells_, cell_label_,
-               warmup ? "warm-up" : "iteration", done, of, eta());
+    fmt::print(out_, "\r\033[K{}", bar_line(terminal_columns(out_), warmup, done, of, variant));
     bar_open_ = true;
   } else {
-    fmt::print(out_, "nightjar:   {} {}/{} done in {:.3f} s (ETA {})\n",
+    fmt::print(out_, "nightjar:   [{}] {} {}/{} done in {:.3f} s (ETA {})\n", variant,
                warmup ? "warm-up" : "iteration", done, of, seconds, eta());
   }
   std::fflush(out_);

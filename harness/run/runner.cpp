@@ -196,7 +196,8 @@ class CellRun {
       throw_if_interrupted();
       progress_.iteration(
           true, w, job_.warmup,
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
+          variant_.name);
     });
   }
 
@@ -229,7 +230,7 @@ class CellRun {
         for (const auto& [metric, why] : result.invalid_metrics)
           progress_.message(fmt::format("iteration {}: invalid value: {}", i, why));
       }
-      progress_.iteration(false, i, job_.iterations, seconds);
+      progress_.iteration(false, i, job_.iterations, seconds, variant_.name);
     });
   }
 
