@@ -7,7 +7,10 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <cerrno>
 #include <cmath>
+#include <cstdlib>
+#include <functional>
 #include <iostream>
 #include <string_view>
 
@@ -55,6 +58,43 @@ ResultsStore open_store(const std::string& db_flag) {
         "nightjar: marked {} run(s) left 'running' by an ended process as aborted\n",
         store.stale_runs_aborted());
   return store;
+}
+
+namespace {
+
+// A CLI11 check of a decimal number: `fails` says what is wrong with it or "".
+CLI::Validator number_check(std::string description, std::function<std::string(double)> problem) {
+  return CLI::Validator(
+      [problem = std::move(problem)](std::string& text) -> std::string {
+        const char* begin = text.c_str();
+        char* end = nullptr;
+        errno = 0;
+        const double v = std::strtod(begin, &end);
+        if (text.empty() || end == begin || *end != '\0' || errno == ERANGE || std::isnan(v))
+          return fmt::format("must be a number, found '{}'", echo_input(text));
+        return problem(v);
+      },
+      std::move(description));
+}
+
+}  // namespace
+
+CLI::Validator at_least(double min) {
+  return number_check(fmt::format("NUMBER >= {}", min), [min](double v) {
+    return v >= min ? std::string() : fmt::format("must be at least {}", min);
+  });
+}
+
+CLI::Validator in_range(double min, double max) {
+  return number_check(fmt::format("NUMBER in {}..{}", min, max), [min, max](double v) {
+    return v >= min && v <= max ? std::string() : fmt::format("must be from {} to {}", min, max);
+  });
+}
+
+CLI::Validator greater_than(double min) {
+  return number_check(fmt::format("NUMBER > {}", min), [min](double v) {
+    return v > min ? std::string() : fmt::format("must be greater than {}", min);
+  });
 }
 
 stats::SignificanceOptions significance_options(const std::string& test, double alpha,

@@ -36,25 +36,25 @@ void add_bisect_job_options(CLI::App* cmd, BisectArgs& a) {
                   "failure -> skip the commit");
   cmd->add_option("--build-timeout", a.job.build_timeout,
                   "seconds before the build is killed (0: none)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(at_least(0));
   cmd->add_option("--iterations,-i", a.job.iterations,
                   "first batch of iterations per commit (default: the job's)")
-      ->check(CLI::PositiveNumber);
+      ->check(at_least(1));
   cmd->add_option("--warmup,-w", a.job.warmup, "warm-up iterations per run (default: the job's)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(at_least(0));
   cmd->add_option("--max-iterations", a.job.max_iterations,
                   "when unsure, add iterations up to this many samples per commit, then skip it "
                   "(default 30)")
-      ->check(CLI::PositiveNumber);
+      ->check(at_least(1));
   cmd->add_option("--set,-s", a.sets, "key=value: override a job parameter");
   cmd->add_option("--variant", a.job.variant, "variant label of the runs (one variant)");
   cmd->add_option("--alpha", a.job.alpha, "false discovery rate of the comparison (default 0.05)")
-      ->check(CLI::Range(1e-9, 0.999999));
+      ->check(in_range(1e-9, 0.999999));
   cmd->add_option(
          "--min-effect", a.job.min_effect_pct,
          "smallest |%change| that counts as different (default: half the endpoints' change, "
          "at least 1%)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(at_least(0));
   cmd->add_option("--db", a.db, "results database path");
 }
 

@@ -83,12 +83,11 @@ Subcommand add_calibrate_command(CLI::App& app) {
       "Run A/A pairs of a job's cells and store their run-to-run variation for this testbox");
   cmd->add_option("job", a->job, "job file (YAML)")->required();
   cmd->add_option("--pairs", a->pairs, "A/A pairs per cell (2N runs; default 5)")
-      ->check(CLI::Range(1, 500));
+      ->check(in_range(1, 500));
   cmd->add_option("--variant", a->variant, "the job's variant to calibrate (default: the job's)");
   cmd->add_option("--iterations,-i", a->iterations, "measured iterations per run")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--warmup,-w", a->warmup, "warm-up iterations per run")
-      ->check(CLI::NonNegativeNumber);
+      ->check(at_least(1));
+  cmd->add_option("--warmup,-w", a->warmup, "warm-up iterations per run")->check(at_least(0));
   cmd->add_option("--set,-s", a->sets, "key=value[,value...]: override or add a matrix axis");
   cmd->add_option("--db", a->db, "results database path");
   s.cmd = cmd;

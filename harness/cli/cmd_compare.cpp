@@ -106,10 +106,10 @@ void add_compare_options(CLI::App* cmd, CompareArgs& a) {
                 "also pool the samples stored invalid (a client that moved 0 bytes, a rate of "
                 "0), for inspection; the notes say so");
   cmd->add_option("--width", a.width, "mmtests layout: value width W of %W.Pf")
-      ->check(CLI::Range(1, 40))
+      ->check(in_range(1, 40))
       ->capture_default_str();
   cmd->add_option("--precision", a.precision, "mmtests/markdown layout: decimals P of %W.Pf")
-      ->check(CLI::Range(0, 12))
+      ->check(in_range(0, 12))
       ->capture_default_str();
 }
 

@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "harness/cli/commands.h"
+#include "harness/job/job.h"
 #include "results/compare/selector.h"
 #include "results/io/csv.h"
 #include "results/io/gbench.h"
@@ -160,6 +161,10 @@ ExitCode import_gbench_file(const ImportArgs& a) {
     throw UsageError(
         "--format gbench needs --variant NAME: the label of this report's runs, as `nightjar "
         "run --variant` gives one (e.g. --variant patched)");
+  require_label("--variant", a.variant);
+  for (const auto& [flag, label] : {std::pair{"--build", &a.build}, std::pair{"--job", &a.job},
+                                    std::pair{"--kernel", &a.kernel}})
+    if (!label->empty()) require_label(flag, *label);
   GbenchOptions options;
   options.time_unit = a.time_unit;
   std::string declarations;

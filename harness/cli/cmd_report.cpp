@@ -172,7 +172,7 @@ Subcommand add_report_command(CLI::App& app) {
                   "selector), e.g. --label 'Without (6.0-rc1)' --label 'With patch'")
       ->allow_extra_args(false);
   cmd->add_option("--precision", a->precision, "decimals of values and %change")
-      ->check(CLI::Range(0, 12))
+      ->check(in_range(0, 12))
       ->capture_default_str();
   cmd->add_option("--db", a->db, "results database path");
   cmd->add_option("--job", a->job, "only runs of this job (file stem), on every side");

@@ -24,8 +24,10 @@ std::map<std::string, std::string> parse_context_pairs(const std::vector<std::st
   for (const auto& p : pairs) {
     auto eq = p.find('=');
     if (eq == std::string::npos || eq == 0)
-      throw UsageError("--context: '" + p +
+      throw UsageError("--context: '" + echo_input(p) +
                        "' is not key=value; write for example --context host_load=idle");
+    require_label("--context key", p.substr(0, eq));
+    require_label("--context value", p.substr(eq + 1));
     out[p.substr(0, eq)] = p.substr(eq + 1);
   }
   return out;
@@ -36,6 +38,7 @@ struct RunArgs {
   std::string variant, build, db;
   std::optional<int> iterations, warmup;
   bool interleave = false;
+  bool fail_if_skipped = false;  ///< --fail-if-skipped: exit 4 when any cell was skipped
   int runs = 1;
   std::string format = "text";  ///< a run-output format (results/render/run_output.h)
   QemuOptions vm;               ///< --kernel IMAGE...: the kernel axis in qemu (harness/vm/qemu.h)
@@ -129,6 +132,7 @@ ExitCode cmd_run(const RunArgs& a) {
   o.interleave = a.interleave;
   o.runs = a.runs;
   o.build = a.build;
+  if (!a.build.empty()) require_label("--build", a.build);
   o.iterations = a.iterations;
   o.warmup = a.warmup;
   for (const auto& s : a.sets) o.overrides.push_back(parse_set(s));
@@ -181,6 +185,13 @@ ExitCode cmd_run(const RunArgs& a) {
       outcome.failed, outcome.skipped, outcome.aborted, store.path());
   if (outcome.interrupted) return ExitCode::interrupted;
   if (outcome.failed) return ExitCode::environment;
+  if (a.fail_if_skipped && outcome.skipped) {
+    std::cerr << fmt::format(
+        "nightjar: --fail-if-skipped: {} of {} cell run(s) skipped (the reasons are above and in "
+        "`nightjar show --status skipped`) -> exit {}\n",
+        outcome.skipped, outcome.complete + outcome.skipped, to_int(ExitCode::environment));
+    return ExitCode::environment;
+  }
   if (!sampler) return ExitCode::ok;
   std::cout << sampler->report();
   const ExitCode code = sampler->exit_code();
@@ -204,19 +215,22 @@ Subcommand add_run_command(CLI::App& app) {
                   "all|NAME[,NAME...]: the job's variants to run (default: the job's "
                   "`variant:`, else all its `variants:`); for a job without `variants:`, "
                   "the label of these runs (default 'default')");
+  cmd->add_flag("--fail-if-skipped", a->fail_if_skipped,
+                "exit 4 when any cell was skipped (a missing kernel feature, no root): for CI "
+                "gates that must not pass on nothing");
   cmd->add_flag("--interleave", a->interleave,
                 "alternate the variants per iteration (A1 B1 A2 B2 ...) to cancel drift");
   cmd->add_option("--runs", a->runs,
                   "N: run each cell N times as separate runs (own setup each), variants "
                   "alternating by run (A B A B); with --kernel one boot per run")
-      ->check(CLI::Range(1, 1000));
+      ->check(in_range(1, 1000));
   cmd->add_option("--build", a->build, "build label: commit id or name of the kernel build");
   cmd->add_option("--iterations,-i", a->iterations,
                   "measured iterations per cell (overrides the job)")
-      ->check(CLI::PositiveNumber);
+      ->check(at_least(1));
   cmd->add_option("--warmup,-w", a->warmup,
                   "untimed warm-up iterations per cell (overrides the job)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(at_least(0));
   cmd->add_option("--set,-s", a->sets, "key=value[,value...]: override or add a matrix axis");
   cmd->add_option("--db", a->db, "results database path");
   cmd->add_option("--context", a->context, "k=v: extra context recorded with every run");
@@ -229,12 +243,12 @@ Subcommand add_run_command(CLI::App& app) {
                   "DIR: kernel modules for --kernel (lib/modules/<release>, or a directory "
                   "holding it); default: next to each image");
   cmd->add_option("--vm-memory", a->vm.memory_mb, "MiB of guest memory (--kernel)")
-      ->check(CLI::Range(128, 1 << 20));
+      ->check(in_range(128, 1 << 20));
   cmd->add_option("--vm-cpus", a->vm.cpus, "guest CPUs (--kernel; default min(2, CPUs))")
-      ->check(CLI::Range(1, 256));
+      ->check(in_range(1, 256));
   cmd->add_option("--vm-timeout", a->vm.timeout_sec,
                   "seconds for one kernel's boot and job before qemu is killed (--kernel)")
-      ->check(CLI::PositiveNumber);
+      ->check(at_least(1));
   cmd->add_option("--guest-binary", a->vm.guest_binary,
                   "statically linked nightjar for the guest (default: nightjar-static next "
                   "to this binary)");
@@ -250,7 +264,7 @@ Subcommand add_run_command(CLI::App& app) {
   cmd->add_option("--max-iterations", a->max_iterations,
                   "N: --until-decided: at most N iterations per side and cell "
                   "(default max(30, 4 x the first look))")
-      ->check(CLI::Range(3, 1000000));
+      ->check(in_range(3, 1000000));
   cmd->add_option("--max-time", a->max_time,
                   "T: --until-decided: time budget of the whole run (90s, 20m, 1h)");
   cmd->add_option("--decide-on", a->decide_on,

@@ -144,7 +144,7 @@ Subcommand add_show_command(CLI::App& app) {
   cmd->add_option("--status", a->status, "only runs with this status")
       ->check(CLI::IsMember({"running", "complete", "aborted", "failed", "skipped"}));
   cmd->add_option("--run", a->run, "one run: its per-metric summary and context");
-  cmd->add_option("--last", a->last, "only the newest N runs")->check(CLI::PositiveNumber);
+  cmd->add_option("--last", a->last, "only the newest N runs")->check(at_least(1));
   cmd->add_flag("--summary", a->summary,
                 "per-metric summary (n, mean, CoeffVar) instead of the list");
   s.cmd = cmd;

@@ -73,16 +73,16 @@ Subcommand add_trend_command(CLI::App& app) {
       ->delimiter(',');
   cmd->add_option("--max-p", a->detection.max_p,
                   "keep change points with p <= this (default 0.001)")
-      ->check(CLI::Range(1e-12, 0.5));
+      ->check(in_range(1e-12, 0.5));
   cmd->add_option(
       "--window", a->detection.window,
       "points per E-divisive window, overlapping by half; 0 = whole history (default 50)");
   cmd->add_option("--min-effect", a->detection.min_effect_pct,
                   "keep change points with |%change| >= this (default 1)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(at_least(0));
   cmd->add_option("--min-segment", a->detection.min_segment,
                   "builds needed on each side of a change point (default 5)")
-      ->check(CLI::Range(2, 1000000));
+      ->check(in_range(2, 1000000));
   cmd->add_option("--format", a->format, "text, markdown or json")
       ->check(CLI::IsMember({"text", "markdown", "json"}));
   cmd->add_flag("--history", a->history, "also list every build with the change points marked");

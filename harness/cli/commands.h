@@ -76,10 +76,21 @@ ResultsStore open_store(const std::string& db_flag);
 
 /// Opens read-only (ResultsStore::Access::read_only: never created,
 /// migrated or switched to WAL) for the commands that only read: show,
-/// compare, check, report, trend, plot, export. Throws EnvironmentError (4)
+/// compare, check, report, trend, plot, export. Throws UsageError (2)
 /// naming the path when no database exists there (saying `nightjar run`
-/// creates it) or it cannot be read.
+/// creates it), EnvironmentError (4) when it cannot be read.
 ResultsStore open_existing_store(const std::string& db_flag);
+
+/// CLI11 checks of a number option whose messages say what to write
+/// (docs/input.md "Messages"); CLI11 puts the option's name first:
+/// "--iterations: must be at least 1". A value that is not a decimal
+/// number gives "must be a number, found 'x'" (echo_input). The check's
+/// text in --help is "NUMBER >= 1", "NUMBER in 1..1000", "NUMBER > 0".
+CLI::Validator at_least(double min);
+/// As at_least: `min <= value <= max`, "must be from 1 to 1000".
+CLI::Validator in_range(double min, double max);
+/// As at_least: `value > min`, "must be greater than 0".
+CLI::Validator greater_than(double min);
 
 /// The significance options of --test, --alpha and --min-effect (compare,
 /// check, report). Throws UsageError naming the flag when alpha is not in

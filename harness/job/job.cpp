@@ -473,6 +473,11 @@ JobFile load_job(const std::string& path) {
         if (!v || v->empty())
           fail(path, kline, key,
                "no label; write a variant label such as `variant: vanilla`, or remove the key");
+        if (std::string problem = label_problem(*v); !problem.empty())
+          fail(path, kline, key,
+               fmt::format("'{}' {}; a label is 1 to {} bytes of printable UTF-8 (docs/input.md "
+                           "\"Labels\")",
+                           echo_input(*v), problem, kMaxLabelBytes));
         job.variant = *v;
       } else if (key == "iterations") {
         job.iterations = parse_int_field(value, source, path, kline, key, 1, 5);
@@ -523,6 +528,14 @@ JobFile load_job(const std::string& path) {
                        job.variant, did_you_mean(job.variant, names), join(names)));
   }
   return job;
+}
+
+void require_label(std::string_view option, std::string_view value) {
+  const std::string problem = label_problem(value);
+  if (!problem.empty())
+    throw UsageError(fmt::format(
+        "{} '{}': {}; a label is 1 to {} bytes of printable UTF-8 (docs/input.md \"Labels\")",
+        option, echo_input(value), problem, kMaxLabelBytes));
 }
 
 SetOverride parse_set(const std::string& arg) {

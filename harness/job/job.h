@@ -26,6 +26,7 @@
 #include <cstddef>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "harness/job/variants.h"
@@ -98,6 +99,13 @@ struct SetOverride {
 /// "clients=[1, 2]"); blanks around names and values are ignored. Throws
 /// UsageError naming --set when the name or a value is missing.
 SetOverride parse_set(const std::string& arg);
+
+/// Refuses a label given on the command line (--variant items, --build,
+/// --context keys and values) that breaks the one label rule
+/// (results/model/text.h label_problem): throws UsageError such as
+/// "--build 'a\x0ab': holds a control character (byte 2); a label is 1 to 128
+/// bytes of printable UTF-8 (docs/input.md "Labels")".
+void require_label(std::string_view option, std::string_view value);
 
 /// Expands a job into its cells.
 ///

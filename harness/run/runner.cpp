@@ -35,6 +35,7 @@ std::vector<std::string> split_names(const std::string& list) {
     if (item.empty())
       throw UsageError("--variant '" + list +
                        "': empty name; write --variant all, --variant NAME or --variant A,B");
+    require_label("--variant", item);
     out.push_back(item);
     if (comma == std::string::npos) break;
     start = comma + 1;

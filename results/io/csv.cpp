@@ -480,6 +480,17 @@ CsvRun run_of_row(const Row& row, std::int64_t run_id) {
   here.testbox = row.field("testbox");
   for (const auto& [name, index] : row.columns().params)
     if (!row.at(index).empty()) here.params[name] = row.at(index);
+  // Labels follow the one rule (results/model/text.h label_problem).
+  for (const auto& [column, label] :
+       {std::pair{"job", &here.job}, std::pair{"variant", &here.variant},
+        std::pair{"build", &here.build}, std::pair{"kernel", &here.kernel},
+        std::pair{"testbox", &here.testbox}})
+    if (!label->empty())
+      if (std::string problem = label_problem(*label); !problem.empty())
+        row.fail_here(fmt::format(
+            "column '{}': '{}' {}; a label is 1 to {} bytes of printable UTF-8 (docs/input.md "
+            "\"Labels\")",
+            column, echo_input(*label), problem, kMaxLabelBytes));
   return here;
 }
 

@@ -71,6 +71,16 @@ TEST(RunCli, SkippedCellIsStoredWithReason) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(query_one(db, "SELECT status || ':' || reason FROM run"), "skipped:needs a unicorn");
   EXPECT_NE(r.err.find("needs a unicorn"), std::string::npos);
+  // A CI gate asks for a failure instead of passing on nothing; the
+  // skipped run is stored all the same.
+  auto gate = run_nightjar({"run", job, "--db", db, "--fail-if-skipped"});
+  EXPECT_EQ(gate.exit_code, 4) << gate.err;
+  EXPECT_NE(gate.err.find("--fail-if-skipped: 1 of 1 cell run(s) skipped"), std::string::npos)
+      << gate.err;
+  EXPECT_EQ(query_one(db, "SELECT count(*) FROM run WHERE status='skipped'"), "2");
+  // Cells that ran: the flag changes nothing.
+  std::string ok = dir.write("ok.yaml", "workload: fake\nparams:\n  value: 5\niterations: 2\n");
+  EXPECT_EQ(run_nightjar({"run", ok, "--db", db, "--fail-if-skipped"}).exit_code, 0);
 }
 
 TEST(RunCli, FailedIterationsAreStoredAsFailedSamples) {
