@@ -34,12 +34,12 @@ struct RenderOptions {
 std::string verdict_colour(const std::string& text, stats::Verdict verdict, bool enabled);
 
 /// mmtests compare-kernels layout (formats.md §1): verdict line, blank line,
-/// two header rows (each side's name split at its first '-', keeping an -rcN
-/// suffix with the version; a name without '-' sits in row 2 under the side's
-/// kernel release, when it ran on one kernel), then per
+/// two header rows (the side's kernel release, when it ran on one, above the
+/// side's name; both whole, never split at a '-' as mmtests does), then per
 /// statistic (Min, Hmean/Amean, Stddev, CoeffVar, Max, BHmean-50/95/99 or
 /// BAmean-xx for times) every operation; `%W.Pf` then ` (%7.2f%%)`, or
-/// ` *%7.2f%%*` on the mean line of a significant row. Monitor rows follow after
+/// ` *%7.2f%%*` on the mean line of a significant row; W is --width or, when
+/// wider, the widest value or header (every column stays aligned). Monitor rows follow after
 /// a blank line (Amean, plain %change, never starred), then the notes
 /// ("note: ...").
 std::string render_mmtests(const Comparison& c, const RenderOptions& options = {});
@@ -77,9 +77,5 @@ const std::vector<ComparisonFormat>& comparison_formats();
 
 /// The layout named `name`, or nullptr.
 const ComparisonFormat* find_comparison_format(std::string_view name);
-
-/// Splits a side name for the mmtests header: "5.18.0-rc1-vanilla" ->
-/// {"5.18.0-rc1", "vanilla"}; "6.1-patched" -> {"6.1", "patched"}; "a" -> {"", "a"}.
-std::pair<std::string, std::string> split_run_name(std::string_view name);
 
 }  // namespace nightjar

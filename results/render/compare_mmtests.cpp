@@ -2,8 +2,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "results/render/compare.h"
 
@@ -22,41 +24,44 @@ bool starred(const ComparisonRow& row, const StatLine& line, std::size_t side) {
 
 }  // namespace
 
-std::pair<std::string, std::string> split_run_name(std::string_view name) {
-  auto dash = name.find('-');
-  if (dash == std::string_view::npos) return {"", std::string(name)};
-  // Keep an -rcN suffix with the version: "5.18.0-rc1-vanilla".
-  std::string_view rest = name.substr(dash + 1);
-  if (rest.size() > 2 && rest.substr(0, 2) == "rc" &&
-      std::isdigit(static_cast<unsigned char>(rest[2]))) {
-    std::size_t end = 2;
-    while (end < rest.size() && std::isdigit(static_cast<unsigned char>(rest[end]))) ++end;
-    if (end == rest.size()) return {std::string(name), ""};
-    if (rest[end] == '-')
-      return {std::string(name.substr(0, dash + 1 + end)), std::string(rest.substr(end + 1))};
-  }
-  return {std::string(name.substr(0, dash)), std::string(rest)};
-}
-
 std::string render_mmtests(const Comparison& c, const RenderOptions& o) {
-  const int w = std::max(1, o.width), p = std::max(0, o.precision);
+  const int p = std::max(0, o.precision);
   std::size_t stat_w = 0, op_w = 0;
+  // The value width: at least --width, else the widest value or header
+  // (issue 19: values of 1e9-1e12 must not push their column out of line).
+  int w = std::max(1, o.width);
   for (const auto& row : c.rows) {
     op_w = std::max(op_w, row.operation.size());
-    for (const auto& l : row.lines) stat_w = std::max(stat_w, l.name.size());
+    for (const auto& l : row.lines) {
+      stat_w = std::max(stat_w, l.name.size());
+      for (double v : l.value) {
+        // One blank separates a value from the column before it.
+        const std::size_t text = std::isfinite(v) ? fmt::format("{:.{}f}", v, p).size()
+                                                  : std::string_view("undefined").size();
+        w = std::max(w, 1 + static_cast<int>(text));
+      }
+    }
+  }
+  // Header: two rows, the side's kernel release (when it ran on one) above
+  // its name, each whole: a name is never split at a '-' (mmtests splits
+  // "5.18.0-rc1-vanilla" at its first '-'; nightjar stores the kernel and
+  // the variant apart, so the label says where the line breaks).
+  std::vector<std::pair<std::string, std::string>> headers;
+  for (const auto& side : c.sides) {
+    headers.emplace_back(side.kernels.size() == 1 ? side.kernels.front() : "", side.name);
+    w = std::max(
+        w,
+        static_cast<int>(std::max(headers.back().first.size(), headers.back().second.size())) - 10);
   }
   const std::size_t col_w = static_cast<std::size_t>(w) + 11;
   std::string out = c.verdict + "\n";
-  for (const auto& w : c.warnings) out += "warning: " + w + "\n";
+  for (const auto& warning : c.warnings) out += "warning: " + warning + "\n";
   out += "\n";
 
-  // Header: two rows, each cell right-aligned to the value column width. A
-  // name without '-' (a bare variant) has the side's kernel release above it
-  // when the side ran on one kernel; a first row left all blank is omitted.
+  // Each header cell is right-aligned to its value column; a first row left
+  // all blank is omitted.
   std::string h1(stat_w + 1 + op_w, ' '), h2 = h1;
-  for (const auto& side : c.sides) {
-    auto [top, bottom] = split_run_name(side.name);
-    if (top.empty() && side.kernels.size() == 1) top = side.kernels.front();
+  for (const auto& [top, bottom] : headers) {
     h1 += fmt::format("{:>{}}", top, col_w);
     h2 += fmt::format("{:>{}}", bottom, col_w);
   }

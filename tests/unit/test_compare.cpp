@@ -16,7 +16,9 @@
 #include "results/compare/comparison.h"
 #include "results/compare/selector.h"
 #include "results/model/exit_codes.h"
+#include "results/model/text.h"
 #include "results/render/compare.h"
+#include "test_support.h"
 
 namespace nightjar {
 namespace {
@@ -517,16 +519,6 @@ TEST(Comparison, FormatCountsPluralises) {
 // Layout helpers and the layouts on hand-made records
 // ---------------------------------------------------------------------------
 
-TEST(RenderHelpers, SplitRunNameKeepsRcWithTheVersion) {
-  using P = std::pair<std::string, std::string>;
-  EXPECT_EQ(split_run_name("5.18.0-rc1-vanilla"), (P{"5.18.0-rc1", "vanilla"}));
-  EXPECT_EQ(split_run_name("5.18.0-rc1-mm-pcpdrain-v2r1"), (P{"5.18.0-rc1", "mm-pcpdrain-v2r1"}));
-  EXPECT_EQ(split_run_name("6.1-patched"), (P{"6.1", "patched"}));
-  EXPECT_EQ(split_run_name("6.1-rc3"), (P{"6.1-rc3", ""}));
-  EXPECT_EQ(split_run_name("6.1-rcx-a"), (P{"6.1", "rcx-a"}));
-  EXPECT_EQ(split_run_name("vanilla"), (P{"", "vanilla"}));  // whole name, last character kept
-}
-
 TEST(RenderHelpers, CsvFieldQuotesOnlyWhenNeeded) {
   EXPECT_EQ(csv_field("plain"), "plain");
   EXPECT_EQ(csv_field("a,b"), "\"a,b\"");
@@ -537,12 +529,14 @@ TEST(RenderHelpers, CsvFieldQuotesOnlyWhenNeeded) {
 
 // The excerpt of shared/reference/formats.md §1, rebuilt as a record: the
 // same header and lines (the excerpt is cut from a table whose longest
-// statistic is BHmean-99, which sets the statistic column to 9 + 1).
+// statistic is BHmean-99, which sets the statistic column to 9 + 1). mmtests
+// names its runs KERNEL-VARIANT; nightjar stores the kernel release and the
+// variant apart, which gives the same two header rows.
 Comparison mmtests_example() {
   Comparison c;
   c.verdict = "1 regression, 0 improvements, 1 unchanged, 0 inconclusive";
-  c.sides = {{"5.18.0-rc1-vanilla", {}, {}, {}, {}, {}, {}},
-             {"5.18.0-rc1-mm-pcpdrain-v2r1", {}, {}, {}, {}, {}, {}}};
+  c.sides = {{"vanilla", {}, {}, {}, {"5.18.0-rc1"}, {}, {}},
+             {"mm-pcpdrain-v2r1", {}, {}, {}, {"5.18.0-rc1"}, {}, {}}};
   auto row = [](std::string op) {
     ComparisonRow r;
     r.operation = std::move(op);
@@ -584,6 +578,34 @@ TEST(RenderMmtests, ReproducesTheReferenceExcerpt) {
       "Max       faults/sec-3        1.0000 (   0.00%)        1.0000 (   0.00%)\n"
       "BHmean-99 faults/sec-3        1.0000 (   0.00%)        1.0000 (   0.00%)\n";
   EXPECT_EQ(out, expected);
+}
+
+// Values of 1e9-1e12 and hyphenated variant and kernel names: every column
+// is as wide as its widest value or header, every line of the table has the
+// same length, and no name is split at a '-' (issue 19).
+TEST(RenderMmtests, WideValuesAndHyphenatedNamesStayAligned) {
+  Comparison c;
+  c.verdict = "1 regression, 0 improvements, 1 unchanged, 0 inconclusive";
+  c.sides = {{"thp-never", {}, {}, {}, {"6.1.0-18-amd64"}, {}, {}},
+             {"thp-always-defrag-madvise", {}, {}, {}, {"6.1.0-18-rt-amd64"}, {}, {}}};
+  ComparisonRow r;
+  r.operation = "faults/sec-2";
+  r.sides.resize(2);
+  r.sides[0].summary.n = r.sides[1].summary.n = 5;
+  r.significance.resize(2);
+  r.lines = {{"Hmean", true, {1.5e9, 1.65e9}, {0.0, 10.0}},
+             {"Stddev", false, {2.5e11, 2.4e11}, {0.0, 4.0}},
+             {"Max", false, {999999999999.99, 1e12}, {0.0, 0.0}}};
+  c.rows = {r};
+  const std::string out = render_mmtests(c);
+  nightjar::test::expect_golden("compare.mmtests.wide.txt", out);
+  // Every line of the table (after the verdict and its blank line) has the
+  // same length: the columns line up.
+  std::vector<std::string> lines = split(out, '\n');
+  ASSERT_GE(lines.size(), 7u);
+  for (std::size_t i = 3; i < 7; ++i) EXPECT_EQ(lines[i].size(), lines[2].size()) << lines[i];
+  EXPECT_NE(out.find(" thp-always-defrag-madvise\n"), std::string::npos);
+  EXPECT_NE(out.find(" 6.1.0-18-rt-amd64\n"), std::string::npos);
 }
 
 TEST(RenderMmtests, ColourOnlyWhenAskedAndOnlyOnStars) {
