@@ -86,9 +86,15 @@ std::string Progress::bar_line(int columns, bool warmup, int done, int of,
     if (fixed + std::min<std::size_t>(cell_label_.size(), 12) <= room)
       return b + head + cut_middle(cell_label_, room - fixed) + tail;
   }
+  // Narrower still: the variant, iteration and ETA matter most, then the
+  // cell number; the label goes, then the variant name loses its middle.
   const std::size_t fixed = head.size() + tail.size();
   if (fixed + 8 <= room) return head + cut_middle(cell_label_, room - fixed) + tail;
-  return cut(head + cell_label_ + tail, room);
+  if (fixed <= room) return head + tail.substr(2);
+  const std::string rest =
+      fmt::format("] {} {}/{}  ETA {}", warmup ? "warm-up" : "iteration", done, of, eta());
+  if (rest.size() + 5 <= room) return "[" + cut_middle(variant, room - rest.size() - 1) + rest;
+  return cut(rest.substr(2), room);
 }
 
 void Progress::iteration(bool warmup, int done, int of, double seconds,

@@ -57,6 +57,12 @@ TEST(Progress, BarFitsAZeroTo200ColumnTerminalAndNamesTheVariant) {
       EXPECT_NE(line.find("cell 7/12"), std::string::npos) << line;
     }
   }
+  // The variant and the iteration outlive the label and the bar.
+  const std::string narrow = p.bar_line(60, false, 1, 4, "patched-with-long-name");
+  EXPECT_NE(narrow.find("[patched-with-long-name] iteration 1/4"), std::string::npos) << narrow;
+  const std::string tiny = p.bar_line(30, false, 1, 4, "patched-with-long-name");
+  EXPECT_LE(tiny.size(), 29u) << tiny;
+  EXPECT_NE(tiny.find("iteration 1/4"), std::string::npos) << tiny;
   // A label that fits is kept whole; one that does not loses its middle.
   EXPECT_NE(p.bar_line(200, false, 3, 10, "a").find(label), std::string::npos);
   EXPECT_NE(p.bar_line(80, false, 3, 10, "a").find("..."), std::string::npos);
