@@ -485,20 +485,42 @@ std::string report_legend(const std::vector<const Comparison*>& comparisons,
   std::size_t lo = SIZE_MAX, hi = 0;
   int invalid = 0;
   bool included = false;
+  // CoeffVar of every side and the smallest change each row could detect
+  // (stats::Significance::smallest_detectable_change_pct): the reader of a
+  // changelog sees how noisy the figures are and what "no change" can mean.
+  double cv_lo = INFINITY, cv_hi = -INFINITY, mdc_lo = INFINITY, mdc_hi = -INFINITY;
   for (const Comparison* c : comparisons) {
     included = included || c->include_invalid;
     for (const auto& s : sections_of(*c, metric))
-      for (const auto* r : s.rows)
+      for (const auto* r : s.rows) {
         for (const auto& f : r->sides) {
           if (f.runs == 0) continue;
           lo = std::min(lo, f.summary.n);
           hi = std::max(hi, f.summary.n);
           invalid += f.invalid;
+          if (std::isfinite(f.summary.coeff_var)) {
+            cv_lo = std::min(cv_lo, f.summary.coeff_var);
+            cv_hi = std::max(cv_hi, f.summary.coeff_var);
+          }
         }
+        for (const auto& sig : r->significance)
+          if (sig && std::isfinite(sig->smallest_detectable_change_pct) &&
+              sig->smallest_detectable_change_pct > 0) {
+            mdc_lo = std::min(mdc_lo, sig->smallest_detectable_change_pct);
+            mdc_hi = std::max(mdc_hi, sig->smallest_detectable_change_pct);
+          }
+      }
   }
+  auto range = [](double a, double b) {
+    const std::string x = fmt::format("{:.1f}", a), y = fmt::format("{:.1f}", b);
+    return x == y ? x + "%" : x + "-" + y + "%";
+  };
   std::string n = lo == SIZE_MAX ? "n=0"
                   : lo == hi     ? fmt::format("n={}", lo)
                                  : fmt::format("n={}-{}", lo, hi);
+  std::string noise;
+  if (std::isfinite(cv_lo)) noise += ", CoeffVar " + range(cv_lo, cv_hi);
+  if (std::isfinite(mdc_lo)) noise += ", detects >=" + range(mdc_lo, mdc_hi);
   // Invalid samples: how many the figures leave out (or, --include-invalid, hold).
   const std::string left_out =
       invalid ? fmt::format(", {} invalid {}", invalid, included ? "included" : "left out") : "";
@@ -515,9 +537,10 @@ std::string report_legend(const std::vector<const Comparison*>& comparisons,
   const stats::SignificanceOptions options =
       comparisons.empty() ? stats::SignificanceOptions{} : comparisons.front()->options;
   const std::string head = what.empty() ? std::string("Significance") : what;
-  std::string text = head + " (" + test_text(options) + ", " + n + " per side" + left_out + ")";
+  std::string text =
+      head + " (" + test_text(options) + ", " + n + " per side" + noise + left_out + ")";
   if (text.size() > static_cast<std::size_t>(max_width))
-    text = head + " (" + test_text(options) + ", " + n + left_out + ")";
+    text = head + " (" + test_text(options) + ", " + n + noise + left_out + ")";
   std::string out;
   for (const auto& l : wrap(text, static_cast<std::size_t>(max_width))) out += l + "\n";
   std::set<std::string> warned;  // Comparison::warnings, once each, in plain ASCII

@@ -81,8 +81,12 @@ std::string render_report(const std::vector<ReportGroup>& groups, const ReportOp
 /// split them): which marks mean what (`*` always, `?` / `!` when `marks`
 /// holds them; none for blocks, whose verdicts are spelled out), the test and
 /// its alpha and minimum effect, and n per side ("n=5", or "n=3-5" when it
-/// varies over the shown rows of `metric`, "" = each workload's first).
-/// One line when it fits in `max_width` columns, else wrapped.
+/// varies over the shown rows of `metric`, "" = each workload's first),
+/// the CoeffVar of the sides ("CoeffVar 0.4-2.1%") and the smallest change
+/// the rows could detect at the test's alpha and 80% power ("detects
+/// >=1.2-3.5%", stats::Significance::smallest_detectable_change_pct), then
+/// the comparisons' warnings. One line when it fits in `max_width` columns,
+/// else wrapped.
 std::string report_legend(const std::vector<const Comparison*>& comparisons,
                           const std::string& metric, const std::string& marks, int max_width);
 
