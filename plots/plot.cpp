@@ -743,6 +743,11 @@ PlotData build_plot_data(const ResultsStore& store, const PlotRequest& r) {
   d.kind = (r.x == "build" || r.x == "date") ? PlotKind::history : PlotKind::scaling;
 
   std::vector<Side> sides = load_sides(store, r, d.notes);
+  if (r.labels.size() > sides.size())
+    throw UsageError(fmt::format(
+        "plot: --label given {} times for {} side(s); give at most one --label per side, in the "
+        "order of the sides",
+        r.labels.size(), sides.size()));
   if (r.query.include_invalid)
     d.notes.push_back(
         "--include-invalid: invalid samples are plotted with the valid ones, for inspection");
@@ -768,6 +773,15 @@ PlotData build_plot_data(const ResultsStore& store, const PlotRequest& r) {
                      (d.notes.empty() ? std::string("no point has samples") : join(d.notes, "; ")));
 
   finish_labels(store, r, jobs, d);
+  // The user's names: --label per side, --title for the first title line.
+  for (auto& s : d.series)
+    for (std::size_t i = 0; i < r.labels.size(); ++i)
+      if (s.side == sides[i].selector.text && s.label.compare(0, s.side.size(), s.side) == 0) {
+        s.label = r.labels[i] + s.label.substr(s.side.size());
+        break;
+      }
+  if (!r.title.empty())
+    d.title = r.title + d.title.substr(std::min(d.title.find('\n'), d.title.size()));
   return d;
 }
 

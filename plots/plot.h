@@ -70,6 +70,13 @@ struct PlotRequest {
   double confidence_pct = 95;  ///< level of the CI error bars, percent, in (0, 100)
   bool log_x = false;          ///< scaling plot of a numeric parameter: log2 x axis
   bool mark_changes = false;   ///< history plot: mark the change points of each line
+  /// --title: replaces the first title line (what is plotted); the second
+  /// line (job, kernels, testboxes) stays. Empty: the generated title.
+  std::string title;
+  /// --label, one per side in order: each line of side i is named labels[i]
+  /// instead of the selector text (the parameters that tell its lines apart
+  /// follow). Fewer labels than sides: the rest keep their selector.
+  std::vector<std::string> labels;
   /// Change-point parameters for mark_changes; `mean` and `direction` are
   /// replaced by the metric's. The defaults are `nightjar trend`'s.
   stats::ChangePointOptions detection;

@@ -12,6 +12,7 @@
 
 #include "harness/cli/commands.h"
 #include "harness/cli/gnuplot_run.h"
+#include "harness/job/job.h"
 #include "plots/gnuplot.h"
 #include "plots/plot.h"
 #include "workloads/workload.h"
@@ -22,7 +23,8 @@ namespace {
 struct PlotArgs {
   std::string db, job, workload, x, metric, output, error_bars = "ci", size = "800x600";
   std::string gnuplot = "gnuplot";
-  std::vector<std::string> selectors, cell, ignore_params;
+  std::string title;
+  std::vector<std::string> selectors, cell, ignore_params, labels;
   double confidence = 95;
   bool log_x = false, mark_changes = false, include_invalid = false;
 };
@@ -40,6 +42,8 @@ ExitCode cmd_plot(const PlotArgs& a) {
                     "write the image elsewhere",
                     a.output, out.parent_path().string()));
   for (const auto& s : a.selectors) (void)parse_selector(s);
+  if (!a.title.empty()) require_label("--title", a.title);
+  for (const auto& l : a.labels) require_label("--label", l);
   const std::string gnuplot = find_gnuplot(a.gnuplot);
 
   PlotRequest r;
@@ -52,6 +56,8 @@ ExitCode cmd_plot(const PlotArgs& a) {
   r.confidence_pct = a.confidence;
   r.log_x = a.log_x;
   r.mark_changes = a.mark_changes;
+  r.title = a.title;
+  r.labels = a.labels;
 
   ResultsStore store = open_existing_store(a.db);
   const PlotData data = build_plot_data(store, r);
@@ -88,6 +94,11 @@ Subcommand add_plot_command(CLI::App& app) {
                   "x axis: a cell parameter (scaling plot), or build / date (history plot)");
   cmd->add_option("--metric", a.metric, "metric to plot (y axis)");
   cmd->add_option("-o,--output", a.output, "image to write; FILE.png or FILE.svg");
+  cmd->add_option("--title", a.title,
+                  "the title's first line (default: METRIC by X); job, kernels and testboxes stay "
+                  "below it");
+  cmd->add_option("--label", a.labels,
+                  "name of a side in the key, once per side in order (default: the selector)");
   cmd->add_option("--db", a.db, "results database path");
   cmd->add_option("--job", a.job, "only runs of this job (file stem), on every side");
   cmd->add_option("--workload", a.workload, "only runs of this workload, on every side");

@@ -205,6 +205,30 @@ double hmean3(double a, double b, double c) {
   return 3 / (1 / a + 1 / b + 1 / c);
 }
 
+// --title replaces the first title line and keeps the job/kernel/testbox
+// line; --label names the sides in the key, in order; too many labels is a
+// usage error naming the counts (issue 19).
+TEST_F(PlotStore, TitleAndLabelsAreTheUsersWords) {
+  add_scaling();
+  PlotRequest r = scaling_request();
+  r.title = "Page faults with the pcp-drain series";
+  r.labels = {"v6.1", "v6.1 + series"};
+  PlotData d = build_plot_data(store, r);
+  EXPECT_EQ(d.title,
+            "Page faults with the pcp-drain series\njob pftjob, kernel 6.1.0-test, testbox box");
+  ASSERT_EQ(d.series.size(), 2u);
+  EXPECT_EQ(d.series[0].label, "v6.1");
+  EXPECT_EQ(d.series[1].label, "v6.1 + series");
+  EXPECT_EQ(d.series[0].side, "vanilla");  // the selector stays the side's identity
+  r.labels = {"only the first"};
+  d = build_plot_data(store, r);
+  EXPECT_EQ(d.series[0].label, "only the first");
+  EXPECT_EQ(d.series[1].label, "patched");
+  r.labels = {"a", "b", "c"};
+  EXPECT_NE(error_of(r).find("--label given 3 times for 2 side(s)"), std::string::npos)
+      << error_of(r);
+}
+
 TEST_F(PlotStore, ScalingPlotHasOneLinePerSideWithCiBarsUnitsAndTitle) {
   add_scaling();
   PlotData d = build_plot_data(store, scaling_request());
