@@ -212,16 +212,16 @@ void send_series(Gnuplot& gp, const PlotData& d) {
     if (d.kind == PlotKind::history) {
       std::vector<std::pair<double, double>> dots;
       for (const auto& p : s.points)
-        for (double v : p.samples) dots.emplace_back(p.x, v);
+        for (double v : p.samples) dots.emplace_back(p.x_drawn, v);
       gp.send1d(dots);
     }
     if (bars) {
       std::vector<std::tuple<double, double, double, double>> rows;
-      for (const auto& p : s.points) rows.emplace_back(p.x, p.mean, p.lo, p.hi);
+      for (const auto& p : s.points) rows.emplace_back(p.x_drawn, p.mean, p.lo, p.hi);
       gp.send1d(rows);
     } else {
       std::vector<std::pair<double, double>> rows;
-      for (const auto& p : s.points) rows.emplace_back(p.x, p.mean);
+      for (const auto& p : s.points) rows.emplace_back(p.x_drawn, p.mean);
       gp.send1d(rows);
     }
   }

@@ -697,6 +697,37 @@ void finish_labels(const ResultsStore& store, const PlotRequest& r,
   d.footnote = join(foot, "; ");
 }
 
+// PlotPoint::x_drawn: each line's points moved by its own small step, so
+// that error bars at the same x stay apart.
+void dodge(PlotData& d) {
+  double lo = INFINITY, hi = -INFINITY;
+  for (auto& s : d.series)
+    for (auto& p : s.points) {
+      p.x_drawn = p.x;
+      lo = std::min(lo, p.x);
+      hi = std::max(hi, p.x);
+    }
+  const std::size_t k = d.series.size();
+  if (k < 2 || !(hi >= lo)) return;
+  for (std::size_t i = 0; i < k; ++i) {
+    const double step = static_cast<double>(i) - static_cast<double>(k - 1) / 2;
+    for (auto& p : d.series[i].points) {
+      switch (d.x_scale) {
+        case XScale::log:
+          if (lo > 0 && hi > lo) p.x_drawn = p.x * std::pow(hi / lo, 0.012 * step);
+          break;
+        case XScale::category:
+          p.x_drawn = p.x + 0.06 * step;
+          break;
+        case XScale::linear:
+        case XScale::time:
+          p.x_drawn = p.x + 0.012 * step * (hi > lo ? hi - lo : 1.0);
+          break;
+      }
+    }
+  }
+}
+
 }  // namespace
 
 std::string_view to_string(ErrorBars e) {
@@ -780,6 +811,7 @@ PlotData build_plot_data(const ResultsStore& store, const PlotRequest& r) {
         s.label = r.labels[i] + s.label.substr(s.side.size());
         break;
       }
+  dodge(d);
   if (!r.title.empty())
     d.title = r.title + d.title.substr(std::min(d.title.find('\n'), d.title.size()));
   return d;

@@ -87,6 +87,12 @@ struct PlotPoint {
   /// Position on the x axis: the parameter's number in its base unit (linear,
   /// log), the category index (category), or Unix seconds (time).
   double x = 0;
+  /// Where the point and its error bar are drawn: x moved a little per line
+  /// (dodged) when several lines share the plot, so that bars of equal x do
+  /// not hide each other: line k of K by (k - (K-1)/2) steps of 1.2% of the
+  /// x span (a factor on a log axis, 0.06 of a position on a category axis).
+  /// Equal to x with one line. Ticks and labels stay at x.
+  double x_drawn = 0;
   std::string label;  ///< parameter value as stored, build label ("run:ID" unlabelled), or date
   std::string date;   ///< history: started_at of the first run (ISO 8601 UTC); else ""
   std::vector<std::int64_t> run_ids;  ///< runs pooled, ascending

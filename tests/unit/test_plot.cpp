@@ -572,7 +572,12 @@ TEST_F(PlotStore, GnuplotCommandsCarryTheRecord) {
   std::size_t blocks = 0, pos = 0;
   while ((pos = script.find("\ne\n", pos)) != std::string::npos) ++blocks, ++pos;
   EXPECT_EQ(blocks, 2u) << script;
-  EXPECT_TRUE(has("\n1.000000000000000000e+00 ")) << script;
+  // The two lines are dodged: clients=1 drawn at 1 -/+ 1.2% of the span 3 / 2.
+  EXPECT_TRUE(has("\n9.8199999")) << script;
+  EXPECT_TRUE(has("\n1.0180000")) << script;
+  EXPECT_DOUBLE_EQ(d.series[0].points[0].x, 1.0);  // ticks and labels stay at x
+  EXPECT_DOUBLE_EQ(d.series[0].points[0].x_drawn, 1 - 0.012 * 0.5 * 3);
+  EXPECT_DOUBLE_EQ(d.series[1].points[2].x_drawn, 4 + 0.012 * 0.5 * 3);
 
   PlotData h;
   h.kind = PlotKind::history;
