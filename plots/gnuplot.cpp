@@ -158,8 +158,14 @@ void send_x_axis(Gnuplot& gp, const PlotData& d, std::size_t foot_lines) {
       double lo = INFINITY, hi = -INFINITY;
       for (const auto& s : d.series)
         for (const auto& p : s.points) lo = std::min(lo, p.x), hi = std::max(hi, p.x);
-      const bool within_days = hi - lo < 3 * 86400;
-      gp << "set format x " << quote(within_days ? "%m-%d %H:%M" : "%Y-%m-%d") << " timedate\n";
+      // The tick format follows the span: times of day within hours,
+      // dates and times within days, dates within years, months beyond.
+      const double span = hi - lo;
+      const char* format = span < 2 * 3600          ? "%H:%M:%S"
+                           : span < 3 * 86400       ? "%m-%d %H:%M"
+                           : span < 2 * 365 * 86400 ? "%Y-%m-%d"
+                                                    : "%Y-%m";
+      gp << "set format x " << quote(format) << " timedate\n";
       gp << "set offsets graph 0.04, graph 0.04, graph 0.06, graph 0.06\n";
       long_ticks = true;
       break;

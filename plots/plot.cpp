@@ -22,6 +22,10 @@
 namespace nightjar {
 namespace {
 
+// The longest first title line, bytes: about what an 800-pixel image shows
+// in gnuplot's default font.
+constexpr std::size_t kTitleBytes = 72;
+
 // "a, b, c", or the first `max` and how many there are in all.
 std::string list_of(const std::vector<std::string>& items, std::size_t max = 12) {
   std::vector<std::string> head(
@@ -560,7 +564,17 @@ void build_history(const ResultsStore& store, const PlotRequest& r, const std::v
   d.title = fmt::format("{}: {} by {}", d.job, d.metric.name, r.x);
   std::set<std::string> cell_ids;
   for (const auto& c : cells) cell_ids.insert(c.key->cell);
-  if (cell_ids.size() == 1) d.title += " of cell " + cell_text(*cells.front().key);
+  if (cell_ids.size() == 1) {
+    // A long cell is shortened from the middle in the title and written out
+    // whole in the footnote.
+    const std::string cell = cell_text(*cells.front().key), head = d.title + " of cell ";
+    if (head.size() + cell.size() <= kTitleBytes) {
+      d.title = head + cell;
+    } else {
+      d.title = head + cut_middle(cell, std::max<std::size_t>(kTitleBytes - head.size(), 24));
+      d.footnote_cell = cell;
+    }
+  }
 }
 
 // The cells of the sides that pass --cell; UsageError listing the cells when none does.
@@ -692,6 +706,7 @@ void finish_labels(const ResultsStore& store, const PlotRequest& r,
   if (auto b = bars_text(r.error_bars, r.confidence_pct, d.metric.mean); !b.empty())
     foot.push_back(b);
   foot.push_back(n_text(d.series, r.query.include_invalid));
+  if (!d.footnote_cell.empty()) foot.push_back("cell " + d.footnote_cell);
   if (r.mark_changes)
     foot.push_back("dashed: change points (E-divisive + Welch, as nightjar trend)");
   d.footnote = join(foot, "; ");

@@ -122,6 +122,10 @@ struct PlotData {
   std::string title;  ///< lines separated by '\n': what, then job/kernel/testbox
   std::string x_label, y_label;
   std::string footnote;  ///< what the error bars and dots show, and n
+  /// History of one cell whose name is too long for the title (over 72 bytes
+  /// with the rest of the first line): the title shows it shortened from the
+  /// middle, the footnote ends with it whole. "" otherwise.
+  std::string footnote_cell;
   XScale x_scale = XScale::linear;
   /// Tick positions and their text; empty: the renderer lets gnuplot choose.
   std::vector<std::pair<double, std::string>> x_ticks;

@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "results/model/text.h"
+
 namespace nightjar {
 
 namespace {
@@ -22,17 +24,6 @@ std::string cut(const std::string& s, std::size_t n) {
   if (s.size() <= n) return s;
   while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
   return s.substr(0, n);
-}
-
-// `s` shortened to `n` bytes by dropping its middle ("pft [a] cli…=128M").
-std::string cut_middle(const std::string& s, std::size_t n) {
-  if (s.size() <= n) return s;
-  if (n < 4) return cut(s, n);
-  const std::size_t marker = 3;  // "..."
-  const std::size_t head = (n - marker + 1) / 2, tail = n - marker - head;
-  std::size_t from = s.size() - tail;
-  while (from < s.size() && (static_cast<unsigned char>(s[from]) & 0xC0) == 0x80) ++from;
-  return cut(s, head) + "..." + s.substr(from);
 }
 
 }  // namespace

@@ -45,6 +45,12 @@ inline constexpr std::size_t kMaxEchoBytes = 80;
 /// a character boundary) and "... (N bytes)" names its full length.
 std::string echo_input(std::string_view s, std::size_t max_bytes = kMaxEchoBytes);
 
+/// `s` cut to at most `max_bytes` bytes by dropping its middle, marked
+/// "...": "pft [a] clients=1 ... size=512M". Never splits a UTF-8 character;
+/// below 4 bytes it keeps the head. Used where a label must fit a line
+/// (progress bar, plot titles).
+std::string cut_middle(std::string_view s, std::size_t max_bytes);
+
 /// The longest label, bytes (docs/input.md "Labels").
 inline constexpr std::size_t kMaxLabelBytes = 128;
 

@@ -613,6 +613,32 @@ TEST_F(PlotStore, GnuplotCommandsCarryTheRecord) {
       << hs;
 }
 
+// A date axis labels its ticks for the span it shows (issue 19).
+TEST(PlotDates, TheTickFormatFollowsTheSpan) {
+  auto script_for = [](double span_seconds) {
+    PlotData h;
+    h.kind = PlotKind::history;
+    h.x_scale = XScale::time;
+    h.error_bars = ErrorBars::none;
+    PlotSeries s;
+    s.label = "a";
+    for (double x : {1.7e9, 1.7e9 + span_seconds}) {
+      PlotPoint p;
+      p.x = p.x_drawn = x;
+      p.mean = p.lo = p.hi = 1;
+      p.samples = {1};
+      s.points.push_back(p);
+    }
+    h.series = {s};
+    return gnuplot_script(h, ImageSpec{}, "o.png");
+  };
+  EXPECT_NE(script_for(1800).find("set format x \"%H:%M:%S\" timedate"), std::string::npos);
+  EXPECT_NE(script_for(86400).find("set format x \"%m-%d %H:%M\" timedate"), std::string::npos);
+  EXPECT_NE(script_for(90 * 86400).find("set format x \"%Y-%m-%d\" timedate"), std::string::npos);
+  EXPECT_NE(script_for(3 * 365 * 86400.0).find("set format x \"%Y-%m\" timedate"),
+            std::string::npos);
+}
+
 // Renderer safety, with stand-in gnuplot programs.
 class RenderSafety : public PlotStore {
  protected:

@@ -51,4 +51,15 @@ TEST(LabelProblem, TheOneRule) {
 }
 
 }  // namespace
+TEST(TextInput, CutMiddleKeepsBothEndsAndWholeCharacters) {
+  EXPECT_EQ(cut_middle("short", 10), "short");
+  EXPECT_EQ(cut_middle("pft [a] clients=1 mode=threads size=512M", 20), "pft [a] c...ize=512M");
+  EXPECT_EQ(cut_middle("pft [a] clients=1 mode=threads size=512M", 20).size(), 20u);
+  EXPECT_EQ(cut_middle("abcdef", 3), "abc");
+  // A two-byte character at the cut is kept whole or dropped whole.
+  const std::string cut = cut_middle("ééééééééé", 9);
+  EXPECT_LE(cut.size(), 9u);
+  EXPECT_EQ(echo_input(cut), cut) << "a character was split";
+}
+
 }  // namespace nightjar
