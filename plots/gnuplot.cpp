@@ -166,6 +166,19 @@ void send_x_axis(Gnuplot& gp, const PlotData& d, std::size_t foot_lines) {
                            : span < 2 * 365 * 86400 ? "%Y-%m-%d"
                                                     : "%Y-%m";
       gp << "set format x " << quote(format) << " timedate\n";
+      // Within a day, whole steps of seconds, minutes or hours (about 8
+      // ticks): gnuplot's own choice can be half a second, which prints the
+      // same %H:%M:%S twice.
+      if (span < 86400) {
+        double step = 3600;
+        for (double s :
+             {1.0, 2.0, 5.0, 10.0, 15.0, 30.0, 60.0, 120.0, 300.0, 600.0, 900.0, 1800.0, 3600.0})
+          if (s >= span / 8) {
+            step = s;
+            break;
+          }
+        gp << "set xtics " << number(step) << "\n";
+      }
       gp << "set offsets graph 0.04, graph 0.04, graph 0.06, graph 0.06\n";
       long_ticks = true;
       break;

@@ -633,6 +633,8 @@ TEST(PlotDates, TheTickFormatFollowsTheSpan) {
     return gnuplot_script(h, ImageSpec{}, "o.png");
   };
   EXPECT_NE(script_for(1800).find("set format x \"%H:%M:%S\" timedate"), std::string::npos);
+  EXPECT_NE(script_for(1800).find("set xtics 300\n"), std::string::npos);  // 8 ticks or fewer
+  EXPECT_NE(script_for(4).find("set xtics 1\n"), std::string::npos);       // never below a second
   EXPECT_NE(script_for(86400).find("set format x \"%m-%d %H:%M\" timedate"), std::string::npos);
   EXPECT_NE(script_for(90 * 86400).find("set format x \"%Y-%m-%d\" timedate"), std::string::npos);
   EXPECT_NE(script_for(3 * 365 * 86400.0).find("set format x \"%Y-%m\" timedate"),
