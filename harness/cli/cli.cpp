@@ -41,6 +41,10 @@ int run_chosen(const std::vector<Subcommand>& commands) {
     std::cerr << "nightjar: error: " << e.what() << "\n";
     return to_int(e.code());
   } catch (const std::exception& e) {
+    if (auto full = disk_full_message(e)) {
+      std::cerr << "nightjar: error: " << *full << "\n";
+      return to_int(ExitCode::environment);
+    }
     std::cerr << (is_database_error(e) ? "nightjar: database error: " : "nightjar: error: ")
               << e.what() << "\n";
     return to_int(ExitCode::environment);

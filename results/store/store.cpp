@@ -4,10 +4,12 @@
 
 #include <sqlite3.h>
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
+
 #include <filesystem>
 #include <thread>
 
@@ -214,9 +216,45 @@ SQLite::Database store_detail::open_immutable(const std::string& path) {
   return SQLite::Database(uri, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, kBusyTimeoutMs);
 }
 
+namespace {
+
+// The database the process writes, for disk_full_message (one per process:
+// run, import, calibrate and bisect each open one for writing).
+std::string& written_path() {
+  static std::string path;
+  return path;
+}
+
+bool is_full(const SQLite::Exception& e) {
+  return (e.getErrorCode() & 0xff) == SQLITE_FULL;
+}
+
+}  // namespace
+
+std::optional<std::string> disk_full_message(const std::exception& e) {
+  const auto* s = dynamic_cast<const SQLite::Exception*>(&e);
+  if (!s || !is_full(*s)) return std::nullopt;
+  const std::string& path = written_path();
+  return fmt::format(
+      "{}: disk full: SQLite could not write ({}); the rows stored before stay (each iteration is "
+      "committed on its own), the one being written was rolled back; free space on that "
+      "filesystem or pass --db PATH elsewhere",
+      path.empty() ? std::string("the results database") : path, s->what());
+}
+
 ResultsStore::ResultsStore(const std::string& path, Access access) : path_(path) {
   check_location(path, access);
+  // A file this open creates is removed again when setting it up fails (a
+  // full disk): no stub is left behind.
+  std::error_code ec;
+  const bool existed = access == Access::read_only || fs::exists(path, ec);
   db_ = open_database(path, access);
+  if (access == Access::read_write) written_path() = path;
+  auto remove_stub = [&] {
+    if (existed) return;
+    db_.reset();
+    for (const char* suffix : {"", "-wal", "-shm", "-journal"}) fs::remove(path + suffix, ec);
+  };
   try {
     if (access == Access::read_only) {
       try {
@@ -241,8 +279,17 @@ ResultsStore::ResultsStore(const std::string& path, Access access) : path_(path)
     migrate(*db_, path_);
     stale_aborted_ = abort_stale_runs(*db_);
   } catch (const SQLite::Exception& e) {
+    remove_stub();
+    if (is_full(e))
+      throw EnvironmentError(fmt::format(
+          "{}: disk full: SQLite could not set up the results database ({}){}; free space on "
+          "that filesystem or pass --db PATH elsewhere",
+          path, e.what(), existed ? "" : "; the new file was removed"));
     throw EnvironmentError(path + ": not a usable nightjar results database (" + e.what() +
                            "); pass --db PATH to use another file");
+  } catch (...) {
+    remove_stub();
+    throw;
   }
 }
 

@@ -317,6 +317,14 @@ class ResultsStore {
 /// Current UTC time as ISO 8601 ("2026-11-30T05:10:34Z").
 std::string utc_now_iso8601();
 
+/// When `e` is SQLite's "database or disk is full" (SQLITE_FULL) from a
+/// write, the message the CLI prints: it names the database this process
+/// opened for writing and says what stays (the committed rows) and what to
+/// do. nullopt for any other error. (A full disk while the store is first
+/// set up is an EnvironmentError of the constructor, which also removes a
+/// file it created.)
+std::optional<std::string> disk_full_message(const std::exception& e);
+
 /// True when `e` is an error of SQLite itself (a constraint violation, a
 /// locked or corrupt file) that a store function let through; the CLI reports
 /// it as a database error (exit 4).
