@@ -2,12 +2,7 @@
 // and matrix expansion (expand_matrix). See harness/job.h.
 #include "harness/job/job.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -21,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "harness/job/yaml_parse.h"
+#include "results/io/input_file.h"
 #include "results/model/exit_codes.h"
 #include "results/model/text.h"
 
@@ -173,45 +169,19 @@ int parse_int_field(const YAML::Node& node, const std::string& source, const std
   return static_cast<int>(v);
 }
 
-// The job file's text. It must be a regular file of at most
-// kMaxJobFileBytes: /dev/zero, a FIFO or a directory would otherwise be read
-// until memory runs out or block forever. O_NONBLOCK: opening a FIFO without
-// a writer returns at once, so it can be refused.
+// The job file's text: a regular file of at most kMaxJobFileBytes, checked
+// before it is read (results/io/input_file.h), so /dev/zero, a FIFO or a
+// directory is refused at once instead of read until memory runs out or
+// blocking forever.
 std::string read_job_text(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0)
-    throw UsageError(fmt::format("{}: cannot read job file: {}", path, errno_text(errno)));
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
-  struct stat st {};
-  if (::fstat(fd, &st) != 0)
-    throw UsageError(fmt::format("{}: cannot read job file: {}", path, errno_text(errno)));
-  if (!S_ISREG(st.st_mode))
-    throw UsageError(fmt::format(
-        "{}: not a regular file ({}); a job is a YAML file such as jobs/pft-quick.yaml", path,
-        S_ISDIR(st.st_mode)    ? "a directory"
-        : S_ISFIFO(st.st_mode) ? "a FIFO"
-        : S_ISCHR(st.st_mode)  ? "a character device"
-                               : "not a plain file"));
-  const std::string too_large = fmt::format(
-      "{}: larger than a job file may be ({} bytes, 1 MiB); a job file is a few lines "
-      "of YAML: check that this is the job you meant",
-      path, kMaxJobFileBytes);
-  if (static_cast<std::uintmax_t>(st.st_size) > kMaxJobFileBytes) throw UsageError(too_large);
-  std::string text;
-  char buf[65536];
-  while (true) {
-    const ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0)
-      throw UsageError(fmt::format("{}: cannot read job file: {}", path, errno_text(errno)));
-    if (n == 0) break;
-    text.append(buf, static_cast<std::size_t>(n));
-    if (text.size() > kMaxJobFileBytes) throw UsageError(too_large);  // grew while read
-  }
-  return text;
+  static constexpr InputKind kJobFile{
+      .noun = "job file",
+      .expect = "a job is a YAML file such as jobs/pft-quick.yaml",
+      .max_bytes = kMaxJobFileBytes,
+      .cap = "1 MiB",
+      .too_large_fix = "a job file is a few lines of YAML: check that this is the job you meant",
+  };
+  return InputFile(path, kJobFile).read_all();
 }
 
 // The 1-based line of the `---` that starts the second YAML document
