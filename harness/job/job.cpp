@@ -19,6 +19,7 @@
 #include "results/io/input_file.h"
 #include "results/model/exit_codes.h"
 #include "results/model/text.h"
+#include "workloads/sys/signals.h"
 
 namespace nightjar {
 
@@ -532,16 +533,7 @@ SetOverride parse_set(const std::string& arg) {
 
 namespace {
 
-// Where a value came from, for error messages.
-struct Origin {
-  enum class Kind { job, set, fallback } kind = Kind::job;
-  int line = 0;
-};
-
-struct AxisValue {
-  ParamValue value;
-  Origin origin;
-};
+using Origin = MatrixValue::Origin;
 
 // "path:line: params.NAME", "--set NAME" or "path: params.NAME": the prefix of
 // an error about one value.
@@ -554,9 +546,8 @@ struct AxisValue {
 
 }  // namespace
 
-std::vector<Cell> expand_matrix(const JobFile& job, const Workload& workload,
-                                const std::vector<SetOverride>& overrides,
-                                const MachineFacts& machine) {
+Matrix plan_matrix(const JobFile& job, const Workload& workload,
+                   const std::vector<SetOverride>& overrides, const MachineFacts& machine) {
   const std::vector<ParamDescriptor> descs = workload.params();
   std::map<std::string, const ParamDescriptor*> by_name;
   std::vector<std::string> names;
@@ -619,37 +610,45 @@ std::vector<Cell> expand_matrix(const JobFile& job, const Workload& workload,
     });
 
   // Parse every value once, so a bad value is reported once with its origin.
-  std::vector<std::string> axis_names;
-  std::vector<std::vector<AxisValue>> axes;
+  Matrix m;
   for (const auto& [name, values] : raw) {
     const ParamDescriptor& desc = *by_name.at(name);
-    std::vector<AxisValue> parsed;
+    std::vector<MatrixValue> parsed;
     for (const auto& v : values)
       errors.check([&] {
         try {
-          parsed.push_back(AxisValue{parse_param(desc, v.text, machine), v.origin});
+          parsed.push_back(MatrixValue{parse_param(desc, v.text, machine), v.origin});
         } catch (const ParamError& e) {
           fail_value(job, name, v.origin, e.message);
         }
       });
-    axis_names.push_back(name);
-    axes.push_back(std::move(parsed));
+    m.axis_names.push_back(name);
+    m.axes.push_back(std::move(parsed));
   }
   errors.throw_if_any(job.path);
 
-  std::size_t total = 1;
-  for (const auto& a : axes) {
-    if (__builtin_mul_overflow(total, a.size(), &total) || total > kMaxCells)
+  // The product, counted before any cell is built.
+  m.cells = 1;
+  for (const auto& a : m.axes) {
+    if (__builtin_mul_overflow(m.cells, a.size(), &m.cells) || m.cells > kMaxCells)
       fail(job.path, 0, "params",
            fmt::format("the matrix has more than {} cells; shorten some lists or split the job",
                        kMaxCells));
   }
+  return m;
+}
 
+std::vector<Cell> expand_cells(const Matrix& m, const JobFile& job, const Workload& workload,
+                               const MachineFacts& machine) {
+  const std::string wname(workload.name());
+  const auto& axes = m.axes;
+  const auto& axis_names = m.axis_names;
   // Odometer over the axes: the last (in sorted name order) varies fastest.
   std::vector<Cell> cells;
   std::unordered_set<std::string> ids;
   std::vector<std::size_t> index(axes.size(), 0);
-  for (std::size_t n = 0; n < total; ++n) {
+  for (std::size_t n = 0; n < m.cells; ++n) {
+    if (n % 1024 == 0) throw_if_interrupted();  // a large matrix takes seconds: SIGINT ends it
     Cell cell;
     cell.workload = wname;
     for (std::size_t a = 0; a < axes.size(); ++a)
@@ -671,6 +670,12 @@ std::vector<Cell> expand_matrix(const JobFile& job, const Workload& workload,
     }
   }
   return cells;
+}
+
+std::vector<Cell> expand_matrix(const JobFile& job, const Workload& workload,
+                                const std::vector<SetOverride>& overrides,
+                                const MachineFacts& machine) {
+  return expand_cells(plan_matrix(job, workload, overrides, machine), job, workload, machine);
 }
 
 }  // namespace nightjar
