@@ -197,7 +197,8 @@ TEST_F(DataCli, ExportSelectorsAndUsageErrors) {
 
   auto no_file = run_nightjar({"import", "--db", t.path() + "/x.db", t.path() + "/absent.csv"});
   EXPECT_EQ(no_file.exit_code, 2);
-  EXPECT_NE(no_file.err.find("absent.csv: cannot read it"), std::string::npos) << no_file.err;
+  EXPECT_NE(no_file.err.find("absent.csv: cannot read CSV file: No such file"), std::string::npos)
+      << no_file.err;
   auto csv_flags = run_nightjar(
       {"import", "--db", t.path() + "/x.db", "--variant", "v", t.write("e.csv", "run\n")});
   EXPECT_EQ(csv_flags.exit_code, 2);
