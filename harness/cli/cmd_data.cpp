@@ -12,13 +12,13 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <sstream>
 
 #include "harness/cli/commands.h"
 #include "harness/job/job.h"
 #include "results/compare/selector.h"
 #include "results/io/csv.h"
 #include "results/io/gbench.h"
+#include "results/io/input_file.h"
 #include "workloads/sys/probe.h"
 #include "workloads/workload.h"
 
@@ -98,18 +98,28 @@ struct ImportArgs {
   std::vector<std::string> counters;
 };
 
-std::string read_input(const std::string& file) {
-  std::stringstream s;
-  if (file == "-") {
-    s << std::cin.rdbuf();
-    return s.str();
-  }
-  std::ifstream in(file, std::ios::binary);
-  if (!in)
-    throw UsageError(fmt::format("{}: cannot read it: {}; give the path of the file to import",
-                                 file, std::strerror(errno)));
-  s << in.rdbuf();
-  return s.str();
+// The input file of an import: a regular file or "-" (stdin), at most the
+// format's cap (results/io/input_file.h).
+InputFile open_import(const std::string& file, bool gbench) {
+  static constexpr InputKind kCsv{
+      .noun = "CSV file",
+      .expect = "import a tidy CSV file as `nightjar export` writes it, or - for stdin",
+      .max_bytes = kMaxCsvImportBytes,
+      .cap = "1 GiB",
+      .too_large_fix = "split it by run (export SELECTOR... -o FILE) and import the parts",
+      .allow_stdin = true,
+  };
+  static constexpr InputKind kGbench{
+      .noun = "Google Benchmark report",
+      .expect = "import a JSON report as --benchmark_out=FILE writes it, or - for stdin",
+      .max_bytes = kMaxGbenchReportBytes,
+      .cap = "64 MiB",
+      .too_large_fix =
+          "a report is a few KiB per benchmark: check that this is the report "
+          "you meant, or split the benchmarks with --benchmark_filter",
+      .allow_stdin = true,
+  };
+  return InputFile(file, gbench ? kGbench : kCsv);
 }
 
 std::string describe_ids(const std::vector<std::int64_t>& ids) {
@@ -137,17 +147,17 @@ ExitCode import_csv(const ImportArgs& a) {
         "build and kernel in its rows",
         flags));
   }
-  const std::string text = read_input(a.file);
-  const std::string source = a.file == "-" ? "(stdin)" : a.file;
-  if (auto first = text.find_first_not_of(" \t\r\n\xEF\xBB\xBF");
-      first != std::string::npos && text[first] == '{')
+  InputFile input = open_import(a.file, false);
+  const std::string& source = input.source();
+  const std::string_view head = input.head();
+  if (auto first = head.find_first_not_of(" \t\r\n\xEF\xBB\xBF");
+      first != std::string::npos && head[first] == '{')
     throw UsageError(fmt::format(
         "{}: this is JSON, not tidy CSV; import Google Benchmark output with --format gbench "
         "--variant NAME",
         source));
-  std::istringstream in(text);
-  SamplesCsv csv =
-      parse_samples_csv(in, source, workload_catalog());  // every row checked before the database
+  // Streamed: every row checked before the database is opened.
+  SamplesCsv csv = parse_samples_csv(input.stream(), source, workload_catalog());
   ResultsStore store = open_store(a.db);
   CsvImportResult r = import_samples_csv(store, csv, workload_catalog(), probe_machine_facts());
   for (const auto& note : r.notes) std::cerr << "nightjar: " << note << "\n";
@@ -174,8 +184,9 @@ ExitCode import_gbench_file(const ImportArgs& a) {
   } catch (const ParamError& e) {
     throw UsageError(e.field + ": " + e.message);
   }
-  const std::string source = a.file == "-" ? "(stdin)" : a.file;
-  GbenchReport report = parse_gbench_json(read_input(a.file), options, source);
+  InputFile input = open_import(a.file, true);
+  const std::string source = input.source();
+  GbenchReport report = parse_gbench_json(input.read_all(), options, source);
   GbenchImportOptions o;
   o.source = source;
   o.job = a.job.empty() ? default_gbench_job(report, a.file) : a.job;
@@ -234,7 +245,11 @@ Subcommand add_import_command(CLI::App& app) {
       "import",
       "Store samples from a tidy CSV file (nightjar export) or a Google Benchmark JSON report "
       "(--format gbench), in one transaction (docs/data.md)");
-  s.cmd->add_option("file", a->file, "FILE.csv or FILE.json to import, or - for stdin")->required();
+  s.cmd
+      ->add_option("file", a->file,
+                   "FILE.csv or FILE.json to import (a regular file of at most 1 GiB of CSV or 64 "
+                   "MiB of JSON; docs/input.md), or - for stdin")
+      ->required();
   s.cmd
       ->add_option("--format", a->format,
                    "csv: tidy sample CSV as `nightjar export` writes it; gbench: Google "

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
@@ -15,6 +16,7 @@
 #include "results/model/text.h"
 #include "results/render/run_output.h"
 #include "workloads/sys/probe.h"
+#include "workloads/sys/signals.h"
 
 namespace nightjar {
 namespace {
@@ -39,6 +41,7 @@ struct RunArgs {
   std::optional<int> iterations, warmup;
   bool interleave = false;
   bool fail_if_skipped = false;  ///< --fail-if-skipped: exit 4 when any cell was skipped
+  bool yes = false;  ///< --yes: run a matrix above the limits (docs/jobs.md "Large matrices")
   int runs = 1;
   std::string format = "text";  ///< a run-output format (results/render/run_output.h)
   QemuOptions vm;               ///< --kernel IMAGE...: the kernel axis in qemu (harness/vm/qemu.h)
@@ -50,6 +53,115 @@ struct RunArgs {
   double alpha = 0.05;
   std::optional<double> min_effect;
 };
+
+// ---- the plan of each job and its limits (docs/jobs.md "Large matrices") -----
+
+/// A job above either limit runs only with --yes.
+constexpr std::size_t kMaxCellsWithoutYes = 1000;
+constexpr double kMaxSecondsWithoutYes = 24 * 3600.0;
+/// The stored estimate reads the newest this many complete runs of the job.
+constexpr int kEstimateRuns = 20;
+
+// "45 s", "12 min", "3.5 h", "40962 h".
+std::string duration_text(double s) {
+  if (s < 120) return fmt::format("{:.0f} s", s);
+  if (s < 7200) return fmt::format("{:.0f} min", s / 60);
+  return fmt::format("{:.{}f} h", s / 3600, s < 36000 ? 1 : 0);
+}
+
+// One iteration's time: "0.072 s", "46 s", "60 min".
+std::string iteration_time_text(double s) {
+  return s < 10 ? fmt::format("{:.3g} s", s) : duration_text(s);
+}
+
+// Seconds per iteration and where that came from, or nothing.
+struct IterationEstimate {
+  double seconds = 0;
+  std::string source;
+};
+
+// Stored: the mean wall time of the ok iterations of the newest complete
+// runs of this job and workload in the database, when there is one that this
+// nightjar can read (read-only: nothing is created or migrated here).
+std::optional<IterationEstimate> stored_estimate(const std::string& db, const PlannedJob& job) {
+  const std::string path = ResultsStore::resolve_path(db);
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return std::nullopt;
+  try {
+    ResultsStore store(path, ResultsStore::Access::read_only);
+    RunFilter filter;
+    filter.job = job.job.name;
+    filter.workload = job.workload->name();
+    filter.status = "complete";
+    filter.limit = kEstimateRuns;
+    double sum = 0;
+    std::size_t n = 0, runs = 0;
+    for (const auto& run : store.runs(filter)) {
+      ++runs;
+      for (const auto& it : store.iterations(run.id))
+        if (it.status == "ok") sum += it.duration_sec, ++n;
+    }
+    if (n == 0) return std::nullopt;
+    return IterationEstimate{
+        sum / static_cast<double>(n),
+        fmt::format("stored: {} per iteration, the mean of {} "
+                    "iterations of {} earlier run(s)",
+                    iteration_time_text(sum / static_cast<double>(n)), n, runs)};
+  } catch (const Error&) {  // unreadable or older: the database is checked when opened to write
+    return std::nullopt;
+  }
+}
+
+// Declared: the mean of each duration parameter of the matrix (fake's sleep,
+// tcp_sendfile's duration; not a timeout), summed.
+std::optional<IterationEstimate> declared_estimate(const PlannedJob& job, const Matrix& m) {
+  double seconds = 0;
+  std::vector<std::string> names;
+  for (const auto& d : job.workload->params()) {
+    if (d.type != ParamType::duration || d.name == "timeout") continue;
+    auto it = std::find(m.axis_names.begin(), m.axis_names.end(), d.name);
+    if (it == m.axis_names.end()) continue;
+    const auto& values = m.axes[static_cast<std::size_t>(it - m.axis_names.begin())];
+    double sum = 0;
+    for (const auto& v : values) sum += v.value.number;
+    if (values.empty() || sum <= 0) continue;
+    seconds += sum / static_cast<double>(values.size());
+    names.push_back(d.name);
+  }
+  if (names.empty()) return std::nullopt;
+  return IterationEstimate{seconds, fmt::format("declared: {} per iteration from {}",
+                                                iteration_time_text(seconds), join(names, " + "))};
+}
+
+// Prints the plan of one job before any cell is built, and refuses it above
+// the limits without --yes (exit 2, naming the count, the estimate and --yes).
+void check_matrix_plan(const RunArgs& a, const PlannedJob& job, const Matrix& m) {
+  const std::size_t kernels = std::max<std::size_t>(1, a.vm.kernels.size());
+  const std::size_t runs =
+      m.cells * job.variants.size() * static_cast<std::size_t>(a.runs) * kernels;
+  const std::size_t per_run = static_cast<std::size_t>(job.warmup + job.iterations);
+  const double iterations = static_cast<double>(runs) * static_cast<double>(per_run);
+  std::optional<IterationEstimate> e = stored_estimate(a.db, job);
+  if (!e) e = declared_estimate(job, m);
+  const double seconds = e ? e->seconds * iterations : 0;
+  std::string shape = fmt::format("{} cell(s)", m.cells);
+  if (job.variants.size() > 1) shape += fmt::format(" x {} variants", job.variants.size());
+  if (a.runs > 1) shape += fmt::format(" x {} runs", a.runs);
+  if (kernels > 1) shape += fmt::format(" x {} kernels", kernels);
+  const std::string plan = fmt::format(
+      "{} x ({} warm-up + {} iterations) = {:.0f} iterations; {}", shape, job.warmup,
+      job.iterations, iterations,
+      e ? fmt::format("estimate {} ({})", duration_text(seconds), e->source)
+        : std::string("no estimate (no stored iterations of this job, no duration parameter)"));
+  const bool above = m.cells > kMaxCellsWithoutYes || seconds > kMaxSecondsWithoutYes;
+  if (above && !a.yes)
+    throw UsageError(fmt::format(
+        "{}: {}: above the limit of {} cells or {} h that runs without asking; shorten the "
+        "lists or split the job, or pass --yes to run it (docs/jobs.md \"Large matrices\")",
+        job.job.path, plan, kMaxCellsWithoutYes, kMaxSecondsWithoutYes / 3600));
+  std::cerr << fmt::format("nightjar: matrix: {}: {}{}\n", job.job.name, plan,
+                           above ? " (--yes: above the limits)" : "");
+}
 
 // --max-time: a duration as job files write them ("90s", "20m", "1h").
 double parse_max_time(const std::string& text) {
@@ -137,6 +249,10 @@ ExitCode cmd_run(const RunArgs& a) {
   o.warmup = a.warmup;
   for (const auto& s : a.sets) o.overrides.push_back(parse_set(s));
   o.context = parse_context_pairs(a.context);
+  o.check_matrix = [&a](const PlannedJob& job, const Matrix& m) { check_matrix_plan(a, job, m); };
+  // SIGINT/SIGTERM from here on: planning a large matrix takes seconds, and
+  // an interrupt there exits 130 with nothing stored.
+  install_interrupt_handlers();
   // Every job is parsed and every cell validated before the database is
   // opened: bad input never leaves rows behind.
   MachineFacts machine = probe_machine_facts();
@@ -218,6 +334,9 @@ Subcommand add_run_command(CLI::App& app) {
   cmd->add_flag("--fail-if-skipped", a->fail_if_skipped,
                 "exit 4 when any cell was skipped (a missing kernel feature, no root): for CI "
                 "gates that must not pass on nothing");
+  cmd->add_flag("--yes,-y", a->yes,
+                "run a job above the limits (more than 1000 cells, or an estimate over 24 h), "
+                "which is otherwise refused; the plan line says what it will cost");
   cmd->add_flag("--interleave", a->interleave,
                 "alternate the variants per iteration (A1 B1 A2 B2 ...) to cancel drift");
   cmd->add_option("--runs", a->runs,

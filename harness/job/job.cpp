@@ -2,12 +2,7 @@
 // and matrix expansion (expand_matrix). See harness/job.h.
 #include "harness/job/job.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -21,8 +16,10 @@
 #include <fmt/format.h>
 
 #include "harness/job/yaml_parse.h"
+#include "results/io/input_file.h"
 #include "results/model/exit_codes.h"
 #include "results/model/text.h"
+#include "workloads/sys/signals.h"
 
 namespace nightjar {
 
@@ -173,45 +170,19 @@ int parse_int_field(const YAML::Node& node, const std::string& source, const std
   return static_cast<int>(v);
 }
 
-// The job file's text. It must be a regular file of at most
-// kMaxJobFileBytes: /dev/zero, a FIFO or a directory would otherwise be read
-// until memory runs out or block forever. O_NONBLOCK: opening a FIFO without
-// a writer returns at once, so it can be refused.
+// The job file's text: a regular file of at most kMaxJobFileBytes, checked
+// before it is read (results/io/input_file.h), so /dev/zero, a FIFO or a
+// directory is refused at once instead of read until memory runs out or
+// blocking forever.
 std::string read_job_text(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0)
-    throw UsageError(fmt::format("{}: cannot read job file: {}", path, errno_text(errno)));
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
-  struct stat st {};
-  if (::fstat(fd, &st) != 0)
-    throw UsageError(fmt::format("{}: cannot read job file: {}", path, errno_text(errno)));
-  if (!S_ISREG(st.st_mode))
-    throw UsageError(fmt::format(
-        "{}: not a regular file ({}); a job is a YAML file such as jobs/pft-quick.yaml", path,
-        S_ISDIR(st.st_mode)    ? "a directory"
-        : S_ISFIFO(st.st_mode) ? "a FIFO"
-        : S_ISCHR(st.st_mode)  ? "a character device"
-                               : "not a plain file"));
-  const std::string too_large = fmt::format(
-      "{}: larger than a job file may be ({} bytes, 1 MiB); a job file is a few lines "
-      "of YAML: check that this is the job you meant",
-      path, kMaxJobFileBytes);
-  if (static_cast<std::uintmax_t>(st.st_size) > kMaxJobFileBytes) throw UsageError(too_large);
-  std::string text;
-  char buf[65536];
-  while (true) {
-    const ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0)
-      throw UsageError(fmt::format("{}: cannot read job file: {}", path, errno_text(errno)));
-    if (n == 0) break;
-    text.append(buf, static_cast<std::size_t>(n));
-    if (text.size() > kMaxJobFileBytes) throw UsageError(too_large);  // grew while read
-  }
-  return text;
+  static constexpr InputKind kJobFile{
+      .noun = "job file",
+      .expect = "a job is a YAML file such as jobs/pft-quick.yaml",
+      .max_bytes = kMaxJobFileBytes,
+      .cap = "1 MiB",
+      .too_large_fix = "a job file is a few lines of YAML: check that this is the job you meant",
+  };
+  return InputFile(path, kJobFile).read_all();
 }
 
 // The 1-based line of the `---` that starts the second YAML document
@@ -575,16 +546,7 @@ SetOverride parse_set(const std::string& arg) {
 
 namespace {
 
-// Where a value came from, for error messages.
-struct Origin {
-  enum class Kind { job, set, fallback } kind = Kind::job;
-  int line = 0;
-};
-
-struct AxisValue {
-  ParamValue value;
-  Origin origin;
-};
+using Origin = MatrixValue::Origin;
 
 // "path:line: params.NAME", "--set NAME" or "path: params.NAME": the prefix of
 // an error about one value.
@@ -597,9 +559,8 @@ struct AxisValue {
 
 }  // namespace
 
-std::vector<Cell> expand_matrix(const JobFile& job, const Workload& workload,
-                                const std::vector<SetOverride>& overrides,
-                                const MachineFacts& machine) {
+Matrix plan_matrix(const JobFile& job, const Workload& workload,
+                   const std::vector<SetOverride>& overrides, const MachineFacts& machine) {
   const std::vector<ParamDescriptor> descs = workload.params();
   std::map<std::string, const ParamDescriptor*> by_name;
   std::vector<std::string> names;
@@ -662,37 +623,45 @@ std::vector<Cell> expand_matrix(const JobFile& job, const Workload& workload,
     });
 
   // Parse every value once, so a bad value is reported once with its origin.
-  std::vector<std::string> axis_names;
-  std::vector<std::vector<AxisValue>> axes;
+  Matrix m;
   for (const auto& [name, values] : raw) {
     const ParamDescriptor& desc = *by_name.at(name);
-    std::vector<AxisValue> parsed;
+    std::vector<MatrixValue> parsed;
     for (const auto& v : values)
       errors.check([&] {
         try {
-          parsed.push_back(AxisValue{parse_param(desc, v.text, machine), v.origin});
+          parsed.push_back(MatrixValue{parse_param(desc, v.text, machine), v.origin});
         } catch (const ParamError& e) {
           fail_value(job, name, v.origin, e.message);
         }
       });
-    axis_names.push_back(name);
-    axes.push_back(std::move(parsed));
+    m.axis_names.push_back(name);
+    m.axes.push_back(std::move(parsed));
   }
   errors.throw_if_any(job.path);
 
-  std::size_t total = 1;
-  for (const auto& a : axes) {
-    if (__builtin_mul_overflow(total, a.size(), &total) || total > kMaxCells)
+  // The product, counted before any cell is built.
+  m.cells = 1;
+  for (const auto& a : m.axes) {
+    if (__builtin_mul_overflow(m.cells, a.size(), &m.cells) || m.cells > kMaxCells)
       fail(job.path, 0, "params",
            fmt::format("the matrix has more than {} cells; shorten some lists or split the job",
                        kMaxCells));
   }
+  return m;
+}
 
+std::vector<Cell> expand_cells(const Matrix& m, const JobFile& job, const Workload& workload,
+                               const MachineFacts& machine) {
+  const std::string wname(workload.name());
+  const auto& axes = m.axes;
+  const auto& axis_names = m.axis_names;
   // Odometer over the axes: the last (in sorted name order) varies fastest.
   std::vector<Cell> cells;
   std::unordered_set<std::string> ids;
   std::vector<std::size_t> index(axes.size(), 0);
-  for (std::size_t n = 0; n < total; ++n) {
+  for (std::size_t n = 0; n < m.cells; ++n) {
+    if (n % 1024 == 0) throw_if_interrupted();  // a large matrix takes seconds: SIGINT ends it
     Cell cell;
     cell.workload = wname;
     for (std::size_t a = 0; a < axes.size(); ++a)
@@ -714,6 +683,12 @@ std::vector<Cell> expand_matrix(const JobFile& job, const Workload& workload,
     }
   }
   return cells;
+}
+
+std::vector<Cell> expand_matrix(const JobFile& job, const Workload& workload,
+                                const std::vector<SetOverride>& overrides,
+                                const MachineFacts& machine) {
+  return expand_cells(plan_matrix(job, workload, overrides, machine), job, workload, machine);
 }
 
 }  // namespace nightjar

@@ -107,7 +107,45 @@ SetOverride parse_set(const std::string& arg);
 /// bytes of printable UTF-8 (docs/input.md "Labels")".
 void require_label(std::string_view option, std::string_view value);
 
-/// Expands a job into its cells.
+/// One value of a matrix axis: parsed, and where it was written (for errors).
+struct MatrixValue {
+  ParamValue value;
+  /// Where a value came from: the job (its line), --set, or the workload's default.
+  struct Origin {
+    enum class Kind { job, set, fallback } kind = Kind::job;
+    int line = 0;  ///< 1-based line in the job file (Kind::job), else 0
+  } origin;
+};
+
+/// A job's matrix before any cell is built: every axis's values parsed and
+/// checked once, and the number of cells they give, so that `nightjar run`
+/// can refuse or confirm a large matrix before spending time or memory on it
+/// (docs/jobs.md "Large matrices").
+struct Matrix {
+  std::vector<std::string> axis_names;         ///< sorted by name
+  std::vector<std::vector<MatrixValue>> axes;  ///< parallel to axis_names, values in order given
+  /// The product of the axes' lengths: the cells expand_cells() builds, or
+  /// fewer when two values of an axis parse to the same cell (dropped).
+  std::size_t cells = 1;
+};
+
+/// The first half of expand_matrix: the axes (the job's params, then
+/// `overrides`, then the workload's defaults), every value parsed with
+/// parse_param, and their product. Builds no cell: cheap for any matrix
+/// (the sum of the axes' lengths, not their product). Throws UsageError as
+/// expand_matrix does, and "path: params: the matrix has more than 1000000
+/// cells" when the product is larger than that hard cap.
+Matrix plan_matrix(const JobFile& job, const Workload& workload,
+                   const std::vector<SetOverride>& overrides, const MachineFacts& machine);
+
+/// The second half of expand_matrix: the cells of `matrix` (planned for
+/// `job` and `workload`), each checked with workload.validate(cell, machine),
+/// duplicates dropped. Polls SIGINT/SIGTERM every 1024 cells and throws
+/// Interrupted (exit 130): a large matrix takes seconds to build.
+std::vector<Cell> expand_cells(const Matrix& matrix, const JobFile& job, const Workload& workload,
+                               const MachineFacts& machine);
+
+/// Expands a job into its cells: expand_cells(plan_matrix(...)).
 ///
 /// Axes are taken in sorted name order with the first axis varying slowest and
 /// each axis's values in the order written; parameters the job does not set

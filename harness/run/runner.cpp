@@ -95,7 +95,7 @@ std::vector<PlannedJob> plan_runs(const RunOptions& options, const MachineFacts&
     p.workload = find_workload(p.job.workload);
     if (!p.workload)  // load_job checks this too; keep the runner safe on its own
       throw UsageError(path + ": workload: unknown workload '" + p.job.workload + "'");
-    p.cells = expand_matrix(p.job, *p.workload, options.overrides, machine);
+    const Matrix matrix = plan_matrix(p.job, *p.workload, options.overrides, machine);
     p.iterations = options.iterations.value_or(p.job.iterations);
     p.warmup = options.warmup.value_or(p.job.warmup);
     if (p.iterations < 1) throw UsageError("--iterations: must be at least 1");
@@ -103,6 +103,8 @@ std::vector<PlannedJob> plan_runs(const RunOptions& options, const MachineFacts&
     p.variants = plan_variants(p.job, options);
     p.variant = p.variants.front().name;
     p.cgroup = p.variants.front().cgroup;
+    if (options.check_matrix) options.check_matrix(p, matrix);  // before any cell is built
+    p.cells = expand_cells(matrix, p.job, *p.workload, machine);
     plan.push_back(std::move(p));
   }
   return plan;

@@ -46,6 +46,11 @@ struct RunOptions {
   std::function<bool(const PlannedJob& job, const Cell& cell,
                      const std::vector<std::int64_t>& run_ids, int iterations)>
       look;
+  /// Called by plan_runs for each job once its matrix is counted (`matrix`,
+  /// harness/job/job.h) and its iterations and variants are known, before any
+  /// cell is built: `nightjar run` prints the plan and refuses a matrix above
+  /// its limit here (by throwing). Empty: no check.
+  std::function<void(const PlannedJob& job, const Matrix& matrix)> check_matrix;
 };
 
 /// One variant of a planned job: its label, knobs and cgroup setup.
@@ -67,8 +72,10 @@ struct PlannedJob {
   std::vector<PlannedVariant> variants;  ///< the selected variants, at least one, in job order
 };
 
-/// Loads every job file and expands its matrix. Throws UsageError (exit 2)
-/// naming file, line and field on any bad input; touches no database.
+/// Loads every job file and expands its matrix (plan_matrix, then
+/// options.check_matrix, then expand_cells). Throws UsageError (exit 2)
+/// naming file, line and field on any bad input, Interrupted on SIGINT or
+/// SIGTERM while cells are built; touches no database.
 std::vector<PlannedJob> plan_runs(const RunOptions& options, const MachineFacts& machine);
 
 /// Refuses (UsageError, exit 2, naming the job, variant and cell) a plan

@@ -101,6 +101,11 @@ struct SamplesCsv {
   std::size_t rows = 0;            ///< sample rows
 };
 
+/// The largest CSV file `nightjar import` reads, bytes (1 GiB; docs/input.md
+/// "Input files"). The file is streamed; memory holds its parsed samples
+/// (about 100 bytes each), so the cap also bounds the memory of an import.
+inline constexpr std::uintmax_t kMaxCsvImportBytes = std::uintmax_t{1} << 30;
+
 /// Reads tidy CSV from `in` (fast-cpp-csv-parser's line reader and RFC 4180
 /// field splitting; a quoted field may span lines). `source` names the file
 /// in messages. Validates everything that does not need the database and

@@ -75,6 +75,11 @@ struct GbenchReport {
   std::size_t samples() const;
 };
 
+/// The largest Google Benchmark report `nightjar import --format gbench`
+/// reads, bytes (64 MiB; docs/input.md "Input files"): the report is parsed
+/// whole, and a JSON document costs several times its size in memory.
+inline constexpr std::uintmax_t kMaxGbenchReportBytes = std::uintmax_t{64} << 20;
+
 /// Reads a Google Benchmark JSON report. `source` names it in errors (a file
 /// path). NaN and Infinity, which Google Benchmark writes unquoted for
 /// non-finite counters, are accepted and left out with a warning. Throws

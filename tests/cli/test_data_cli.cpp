@@ -8,6 +8,7 @@
 //    counters, and the gbench workload stores the same metrics per iteration;
 //  - selectors, flags and usage errors of both commands.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <fstream>
@@ -196,7 +197,8 @@ TEST_F(DataCli, ExportSelectorsAndUsageErrors) {
 
   auto no_file = run_nightjar({"import", "--db", t.path() + "/x.db", t.path() + "/absent.csv"});
   EXPECT_EQ(no_file.exit_code, 2);
-  EXPECT_NE(no_file.err.find("absent.csv: cannot read it"), std::string::npos) << no_file.err;
+  EXPECT_NE(no_file.err.find("absent.csv: cannot read CSV file: No such file"), std::string::npos)
+      << no_file.err;
   auto csv_flags = run_nightjar(
       {"import", "--db", t.path() + "/x.db", "--variant", "v", t.write("e.csv", "run\n")});
   EXPECT_EQ(csv_flags.exit_code, 2);
@@ -301,3 +303,62 @@ TEST(GbenchCli, WorkloadStoresTheBenchmarksAsMetrics) {
 #endif
 
 }  // namespace
+
+// ---- issue 15 check 3: only regular files (or - for stdin) are imported ------
+
+// `nightjar import ARGS` with stdin from `input`, killed after 30 s (a hang fails).
+CommandResult import_with_stdin(const std::string& input, const std::vector<std::string>& args) {
+  std::vector<std::string> wrapper = {
+      "timeout", "-s", "KILL", "30", "sh", "-c", "exec \"$0\" \"$@\" <" + input};
+  std::vector<std::string> all = {"import"};
+  all.insert(all.end(), args.begin(), args.end());
+  return run_nightjar_under(wrapper, all);
+}
+
+TEST(ImportInputCli, DevicesFifosAndDirectoriesExitTwoAtOnceNamingTheFile) {
+  TempDir dir;
+  const std::string db = dir.path() + "/r.db";
+  const std::string fifo = dir.path() + "/fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  struct Case {
+    std::string file, pattern;
+  };
+  const std::vector<Case> cases = {
+      {"/dev/zero", "/dev/zero: not a regular file (a character device)"},
+      {fifo, fifo + ": not a regular file (a FIFO)"},
+      {dir.path(), dir.path() + ": not a regular file (a directory)"},
+  };
+  for (const bool gbench : {false, true})
+    for (const auto& c : cases) {
+      std::vector<std::string> args = {c.file, "--db", db};
+      if (gbench) args.insert(args.begin(), {"--format", "gbench", "--variant", "x"});
+      auto r = import_with_stdin("/dev/null", args);
+      EXPECT_EQ(r.exit_code, 2) << c.file << ": " << r.err;
+      EXPECT_NE(r.err.find(c.pattern), std::string::npos) << r.err;
+    }
+  EXPECT_FALSE(std::ifstream(db).good());  // nothing was created
+}
+
+TEST(ImportInputCli, StdinIsReadAndAnEndlessStdinIsStopped) {
+  TempDir dir;
+  const std::string db = dir.path() + "/r.db";
+  const std::string csv = dir.write(
+      "a.csv",
+      "run,job,workload,variant,build,kernel,testbox,iteration,metric,unit,direction,value\n"
+      "1,j,fake,v,,k,box,1,throughput,ops/s,higher,100\n");
+  auto ok = import_with_stdin(csv, {"-", "--db", db});
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_NE(ok.out.find("from (stdin)"), std::string::npos) << ok.out;
+  // /dev/zero as stdin: the CSV line reader stops at its 1 MiB line limit,
+  // the JSON reader at the 64 MiB cap; neither reads on.
+  auto zero_csv = import_with_stdin("/dev/zero", {"-", "--db", db});
+  EXPECT_EQ(zero_csv.exit_code, 2) << zero_csv.err;
+  EXPECT_NE(zero_csv.err.find("(stdin)"), std::string::npos) << zero_csv.err;
+  auto zero_json =
+      import_with_stdin("/dev/zero", {"--format", "gbench", "--variant", "x", "-", "--db", db});
+  EXPECT_EQ(zero_json.exit_code, 2) << zero_json.err;
+  EXPECT_NE(zero_json.err.find("(stdin): larger than a Google Benchmark report may be "
+                               "(67108864 bytes, 64 MiB)"),
+            std::string::npos)
+      << zero_json.err;
+}

@@ -393,3 +393,99 @@ TEST(RunCli, JobMinEffectIsTheMarginOfItsRows) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("min_effect"), std::string::npos) << r.err;
 }
+
+// ---- issue 15 check 4: large matrices -------------------------------------------
+
+namespace {
+
+// A job with axes seed (a values) and value (b values): a x b cells.
+std::string matrix_job(const TempDir& dir, int a, int b, int iterations) {
+  std::string seeds, values;
+  for (int i = 1; i <= a; ++i) seeds += (i > 1 ? ", " : "") + std::to_string(i);
+  for (int i = 1; i <= b; ++i) values += (i > 1 ? ", " : "") + std::to_string(100 + i);
+  return dir.write("big.yaml", "workload: fake\nparams:\n  seed: [" + seeds + "]\n  value: [" +
+                                   values + "]\niterations: " + std::to_string(iterations) +
+                                   "\nwarmup: 1\n");
+}
+
+// Waits up to 60 s for `text` in the file at `path`.
+bool wait_for_text(const std::string& path, const std::string& text) {
+  for (int i = 0; i < 1200; ++i) {
+    if (read_file(path).find(text) != std::string::npos) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST(RunCli, MatrixAboveTheLimitIsRefusedWithCountEstimateAndYes) {
+  TempDir dir;
+  const std::string db = dir.path() + "/r.db";
+  auto r = run_nightjar({"run", matrix_job(dir, 64, 32, 1000), "--db", db});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("big.yaml: 2048 cell(s) x (1 warm-up + 1000 iterations) = 2050048 "
+                       "iterations; no estimate"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("above the limit of 1000 cells or 24 h"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--yes"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::ifstream(db).good());  // refused before the database
+  // Declared durations give the estimate: 10 cells x 3 x 1 h is over 24 h.
+  auto longer = run_nightjar({"run",
+                              dir.write("long.yaml",
+                                        "workload: fake\nparams:\n  seed: [1, 2, 3, 4, 5, 6, 7, "
+                                        "8, 9, 10]\n  sleep: 1h\niterations: 3\nwarmup: 0\n"),
+                              "--db", db});
+  EXPECT_EQ(longer.exit_code, 2) << longer.err;
+  EXPECT_NE(longer.err.find("estimate 30 h (declared: 60 min per iteration from sleep)"),
+            std::string::npos)
+      << longer.err;
+}
+
+TEST(RunCli, MillionCellMatrixIsRefusedInUnderASecond) {
+  TempDir dir;
+  const std::string job = matrix_job(dir, 1000, 1000, 1);
+  const auto t0 = std::chrono::steady_clock::now();
+  auto r = run_nightjar_under({"timeout", "-s", "KILL", "20"},
+                              {"run", job, "--db", dir.path() + "/r.db"});
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("1000000 cell(s)"), std::string::npos) << r.err;
+  // Counting is the sum of the lists (2000 values), not their product; the
+  // margin is for a sanitizer build's start-up on a busy machine.
+  EXPECT_LT(s, 2.0);
+}
+
+TEST(RunCli, SigintWhileAMillionCellsAreBuiltExits130WithNothingStored) {
+  TempDir dir;
+  const std::string db = dir.path() + "/r.db";
+  pid_t pid = spawn_nightjar({"run", matrix_job(dir, 1000, 1000, 1), "--db", db, "--yes"},
+                             dir.path(), "run");
+  // The plan line is printed before the cells are built (seconds for a million).
+  ASSERT_TRUE(wait_for_text(dir.path() + "/run.err", "nightjar: matrix: big: 1000000 cell(s)"))
+      << read_file(dir.path() + "/run.err");
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  kill(pid, SIGINT);
+  EXPECT_EQ(wait_exit_code(pid), 130) << read_file(dir.path() + "/run.err");
+  EXPECT_FALSE(std::ifstream(db).good());  // planning opens no database to write
+}
+
+TEST(RunCli, MatrixAboveTheLimitStartsWithYes) {
+  TempDir dir;
+  const std::string db = dir.path() + "/r.db";
+  pid_t pid = spawn_nightjar({"run", matrix_job(dir, 64, 32, 1000), "--db", db, "--yes"},
+                             dir.path(), "run");
+  for (int i = 0; i < 1200 && count(db, "SELECT count(*) FROM iteration") < 1; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  kill(pid, SIGINT);
+  EXPECT_EQ(wait_exit_code(pid), 130) << read_file(dir.path() + "/run.err");
+  const std::string err = read_file(dir.path() + "/run.err");
+  EXPECT_NE(err.find("2048 cell(s) x (1 warm-up + 1000 iterations) = 2050048 iterations; no "
+                     "estimate (no stored iterations of this job, no duration parameter) (--yes: "
+                     "above the limits)"),
+            std::string::npos)
+      << err;
+  EXPECT_GE(count(db, "SELECT count(*) FROM iteration"), 1);
+  EXPECT_EQ(query_one(db, "SELECT status FROM run ORDER BY id DESC LIMIT 1"), "aborted");
+}
