@@ -88,7 +88,7 @@ for name in "${targets[@]}"; do
     "$out/$name"-leak-* 2>/dev/null)
   if [[ -n $artifacts ]] || grep -q 'ERROR: libFuzzer\|==ERROR\|runtime error:' "$log"; then
     status=1
-    echo "fuzz_$name: FAILED after ${runs:-?} runs in ${seconds}s; input: ${artifacts:-see log}"
+    echo "fuzz_$name: FAILED after ${runs:-?} runs; input: ${artifacts:-see log}"
     grep -m3 -E 'ERROR|runtime error|SUMMARY|terminate called|what\(\)' "$log" | sed 's/^/  | /'
     echo "  log: $log; reproduce: $build/fuzz/fuzz_$name ${artifacts%%$'\n'*}"
   else
