@@ -11,6 +11,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libfccp-dev libgnuplot-iostream-dev gnuplot-nox
   procps
+  clang-16 libclang-rt-16-dev  # the libFuzzer targets (ci/test.sh --fuzz): C++20 needs clang >= 16
 )
 
 missing=()

@@ -4,9 +4,15 @@
 #   ci/test.sh              normal build in build/, every test
 #   ci/test.sh --sanitize   AddressSanitizer + UBSan build in build-asan/,
 #                           every test except those labelled slow
+#   ci/test.sh --fuzz       the libFuzzer targets (clang++, build-fuzz/): each
+#                           job, csv and gbench target 60 s on its seed corpus
+#                           (bench/fuzz.sh; docs/input.md "Fuzzing")
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
-if [ "${1:-}" = "--sanitize" ]; then
+if [ "${1:-}" = "--fuzz" ]; then
+  "$here/ci/install-deps.sh"
+  exec "$here/bench/fuzz.sh" "${FUZZ_SECONDS:-60}" "$here/build-fuzz"
+elif [ "${1:-}" = "--sanitize" ]; then
   build=$here/build-asan
   "$here/ci/build.sh" "$build" -DNIGHTJAR_SANITIZE=ON -DNIGHTJAR_WERROR=ON -DNIGHTJAR_BUILD_BENCH=OFF
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1

@@ -382,7 +382,10 @@ YAML::Node load_document(const std::string& source, const std::string& path) {
 }  // namespace
 
 JobFile load_job(const std::string& path) {
-  const std::string source = read_job_text(path);
+  return parse_job(read_job_text(path), path);
+}
+
+JobFile parse_job(const std::string& source, const std::string& path) {
   const YAML::Node root = load_document(source, path);
 
   JobFile job;

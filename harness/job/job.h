@@ -88,6 +88,13 @@ inline constexpr std::size_t kMaxJobErrors = 20;
 /// (up to kMaxJobErrors) are reported together, one per line.
 JobFile load_job(const std::string& path);
 
+/// The checks of load_job on a job's text, read already: `source` is the
+/// file's content (any bytes), `path` names it in messages and gives the
+/// job's name (its stem). Touches no file; the fuzz target
+/// fuzz/fuzz_job.cpp calls it on arbitrary bytes. Throws UsageError as
+/// load_job does (except for the file checks: kind and size).
+JobFile parse_job(const std::string& source, const std::string& path);
+
 /// One `--set NAME=V1,V2` option: replaces the job's values of NAME (or adds
 /// NAME as an axis when the job does not set it).
 struct SetOverride {

@@ -194,6 +194,10 @@ ordered_json parse_document(std::string_view text, const std::string& source) {
   } catch (const ordered_json::parse_error& e) {
     throw UsageError(
         fmt::format("{}: not valid JSON (byte {}: {}); {}", source, e.byte, e.what(), kHow));
+  } catch (const ordered_json::out_of_range& e) {
+    // A number beyond double (1e400) escaped as a bare json exception, exit 4
+    // (issue 15; the corpus and fuzz/fuzz_gbench.cpp find it at once).
+    throw UsageError(fmt::format("{}: a number is out of range ({}); {}", source, e.what(), kHow));
   }
   if (!doc.is_object() || !doc.contains("benchmarks") || !doc["benchmarks"].is_array())
     throw UsageError(fmt::format(
