@@ -299,6 +299,16 @@ class CellRun {
       abort();
       throw;
     } catch (const std::exception& e) {
+      // A full disk ends the whole run (every later write would fail too):
+      // the run is marked failed if that still fits, and the CLI says
+      // "disk full" naming the database (results/store/store.h).
+      if (disk_full_message(e)) {
+        try {
+          fail(e.what());
+        } catch (const std::exception&) {
+        }
+        throw;
+      }
       fail(e.what());
     }
   }

@@ -225,16 +225,24 @@ std::string& written_path() {
   return path;
 }
 
-bool is_full(const SQLite::Exception& e) {
-  return (e.getErrorCode() & 0xff) == SQLITE_FULL;
+// SQLITE_FULL, or an I/O error on a filesystem with no space left: SQLite
+// reports a -shm or -wal file that cannot grow on tmpfs as SQLITE_IOERR
+// (the mmap or write fails with ENOSPC), not as SQLITE_FULL.
+bool is_full(const SQLite::Exception& e, const std::string& path) {
+  const int code = e.getErrorCode() & 0xff;
+  if (code == SQLITE_FULL) return true;
+  if (code != SQLITE_IOERR || path.empty()) return false;
+  std::error_code ec;
+  const fs::space_info space = fs::space(fs::absolute(path, ec).parent_path(), ec);
+  return !ec && space.available < 64 * 1024;
 }
 
 }  // namespace
 
 std::optional<std::string> disk_full_message(const std::exception& e) {
   const auto* s = dynamic_cast<const SQLite::Exception*>(&e);
-  if (!s || !is_full(*s)) return std::nullopt;
   const std::string& path = written_path();
+  if (!s || !is_full(*s, path)) return std::nullopt;
   return fmt::format(
       "{}: disk full: SQLite could not write ({}); the rows stored before stay (each iteration is "
       "committed on its own), the one being written was rolled back; free space on that "
@@ -280,7 +288,7 @@ ResultsStore::ResultsStore(const std::string& path, Access access) : path_(path)
     stale_aborted_ = abort_stale_runs(*db_);
   } catch (const SQLite::Exception& e) {
     remove_stub();
-    if (is_full(e))
+    if (is_full(e, path))
       throw EnvironmentError(fmt::format(
           "{}: disk full: SQLite could not set up the results database ({}){}; free space on "
           "that filesystem or pass --db PATH elsewhere",
