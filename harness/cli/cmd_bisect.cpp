@@ -130,7 +130,7 @@ Subcommand add_bisect_command(CLI::App& app) {
       return bisect_step(a->db, o, std::cout);
     }
     if (*bisect_log_cmd) {
-      ResultsStore store = open_store(a->db);
+      ResultsStore store = open_existing_store(a->db);  // read-only: a log changes nothing
       std::cout << render_bisect_log(store, a->session);
       return ExitCode::ok;
     }

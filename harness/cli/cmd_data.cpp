@@ -161,8 +161,10 @@ ExitCode import_csv(const ImportArgs& a) {
   ResultsStore store = open_store(a.db);
   CsvImportResult r = import_samples_csv(store, csv, workload_catalog(), probe_machine_facts());
   for (const auto& note : r.notes) std::cerr << "nightjar: " << note << "\n";
-  std::cout << fmt::format("imported {} run(s){}, {} samples from {}\n", r.run_ids.size(),
-                           describe_ids(r.run_ids), r.samples, source);
+  std::cout << fmt::format(
+      "imported {} run(s){}, {} samples from {}{}\n", r.run_ids.size(), describe_ids(r.run_ids),
+      r.samples, source,
+      r.already_stored ? fmt::format("; {} run(s) already stored, skipped", r.already_stored) : "");
   return ExitCode::ok;
 }
 
@@ -197,6 +199,13 @@ ExitCode import_gbench_file(const ImportArgs& a) {
   o.here_kernel = probe_kernel_identity();
   ResultsStore store = open_store(a.db);
   GbenchImportResult r = import_gbench(store, report, o);
+  if (r.already_imported) {
+    std::cout << fmt::format(
+        "imported 0 runs: {} is already stored as run {} (same report, same labels and "
+        "samples); importing it again would count its samples twice\n",
+        source, r.run_id);
+    return ExitCode::ok;
+  }
   for (const auto& note : r.notes) std::cerr << "nightjar: " << note << "\n";
   if (report.aggregate_entries)
     std::cerr << fmt::format(

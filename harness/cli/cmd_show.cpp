@@ -75,6 +75,11 @@ ExitCode cmd_show(const ShowArgs& a) {
   f.run_id = a.run;
   f.limit = a.last;
   auto runs = store.runs(f);
+  if (runs.empty() && a.run && f.job.empty() && f.workload.empty() && f.variant.empty() &&
+      f.build.empty() && f.kernel_release.empty() && f.status.empty())
+    throw UsageError(fmt::format(
+        "--run {}: no run {} in {}; `nightjar show` lists the stored runs and their ids", *a.run,
+        *a.run, store.path()));
   if (runs.empty()) {
     std::cerr << "nightjar: no runs match\n";
     return ExitCode::ok;

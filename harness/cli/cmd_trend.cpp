@@ -75,8 +75,9 @@ Subcommand add_trend_command(CLI::App& app) {
                   "keep change points with p <= this (default 0.001)")
       ->check(in_range(1e-12, 0.5));
   cmd->add_option(
-      "--window", a->detection.window,
-      "points per E-divisive window, overlapping by half; 0 = whole history (default 50)");
+         "--window", a->detection.window,
+         "points per E-divisive window, overlapping by half; 0 = whole history (default 50)")
+      ->check(in_range(0, 1000000));
   cmd->add_option("--min-effect", a->detection.min_effect_pct,
                   "keep change points with |%change| >= this (default 1)")
       ->check(at_least(0));

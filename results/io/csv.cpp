@@ -23,6 +23,7 @@
 #include <charconv>
 #include <cmath>
 #include <istream>
+#include <iterator>
 #include <limits>
 #include <optional>
 #include <ostream>
@@ -31,6 +32,7 @@
 
 #include "results/compare/selector.h"
 #include "results/model/exit_codes.h"
+#include "results/model/identity.h"
 #include "results/model/text.h"
 
 namespace nightjar {
@@ -40,11 +42,17 @@ constexpr std::string_view kParamPrefix = "param.";
 // The fixed columns, in the order export writes them; the parameter columns
 // go after `workload`.
 const char* const kLeadColumns[] = {"run", "job", "workload"};
-const char* const kTailColumns[] = {"variant", "build", "kernel",    "testbox", "iteration",
-                                    "metric",  "unit",  "direction", "mean",    "value"};
+const char* const kTailColumns[] = {"variant",    "build",     "kernel", "testbox",
+                                    "started_at", "iteration", "metric", "unit",
+                                    "direction",  "mean",      "value"};
+// Tail columns an import may go without: mean (derived from the direction)
+// and started_at (files written before it was exported; the import time).
+bool optional_column(std::string_view name) {
+  return name == "mean" || name == "started_at";
+}
 constexpr const char* kLayout =
-    "run,job,workload,param.NAME...,variant,build,kernel,testbox,iteration,metric,unit,"
-    "direction,mean,value[,invalid]";
+    "run,job,workload,param.NAME...,variant,build,kernel,testbox,started_at,iteration,metric,"
+    "unit,direction,mean,value[,invalid]";
 // The optional last column: why a sample is invalid ("" = valid).
 constexpr const char* kInvalidColumn = "invalid";
 
@@ -71,7 +79,8 @@ std::string csv_header(const std::set<std::string>& param_names, bool invalid) {
 }
 
 // The fields of a run's rows before the iteration: run, job, workload, the
-// parameters, variant, build, kernel, testbox (with the comma after it).
+// parameters, variant, build, kernel, testbox, started_at (with the comma
+// after it).
 std::string row_prefix(std::int64_t id, const ExportRun& run,
                        const std::set<std::string>& param_names) {
   const RunLabels& l = run.labels;
@@ -81,8 +90,9 @@ std::string row_prefix(std::int64_t id, const ExportRun& run,
     prefix += ',';
     if (it != run.params.end()) prefix += csv_field(it->second);
   }
-  prefix += fmt::format(",{},{},{},{},", csv_field(l.variant), csv_field(l.build),
-                        csv_field(l.kernel_release), csv_field(l.hostname));
+  prefix +=
+      fmt::format(",{},{},{},{},{},", csv_field(l.variant), csv_field(l.build),
+                  csv_field(l.kernel_release), csv_field(l.hostname), csv_field(l.started_at));
   return prefix;
 }
 
@@ -169,7 +179,8 @@ struct Columns {
   std::map<std::string, std::size_t> fixed;                 // column name -> index
   std::vector<std::pair<std::string, std::size_t>> params;  // parameter name -> index
   std::optional<std::size_t> mean;
-  std::optional<std::size_t> invalid;  // the optional `invalid` column
+  std::optional<std::size_t> started_at;  // the optional `started_at` column
+  std::optional<std::size_t> invalid;     // the optional `invalid` column
   std::size_t at(const char* name) const { return fixed.at(name); }
 };
 
@@ -194,15 +205,16 @@ Columns parse_header(const std::vector<std::string>& names, const std::string& s
     } else if (known.count(n)) {
       c.fixed[n] = i;
       if (n == "mean") c.mean = i;
+      if (n == "started_at") c.started_at = i;
     } else {
       fail(source, line,
-           fmt::format("unknown column '{}'; the columns are {} (mean and invalid are "
-                       "optional; columns may come in any order)",
+           fmt::format("unknown column '{}'; the columns are {} (mean, started_at and invalid "
+                       "are optional; columns may come in any order)",
                        n.empty() ? std::string("(empty)") : n, kLayout));
     }
   }
   for (const std::string& n : known) {
-    if (n == "mean" || c.fixed.count(n)) continue;
+    if (optional_column(n) || c.fixed.count(n)) continue;
     fail(source, line,
          fmt::format("the header has no column '{}'; a tidy sample file has the columns {} "
                      "(as `nightjar export --format csv` writes them)",
@@ -424,6 +436,9 @@ class Row {
     return v;
   }
   std::string mean() const { return cols_.mean ? f_[*cols_.mean] : std::string(); }
+  std::string started_at() const {
+    return cols_.started_at ? f_[*cols_.started_at] : std::string();
+  }
   std::string invalid() const { return cols_.invalid ? f_[*cols_.invalid] : std::string(); }
   const Columns& columns() const { return cols_; }
   int line() const { return line_; }
@@ -478,6 +493,15 @@ CsvRun run_of_row(const Row& row, std::int64_t run_id) {
   here.build = row.field("build");
   here.kernel = row.field("kernel");
   here.testbox = row.field("testbox");
+  if (const std::string started = row.started_at(); !started.empty()) {
+    std::optional<std::string> utc = utc_iso8601(started);
+    if (!utc)
+      row.fail_here(fmt::format(
+          "column 'started_at': '{}' is not a date and time; write ISO 8601 in UTC such as "
+          "2026-12-01T09:30:00Z (as `nightjar export` writes it), or leave it empty",
+          echo_input(started)));
+    here.started_at = *utc;
+  }
   for (const auto& [name, index] : row.columns().params)
     if (!row.at(index).empty()) here.params[name] = row.at(index);
   // Labels follow the one rule (results/model/text.h label_problem).
@@ -500,7 +524,7 @@ void check_same_run(const Row& row, const CsvRun& run, const CsvRun& here) {
     if (a != b)
       row.fail_here(fmt::format(
           "run {} has {} '{}' here but '{}' on line {}; every row of a run repeats the run's job, "
-          "workload, parameters, variant, build, kernel and testbox",
+          "workload, parameters, variant, build, kernel, testbox and started_at",
           run.id, what, b, a, run.line));
   };
   differs("job", run.job, here.job);
@@ -509,6 +533,7 @@ void check_same_run(const Row& row, const CsvRun& run, const CsvRun& here) {
   differs("build", run.build, here.build);
   differs("kernel", run.kernel, here.kernel);
   differs("testbox", run.testbox, here.testbox);
+  differs("started_at", run.started_at, here.started_at);
   for (const auto& [name, index] : row.columns().params) {
     auto p = run.params.find(name);
     differs(("param." + name).c_str(), p == run.params.end() ? "" : p->second, row.at(index));
@@ -739,6 +764,32 @@ void add_file_metrics(ResultsStore& store, const SamplesCsv& csv) {
   for (const auto& [workload, metrics] : missing) store.add_missing_metrics(workload, metrics);
 }
 
+// Where a file's run was measured (docs/data.md "Importing twice"): its
+// testbox, its run id there and its start; files without started_at name the
+// run by its labels and cell instead of the start. The same whichever
+// database the file is imported into.
+std::string csv_identity(const CsvRun& run) {
+  std::string id = fmt::format("csv testbox={} run={}", run.testbox, run.id);
+  if (!run.started_at.empty()) return id + " started_at=" + run.started_at;
+  std::string cell;  // as Cell::id() writes it: the set parameters, sorted
+  for (const auto& [name, value] : run.params)
+    cell += (cell.empty() ? "" : " ") + name + "=" + value;
+  return id + fmt::format(" job={} workload={} cell=[{}] variant={} build={} kernel={}", run.job,
+                          run.workload, cell, run.variant, run.build, run.kernel);
+}
+
+// A digest of everything an import stores of `run`: labels, parameters and
+// samples (values as their shortest exact text).
+std::string csv_digest(const CsvRun& run) {
+  std::string text = fmt::format("{}\n{}\n{}\n{}\n{}\n{}\n{}\n", run.job, run.workload, run.variant,
+                                 run.build, run.kernel, run.testbox, run.started_at);
+  for (const auto& [name, value] : run.params) text += name + "=" + value + "\n";
+  for (const auto& sample : run.samples)
+    fmt::format_to(std::back_inserter(text), "{}\t{}\t{}\t{}\n", sample.iteration, sample.metric,
+                   sample.value, sample.invalid);
+  return fnv1a64_hex(text);
+}
+
 // The run a file's run is stored as.
 ImportedRun imported_run(const CsvRun& run, const std::string& source, bool keep_id,
                          ParamNumbers& numbers) {
@@ -754,8 +805,11 @@ ImportedRun imported_run(const CsvRun& run, const std::string& source, bool keep
   ir.testbox.hostname = run.testbox;
   ir.match_by_name = true;
   ir.iterations = run.samples.empty() ? 0 : run.samples.back().iteration;  // sorted
+  ir.started_at = run.started_at;  // "" (a file without the column): the import time
   ir.context["import.format"] = "csv";
   ir.context["import.file"] = source;
+  ir.identity = csv_identity(run);
+  ir.digest = csv_digest(run);
   ir.samples = run.samples;
   return ir;
 }
@@ -775,6 +829,21 @@ CsvImportResult import_samples_csv(ResultsStore& store, const SamplesCsv& csv,
   std::vector<std::string> renumbered, skipped;
   bool keep_ids = true;
   for (const auto& run : csv.runs) {
+    // Imported before (from this file or another holding the same run)?
+    if (auto before = store.imported_as(csv_identity(run))) {
+      if (before->digest != csv_digest(run))
+        fail(csv.source, run.line,
+             fmt::format("run {} (testbox '{}'{}) was imported before as run {} of {} with other "
+                         "labels, parameters or samples; the file changed since. Nothing "
+                         "imported: import the changed file into another database (--db), or "
+                         "export the stored run to see what differs",
+                         run.id, run.testbox,
+                         run.started_at.empty() ? "" : ", started " + run.started_at,
+                         before->run_id, store.path()));
+      ++result.already_stored;
+      skipped.push_back(fmt::format("{} (stored as {})", run.id, before->run_id));
+      continue;
+    }
     if (auto existing = stored_run(store, run.id)) {
       if (same_run(run, *existing)) {
         ++result.already_stored;
@@ -796,7 +865,8 @@ CsvImportResult import_samples_csv(ResultsStore& store, const SamplesCsv& csv,
   tx.commit();
   if (!skipped.empty())
     result.notes.push_back(
-        fmt::format("{} run(s) of {} already stored with the same samples, not imported again: {}",
+        fmt::format("{} run(s) of {} already stored with the same samples, not imported again "
+                    "(file run ids): {}",
                     skipped.size(), csv.source, list_ids(skipped)));
   if (!renumbered.empty())
     result.notes.push_back(fmt::format(

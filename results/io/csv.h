@@ -1,8 +1,8 @@
 // Tidy sample CSV: `nightjar export --format csv` writes it and `nightjar
 // import FILE.csv` reads it back (docs/data.md "CSV"). One row per sample:
 //
-//   run,job,workload,param.NAME...,variant,build,kernel,testbox,iteration,
-//   metric,unit,direction,mean,value
+//   run,job,workload,param.NAME...,variant,build,kernel,testbox,started_at,
+//   iteration,metric,unit,direction,mean,value
 //
 //   run        the run id (`nightjar show`); rows of one run repeat its
 //              job, workload, parameters, variant, build, kernel and testbox
@@ -13,6 +13,8 @@
 //              empty when the run has no such parameter (another workload)
 //   variant, build   labels of the run (build may be empty)
 //   kernel     kernel release (`uname -r`), testbox: hostname
+//   started_at when the run started, ISO 8601 UTC; optional on import (the
+//              import time without it; an offset is converted to UTC)
 //   iteration  1-based measured iteration
 //   metric     metric name; unit, direction (higher/lower) and mean
 //              (hmean/amean/gmean) are its descriptor as recorded for the
@@ -32,7 +34,9 @@
 // come in any order.
 //
 // Not in the file: monitor deltas, run context, flags, failed iterations,
-// run status and dates; imported runs are stored complete, dated at import.
+// run status and end dates; imported runs are stored complete. Each carries
+// its identity (testbox, file run id, started_at) so that importing it again
+// adds nothing (docs/data.md "Importing twice").
 #pragma once
 
 #include <cstdint>
@@ -80,6 +84,8 @@ struct CsvRun {
   std::int64_t id = 0;  ///< the file's run id
   int line = 0;         ///< line of its first row
   std::string job, workload, variant, build, kernel, testbox;
+  /// When the run started, ISO 8601 UTC ("" when the file has no started_at)
+  std::string started_at;
   std::map<std::string, std::string> params;  ///< non-empty param.NAME fields
   std::vector<SampleRow> samples;             ///< sorted by iteration, metric
 };
@@ -132,9 +138,13 @@ struct CsvImportResult {
 };
 
 /// Stores `csv` in ONE transaction: nothing is stored when anything fails.
-/// A run whose id is used by a run with the same job, workload, parameters,
-/// labels and samples is skipped as already stored (importing a file twice
-/// adds nothing). The other runs keep their ids when the database uses none
+/// A run imported before (fact import.identity: testbox, file run id and
+/// started_at, else the labels and cell) with the same digest is skipped as
+/// already stored; with another digest (the file changed) the import throws
+/// UsageError naming the line and the stored run. A run whose id is used by
+/// a run with the same job, workload, parameters, labels and samples (a run
+/// measured here, exported and imported back) is skipped too: importing a
+/// file twice adds nothing. The other runs keep their ids when the database uses none
 /// of them (so a round trip into a new database gives the same export);
 /// when one is used by another run, all of them are stored under new ids, in
 /// file order (noted). Metric

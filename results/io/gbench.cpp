@@ -4,12 +4,16 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <iterator>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "results/model/exit_codes.h"
+#include "results/model/identity.h"
+#include "results/model/text.h"
 
 namespace nightjar {
 namespace {
@@ -206,7 +210,7 @@ ordered_json parse_document(std::string_view text, const std::string& source) {
 }
 
 // The report's `context` object: run facts, date, host, executable, CPUs.
-void read_context(const ordered_json& context, GbenchReport& report) {
+void read_context(const ordered_json& context, GbenchReport& report, const std::string& source) {
   for (const auto& [key, value] : context.items()) {
     if (value.is_primitive() && !value.is_null()) {
       report.context["gbench." + key] = scalar_text(value);
@@ -221,6 +225,16 @@ void read_context(const ordered_json& context, GbenchReport& report) {
     return f != context.end() && f->is_string() ? f->get<std::string>() : std::string();
   };
   report.date = str("date");
+  if (!report.date.empty()) {
+    std::optional<std::string> utc = utc_iso8601(report.date);
+    if (!utc)
+      throw UsageError(fmt::format(
+          "{}: context.date '{}' is not an ISO 8601 date and time with a zone (Google "
+          "Benchmark writes 2026-11-30T08:46:49+00:00); fix or remove it (the import time is "
+          "used without one)",
+          source, echo_input(report.date)));
+    report.started_at = *utc;
+  }
   report.host_name = str("host_name");
   report.executable = str("executable");
   if (auto f = context.find("num_cpus"); f != context.end() && f->is_number_unsigned())
@@ -383,7 +397,13 @@ GbenchReport parse_gbench_json(std::string_view text, const GbenchOptions& optio
     throw UsageError(fmt::format("time unit '{}': write ns, us, ms or s", options.time_unit));
   const ordered_json doc = parse_document(text, source);
   GbenchReport report;
-  if (auto it = doc.find("context"); it != doc.end() && it->is_object()) read_context(*it, report);
+  report.report_digest = fnv1a64_hex(doc.dump());
+  if (auto it = doc.find("context"); it != doc.end() && it->is_object())
+    read_context(*it, report, source);
+  else
+    report.warnings.push_back(
+        "the report has no \"context\" object: its host, date and CPUs are unknown (recorded "
+        "testbox 'unknown', dated at import)");
   EntryReader reader(report, options, source);
   const auto& entries = doc["benchmarks"];
   for (std::size_t index = 0; index < entries.size(); ++index) reader.read(entries[index], index);
@@ -404,6 +424,30 @@ std::string default_gbench_job(const GbenchReport& report, const std::string& fi
   return stem;
 }
 
+namespace {
+
+// The report's identity: its content (docs/data.md "Importing twice"). Not
+// its host, binary and date: Google Benchmark dates a report to the second,
+// and two runs of one binary within a second are two measurements.
+std::string gbench_identity(const GbenchReport& report) {
+  return "gbench report=" + report.report_digest;
+}
+
+// A digest of what an import stores: labels, kernel, testbox, descriptors, samples.
+std::string gbench_digest(const ImportedRun& run, const std::vector<MetricDescriptor>& metrics) {
+  std::string text = fmt::format("{}\n{}\n{}\n{}\n{}\n{}\n", run.job, run.variant, run.build,
+                                 run.kernel.release, run.testbox.hostname, run.started_at);
+  for (const auto& d : metrics)
+    text +=
+        fmt::format("{}\t{}\t{}\t{}\n", d.name, d.unit, to_string(d.direction), to_string(d.mean));
+  for (const auto& sample : run.samples)
+    fmt::format_to(std::back_inserter(text), "{}\t{}\t{}\n", sample.iteration, sample.metric,
+                   sample.value);
+  return fnv1a64_hex(text);
+}
+
+}  // namespace
+
 GbenchImportResult import_gbench(ResultsStore& store, const GbenchReport& report,
                                  const GbenchImportOptions& options) {
   GbenchImportResult result;
@@ -417,7 +461,7 @@ GbenchImportResult import_gbench(ResultsStore& store, const GbenchReport& report
     run.testbox = options.here;
     run.kernel = options.here_kernel;
   } else {
-    run.testbox.hostname = report.host_name;
+    run.testbox.hostname = report.host_name.empty() ? "unknown" : report.host_name;
     run.testbox.cpus = report.num_cpus;
   }
   if (!options.kernel.empty() && options.kernel != run.kernel.release) {
@@ -435,12 +479,12 @@ GbenchImportResult import_gbench(ResultsStore& store, const GbenchReport& report
     result.notes.push_back(fmt::format(
         "the report was written on {} (not this machine): recorded testbox {} ({} CPUs) and "
         "{}",
-        report.host_name.empty() ? "an unnamed host" : report.host_name,
-        report.host_name.empty() ? "\"\"" : report.host_name, report.num_cpus,
+        report.host_name.empty() ? "an unnamed host" : report.host_name, run.testbox.hostname,
+        report.num_cpus,
         options.kernel.empty() ? "an unknown kernel (pass --kernel RELEASE to name it)"
                                : "kernel " + options.kernel));
   // A report's own date orders it among builds (nightjar trend), as a run's start does.
-  run.started_at = report.date;
+  run.started_at = report.started_at;
   run.context = report.context;
   run.context["import.format"] = "gbench";
   run.context["import.file"] = options.source;
@@ -450,7 +494,27 @@ GbenchImportResult import_gbench(ResultsStore& store, const GbenchReport& report
     for (const auto& [metric, value] : report.repetitions[k])
       run.samples.push_back({static_cast<int>(k + 1), metric, value});
 
+  run.identity = gbench_identity(report);
+  run.digest = gbench_digest(run, report.metrics);
+
   ResultsStore::Transaction tx(store);
+  if (auto before = store.imported_as(run.identity)) {
+    if (before->digest != run.digest) {
+      const auto labels = store.run_labels(before->run_id);
+      throw UsageError(fmt::format(
+          "{}: this report (host {}, date {}) was imported before as run {} of {} (job {}, "
+          "variant {}{}) with other labels or options; importing it again would count one "
+          "measurement twice. Nothing imported: import it into another database (--db), or "
+          "with the same --job/--variant/--build/--kernel/--time-unit/--counter as before",
+          options.source, report.host_name.empty() ? "unknown" : report.host_name,
+          report.started_at.empty() ? "none" : report.started_at, before->run_id, store.path(),
+          labels ? labels->job : "?", labels ? labels->variant : "?",
+          labels && !labels->build.empty() ? ", build " + labels->build : ""));
+    }
+    result.run_id = before->run_id;
+    result.already_imported = true;
+    return result;
+  }
   for (const auto& d : report.metrics) {
     auto stored = store.stored_metric(kGbenchWorkload, d.name);
     if (!stored) continue;

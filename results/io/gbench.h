@@ -52,7 +52,14 @@ struct GbenchReport {
   /// "gbench.cpu_scaling_enabled", "gbench.library_build_type",
   /// "gbench.load_avg" (the three numbers joined by blanks), ...
   std::map<std::string, std::string> context;
-  std::string date;        ///< context.date as written ("2026-11-30T08:46:49+00:00"), or ""
+  std::string date;  ///< context.date as written ("2026-11-30T08:46:49+00:00"), or ""
+  /// context.date in UTC ("2026-11-30T08:46:49Z", results/model/text.h
+  /// utc_iso8601), or "" without a date
+  std::string started_at;
+  /// The report's content: FNV-1a 64 (results/model/identity.h) of the
+  /// parsed JSON written compactly, so that a reformatted copy (jq, an
+  /// editor's indentation) has the same digest and a changed value another.
+  std::string report_digest;
   std::string host_name;   ///< context.host_name, or ""
   std::string executable;  ///< context.executable (the benchmark binary's path), or ""
   unsigned num_cpus = 0;   ///< context.num_cpus, or 0
@@ -137,9 +144,12 @@ struct GbenchImportOptions {
 /// What an import stored.
 struct GbenchImportResult {
   std::int64_t run_id = 0;
-  std::size_t metrics = 0;         ///< distinct metrics with samples
-  std::size_t samples = 0;         ///< sample rows
-  std::size_t iterations = 0;      ///< repetitions (iteration rows)
+  std::size_t metrics = 0;     ///< distinct metrics with samples
+  std::size_t samples = 0;     ///< sample rows
+  std::size_t iterations = 0;  ///< repetitions (iteration rows)
+  /// The report was imported before with the same labels and samples: nothing
+  /// stored, run_id is the run that holds it.
+  bool already_imported = false;
   std::vector<std::string> notes;  ///< for stderr: which kernel/testbox was recorded, warnings
 };
 
@@ -150,6 +160,12 @@ struct GbenchImportResult {
 /// hostname, else {host_name, "", num_cpus}. Throws UsageError, storing
 /// nothing, when a metric is already recorded for workload gbench with another
 /// unit or direction (the fix: --time-unit or --counter).
+/// Idempotent (docs/data.md "Importing twice"): the run is stored with its
+/// identity (the report's content, report_digest) and a digest of what is
+/// stored (labels, descriptors, samples). A report imported before with the
+/// same digest stores nothing (already_imported); with another digest
+/// (other --variant, --build, --job, --kernel, --time-unit or --counter) it
+/// is refused with UsageError naming the stored run.
 GbenchImportResult import_gbench(ResultsStore& store, const GbenchReport& report,
                                  const GbenchImportOptions& options);
 

@@ -3,7 +3,11 @@
 
 #include <string.h>
 
+#include <time.h>
+
 #include <algorithm>
+#include <charconv>
+#include <ctime>
 
 #include <system_error>
 
@@ -167,6 +171,69 @@ std::string cut_middle(std::string_view s, std::size_t max_bytes) {
   while (from < s.size() && (static_cast<unsigned char>(s[from]) & 0xC0) == 0x80) ++from;
   return std::string(s.substr(0, char_boundary_at_or_before(s, head))) + "..." +
          std::string(s.substr(from));
+}
+
+namespace {
+
+// The unsigned decimal number of exactly `digits` digits at s[at...]; -1 otherwise.
+int fixed_digits(std::string_view s, std::size_t at, std::size_t digits) {
+  if (at + digits > s.size()) return -1;
+  int v = 0;
+  auto [p, ec] = std::from_chars(s.data() + at, s.data() + at + digits, v);
+  return ec == std::errc() && p == s.data() + at + digits && s[at] != '+' && s[at] != '-' ? v : -1;
+}
+
+}  // namespace
+
+std::optional<std::string> utc_iso8601(std::string_view s) {
+  // YYYY-MM-DDTHH:MM:SS at fixed places.
+  if (s.size() < 20 || s[4] != '-' || s[7] != '-' || (s[10] != 'T' && s[10] != ' ') ||
+      s[13] != ':' || s[16] != ':')
+    return std::nullopt;
+  std::tm tm{};
+  const int year = fixed_digits(s, 0, 4), month = fixed_digits(s, 5, 2),
+            day = fixed_digits(s, 8, 2);
+  const int hour = fixed_digits(s, 11, 2), minute = fixed_digits(s, 14, 2),
+            second = fixed_digits(s, 17, 2);
+  if (year < 1970 || month < 1 || month > 12 || day < 1 || day > 31 || hour < 0 || hour > 23 ||
+      minute < 0 || minute > 59 || second < 0 || second > 60)
+    return std::nullopt;
+  std::size_t at = 19;
+  if (at < s.size() && s[at] == '.') {
+    ++at;
+    const std::size_t digits_from = at;
+    while (at < s.size() && s[at] >= '0' && s[at] <= '9') ++at;
+    if (at == digits_from) return std::nullopt;
+  }
+  long offset = 0;  // seconds east of UTC
+  if (at < s.size() && s[at] == 'Z') {
+    ++at;
+  } else if (at < s.size() && (s[at] == '+' || s[at] == '-')) {
+    const long sign = s[at] == '+' ? 1 : -1;
+    const int oh = fixed_digits(s, at + 1, 2);
+    const bool colon = at + 3 < s.size() && s[at + 3] == ':';
+    const int om = fixed_digits(s, at + (colon ? 4 : 3), 2);
+    if (oh < 0 || oh > 23 || om < 0 || om > 59) return std::nullopt;
+    offset = sign * (oh * 3600L + om * 60L);
+    at += colon ? 6 : 5;
+  } else {
+    return std::nullopt;  // no zone: local time of an unknown place
+  }
+  if (at != s.size()) return std::nullopt;
+  tm.tm_year = year - 1900;
+  tm.tm_mon = month - 1;
+  tm.tm_mday = day;
+  tm.tm_hour = hour;
+  tm.tm_min = minute;
+  tm.tm_sec = second == 60 ? 59 : second;  // a leap second: the second before it
+  const std::time_t t = timegm(&tm) - offset;
+  // timegm normalises 2026-02-30 to March 2: such a date does not exist.
+  if (tm.tm_mday != day || tm.tm_mon != month - 1) return std::nullopt;
+  std::tm utc{};
+  if (t < 0 || gmtime_r(&t, &utc) == nullptr || utc.tm_year + 1900 > 9999) return std::nullopt;
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return std::string(buf);
 }
 
 }  // namespace nightjar

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -62,5 +63,14 @@ inline constexpr std::size_t kMaxLabelBytes = 128;
 /// "is empty", "is 300 bytes long (the limit is 128)", "holds a control
 /// character (byte N)", "is not valid UTF-8 (byte N)". Bytes count from 1.
 std::string label_problem(std::string_view label);
+
+/// A date-time as ISO 8601 / RFC 3339 writes it, normalised to UTC with
+/// whole seconds: "2026-12-01T23:41:59Z", the form nightjar stores and orders
+/// runs by (run.started_at). Takes `YYYY-MM-DDTHH:MM:SS`, a space or `T`
+/// between date and time, optional fractional seconds (dropped), then `Z`,
+/// `+HH:MM`, `-HH:MM`, `+HHMM` or `-HHMM` (Google Benchmark writes local time
+/// with an offset). nullopt for anything else: no zone, a date that does not
+/// exist (2026-02-30), a field out of range, or a year outside 1970..9999.
+std::optional<std::string> utc_iso8601(std::string_view text);
 
 }  // namespace nightjar

@@ -75,7 +75,10 @@ std::int64_t ResultsStore::insert_imported_run(const ImportedRun& run) {
     p.reset();
   }
   SQLite::Statement c(db, "INSERT INTO run_context(run_id, key, value) VALUES(?,?,?)");
-  for (const auto& [key, value] : run.context) {
+  std::map<std::string, std::string> facts = run.context;
+  if (!run.identity.empty()) facts["import.identity"] = run.identity;
+  if (!run.digest.empty()) facts["import.digest"] = run.digest;
+  for (const auto& [key, value] : facts) {
     SQLite::bind(c, id, key, value);
     c.exec();
     c.reset();
@@ -104,6 +107,16 @@ std::int64_t ResultsStore::insert_imported_run(const ImportedRun& run) {
     s.reset();
   }
   return id;
+}
+
+std::optional<ImportedOrigin> ResultsStore::imported_as(const std::string& identity) const {
+  SQLite::Statement q(database(),
+                      "SELECT i.run_id, COALESCE(d.value, '') FROM run_context i "
+                      "LEFT JOIN run_context d ON d.run_id = i.run_id AND d.key = 'import.digest' "
+                      "WHERE i.key = 'import.identity' AND i.value = ? ORDER BY i.run_id LIMIT 1");
+  q.bind(1, identity);
+  if (!q.executeStep()) return std::nullopt;
+  return ImportedOrigin{q.getColumn(0).getInt64(), q.getColumn(1).getString()};
 }
 
 std::optional<MetricDescriptor> ResultsStore::stored_metric(const std::string& workload,

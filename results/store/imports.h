@@ -45,6 +45,18 @@ struct ImportedRun {
   std::map<std::string, std::string> context;  ///< run_context facts (e.g. import.file)
   /// iteration (1-based), metric, value, and the reason of an invalid one
   std::vector<SampleRow> samples;
+  /// Where the run was measured, stable across files and imports (e.g. "csv
+  /// testbox=h run=7 started_at=2026-12-01T10:00:00Z"), and a digest of
+  /// everything imported with it (labels, parameters, samples): stored as the
+  /// facts import.identity and import.digest when not empty, so that a second
+  /// import of the same run is found (ResultsStore::imported_as).
+  std::string identity, digest;
+};
+
+/// A run imported before under an identity (ResultsStore::imported_as).
+struct ImportedOrigin {
+  std::int64_t run_id = 0;
+  std::string digest;  ///< the import.digest it was stored with
 };
 
 /// A metric descriptor with the workload it belongs to (a row of the metric table).

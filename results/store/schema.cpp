@@ -134,6 +134,12 @@ DROP TABLE iteration;
 ALTER TABLE iteration_v4 RENAME TO iteration;
 ALTER TABLE sample ADD COLUMN invalid TEXT;
 )sql",
+    // 4 -> 5: imports are idempotent (docs/data.md "Importing twice"): an imported
+    // run carries its origin as the facts import.identity and import.digest,
+    // looked up by value before each import.
+    R"sql(
+CREATE INDEX run_context_by_fact ON run_context(key, value);
+)sql",
 };
 static_assert(std::size(kMigrations) == ResultsStore::kSchemaVersion);
 

@@ -94,7 +94,7 @@ class ResultsStore {
 
   /// The schema version this binary writes, and the newest it knows; a
   /// database whose user_version is outside 0..kSchemaVersion is refused.
-  static constexpr int kSchemaVersion = 4;
+  static constexpr int kSchemaVersion = 5;
 
   const std::string& path() const { return path_; }
   /// Runs marked aborted when the store was opened (stale "running" runs).
@@ -232,6 +232,10 @@ class ResultsStore {
   /// Throws (is_database_error) on a constraint violation: a run id already
   /// used, a sample given twice.
   std::int64_t insert_imported_run(const ImportedRun& run);
+  /// The run stored with fact import.identity = `identity` (the oldest, when
+  /// several), or nullopt: how an import finds a run it stored before. One
+  /// indexed lookup (index run_context_by_fact, schema version 5).
+  std::optional<ImportedOrigin> imported_as(const std::string& identity) const;
   /// The descriptor recorded for `workload`'s metric `name`, or nullopt.
   std::optional<MetricDescriptor> stored_metric(const std::string& workload,
                                                 const std::string& name) const;

@@ -466,9 +466,15 @@ TEST(BisectStorage, VersionOneDatabaseGainsTheBisectTables) {
             SQLITE_OK);
   ASSERT_EQ(sqlite3_exec(h, "PRAGMA user_version=1", nullptr, nullptr, nullptr), SQLITE_OK);
   sqlite3_close(h);
+  // `bisect log` only reads (it refuses an old schema); `bisect resume`
+  // writes, so it migrates first.
   auto log = run_nightjar({"bisect", "log", "--db", db});
-  EXPECT_EQ(log.exit_code, 2);
-  EXPECT_TRUE(contains(log.err, "no bisect session")) << log.err;
+  EXPECT_EQ(log.exit_code, 4);
+  EXPECT_TRUE(contains(log.err, "database schema version 1 is older")) << log.err;
+  EXPECT_EQ(query_one(db, "PRAGMA user_version"), "1");
+  auto resume = run_nightjar({"bisect", "resume", "--db", db});
+  EXPECT_EQ(resume.exit_code, 2);
+  EXPECT_TRUE(contains(resume.err, "no unfinished `bisect run` session")) << resume.err;
   EXPECT_GE(std::stoi(query_one(db, "PRAGMA user_version")), 2);
   EXPECT_EQ(query_one(db, "SELECT count(*) FROM sqlite_master WHERE name LIKE 'bisect_%'"), "3");
   EXPECT_EQ(query_one(db, "SELECT count(*) FROM run"), "1");

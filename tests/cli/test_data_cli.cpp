@@ -62,6 +62,34 @@ class DataCli : public ::testing::Test {
 TempDir* DataCli::dir_ = nullptr;
 std::string DataCli::db_;
 
+// Issue 15 check 6: the same CSV imported twice into a database whose ids
+// it collides with (so its runs are renumbered) adds nothing the second time.
+TEST_F(DataCli, TheSameCsvImportedTwiceAddsNothing) {
+  TempDir t;
+  const std::string csv = t.path() + "/a.csv";
+  ASSERT_EQ(run_nightjar({"export", "--db", db_, "-o", csv}).exit_code, 0);
+  const std::string db = t.path() + "/target.db";
+  ASSERT_EQ(run_nightjar({"run", "--db", db, "--variant", "mine",
+                          dir_->write("mine2/fx.yaml", fake_job("5,6", 9))})
+                .exit_code,
+            0);
+  auto first = run_nightjar({"import", "--db", db, csv});
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_NE(first.out.find("imported 3 run(s) (ids 2-4), 24 samples from"), std::string::npos)
+      << first.out;
+  auto second = run_nightjar({"import", "--db", db, csv});
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  EXPECT_NE(second.out.find("imported 0 run(s), 0 samples from " + csv +
+                            "; 3 run(s) already stored, skipped"),
+            std::string::npos)
+      << second.out;
+  EXPECT_NE(second.err.find("3 run(s) of " + csv + " already stored with the same samples"),
+            std::string::npos)
+      << second.err;
+  EXPECT_EQ(query_one(db, "SELECT count(*) FROM run"), "4");
+  EXPECT_EQ(query_one(db, "SELECT count(*) FROM run_context WHERE key = 'import.identity'"), "3");
+}
+
 TEST_F(DataCli, CsvRoundTripIsByteIdentical) {
   TempDir t;
   auto first = run_nightjar({"export", "--db", db_, "-o", t.path() + "/a.csv"});
@@ -71,8 +99,8 @@ TEST_F(DataCli, CsvRoundTripIsByteIdentical) {
   const std::string a = read_file(t.path() + "/a.csv");
   EXPECT_EQ(a.substr(0, a.find('\n')),
             "run,job,workload,param.cv,param.fail_at,param.script,param.seed,param.sleep,"
-            "param.value,variant,build,kernel,testbox,iteration,metric,unit,direction,mean,"
-            "value");
+            "param.value,variant,build,kernel,testbox,started_at,iteration,metric,unit,direction,"
+            "mean,value");
   EXPECT_NE(a.find(",\"200,201,0.1,1e+20\",2,0s,100,vanilla,v1,"), std::string::npos);
   EXPECT_NE(a.find(",2,throughput,ops/s,higher,hmean,201\n"), std::string::npos);
 
@@ -139,7 +167,7 @@ TEST_F(DataCli, BadRowExitsTwoWithItsLineAndLeavesTheDatabaseUnchanged) {
   unknown_direction.replace(unknown_direction.find(",higher,"), 8, ",upward,");
   const std::vector<Bad> bad = {
       {"columns.csv", with_line(10, row + ",7"),
-       "columns.csv:11: 20 columns where the header has 19"},
+       "columns.csv:11: 21 columns where the header has 20"},
       {"number.csv", with_line(10, row.substr(0, last_comma) + ",12.5 Mbps"),
        "number.csv:11: column 'value': '12.5 Mbps' is not a finite number"},
       {"direction.csv", with_line(10, unknown_direction),
@@ -242,6 +270,22 @@ TEST(GbenchCli, ImportStoresEveryRepetitionOfEveryMetric) {
   EXPECT_EQ(std::count(c.out.begin(), c.out.end(), '\n'), 12);  // header + 11 metric rows
   EXPECT_NE(c.out.find("BM_Widgets/iterations:1000.real_time,us,lower,amean"), std::string::npos)
       << c.out;
+
+  // Issue 15 check 6: the same report (the file holds the second one now)
+  // again adds nothing and says so; under another variant it is refused
+  // naming the run that holds it.
+  auto twice = run_nightjar(
+      {"import", "--format", "gbench", json, "--variant", "new", "--build", "b2", "--db", db});
+  ASSERT_EQ(twice.exit_code, 0) << twice.err;
+  EXPECT_EQ(twice.out, "imported 0 runs: " + json +
+                           " is already stored as run 2 (same report, same labels and samples); "
+                           "importing it again would count its samples twice\n");
+  auto relabelled =
+      run_nightjar({"import", "--format", "gbench", json, "--variant", "other", "--db", db});
+  EXPECT_EQ(relabelled.exit_code, 2);
+  EXPECT_NE(relabelled.err.find("was imported before as run 2 of"), std::string::npos)
+      << relabelled.err;
+  EXPECT_EQ(query_one(db, "SELECT count(*) FROM run"), "2");
 
   // Usage errors: no variant, JSON imported as CSV, CSV imported as gbench.
   auto no_variant = run_nightjar({"import", "--format", "gbench", json, "--db", db});

@@ -108,8 +108,8 @@ class CsvIo : public ::testing::Test {
 };
 
 const std::string kHeader =
-    "run,job,workload,param.clients,param.note,variant,build,kernel,testbox,iteration,metric,"
-    "unit,direction,mean,value\n";
+    "run,job,workload,param.clients,param.note,variant,build,kernel,testbox,started_at,iteration,"
+    "metric,unit,direction,mean,value\n";
 
 TEST_F(CsvIo, ExportWritesOneTidyRowPerSampleInRunIterationMetricOrder) {
   add_run(
@@ -117,19 +117,26 @@ TEST_F(CsvIo, ExportWritesOneTidyRowPerSampleInRunIterationMetricOrder) {
       {{1, "throughput", 100}, {1, "latency", 10}, {2, "throughput", 0.1}, {2, "latency", 1e-300}});
   add_run(*store_, "patched", "", {{"clients", "4"}},
           {{1, "throughput", 123456789.123456789}, {1, "undeclared", -2.5}}, "6.2.0-rc1", "box2");
+  test::exec_sql(dir_.path() + "/a.db",
+                 "UPDATE run SET started_at = '2026-11-0' || id || 'T08:46:49Z'");
   EXPECT_EQ(export_all(*store_),
             kHeader +
-                "1,fx,fake,2,\"a,b \"\"q\"\"\",vanilla,v1,6.1.0-test,box1,1,latency,ms,lower,"
+                "1,fx,fake,2,\"a,b "
+                "\"\"q\"\"\",vanilla,v1,6.1.0-test,box1,2026-11-01T08:46:49Z,1,latency,ms,lower,"
                 "amean,10\n"
-                "1,fx,fake,2,\"a,b \"\"q\"\"\",vanilla,v1,6.1.0-test,box1,1,throughput,ops/s,"
+                "1,fx,fake,2,\"a,b "
+                "\"\"q\"\"\",vanilla,v1,6.1.0-test,box1,2026-11-01T08:46:49Z,1,throughput,ops/s,"
                 "higher,hmean,100\n"
-                "1,fx,fake,2,\"a,b \"\"q\"\"\",vanilla,v1,6.1.0-test,box1,2,latency,ms,lower,"
+                "1,fx,fake,2,\"a,b "
+                "\"\"q\"\"\",vanilla,v1,6.1.0-test,box1,2026-11-01T08:46:49Z,2,latency,ms,lower,"
                 "amean,1e-300\n"
-                "1,fx,fake,2,\"a,b \"\"q\"\"\",vanilla,v1,6.1.0-test,box1,2,throughput,ops/s,"
+                "1,fx,fake,2,\"a,b "
+                "\"\"q\"\"\",vanilla,v1,6.1.0-test,box1,2026-11-01T08:46:49Z,2,throughput,ops/s,"
                 "higher,hmean,0.1\n"
-                "2,fx,fake,4,,patched,,6.2.0-rc1,box2,1,throughput,ops/s,higher,hmean,"
+                "2,fx,fake,4,,patched,,6.2.0-rc1,box2,2026-11-02T08:46:49Z,1,throughput,ops/"
+                "s,higher,hmean,"
                 "123456789.12345679\n"
-                "2,fx,fake,4,,patched,,6.2.0-rc1,box2,1,undeclared,,,,-2.5\n");
+                "2,fx,fake,4,,patched,,6.2.0-rc1,box2,2026-11-02T08:46:49Z,1,undeclared,,,,-2.5\n");
 }
 
 TEST_F(CsvIo, RoundTripIsByteIdentical) {
@@ -337,6 +344,72 @@ TEST_F(CsvIo, ImportingTwiceAddsNothingAndUsedIdsAreRenumbered) {
                   "SELECT group_concat(variant, ',') FROM (SELECT variant FROM run ORDER "
                   "BY id)"),
             "mine,vanilla,patched");
+
+  // The renumbered runs are found again by their identity (testbox, file run
+  // id, start): a second import adds nothing.
+  CsvImportResult twice =
+      import_samples_csv(*other, csv, workload_catalog(), probe_machine_facts());
+  EXPECT_TRUE(twice.run_ids.empty());
+  EXPECT_EQ(twice.already_stored, 2u);
+  ASSERT_EQ(twice.notes.size(), 1u);
+  EXPECT_NE(twice.notes[0].find("1 (stored as 2), 2 (stored as 3)"), std::string::npos)
+      << twice.notes[0];
+  EXPECT_EQ(other->run_count(), 3);
+}
+
+// A file whose run was imported before but whose samples changed since: the
+// import is refused naming both runs, and nothing is stored.
+TEST_F(CsvIo, AChangedFileWithTheSameRunIsRefused) {
+  add_run(*store_, "vanilla", "v1", {{"clients", "1"}}, {{1, "throughput", 1}});
+  const std::string text = export_all(*store_);
+  auto other = fresh("c.db");
+  register_fake(*other);
+  add_run(*other, "mine", "", {{"clients", "8"}}, {{1, "throughput", 9}});
+  import_samples_csv(*other, parse(text), workload_catalog(), probe_machine_facts());
+  ASSERT_EQ(other->run_count(), 2);
+
+  std::string changed = text;
+  const auto at = changed.rfind(",1\n");
+  ASSERT_NE(at, std::string::npos);
+  changed.replace(at, 3, ",1.5\n");
+  std::string message = usage_error([&] {
+    import_samples_csv(*other, parse(changed, "changed.csv"), workload_catalog(),
+                       probe_machine_facts());
+  });
+  EXPECT_NE(message.find("changed.csv:2: run 1 (testbox 'box1', started "), std::string::npos)
+      << message;
+  EXPECT_NE(message.find("was imported before as run 2 of"), std::string::npos) << message;
+  EXPECT_NE(message.find("Nothing imported"), std::string::npos) << message;
+  EXPECT_EQ(other->run_count(), 2);
+}
+
+// started_at survives the round trip, so trend order does; a file without
+// the column (written before it existed) is dated at import; a bad date is
+// refused naming the line.
+TEST_F(CsvIo, StartedAtIsExportedAndImported) {
+  std::int64_t id = add_run(*store_, "vanilla", "v1", {{"clients", "1"}}, {{1, "throughput", 1}});
+  test::exec_sql(dir_.path() + "/a.db",
+                 "UPDATE run SET started_at='2025-03-04T05:06:07Z' WHERE id=" + std::to_string(id));
+  const std::string text = export_all(*store_);
+  ASSERT_NE(text.find(",box1,2025-03-04T05:06:07Z,1,throughput,"), std::string::npos) << text;
+  auto other = fresh("c.db");
+  import_samples_csv(*other, parse(text), workload_catalog(), probe_machine_facts());
+  EXPECT_EQ(count(*other, "SELECT started_at FROM run"), "2025-03-04T05:06:07Z");
+
+  // An offset is converted to UTC.
+  std::string offset = text;
+  offset.replace(offset.find("2025-03-04T05:06:07Z"), 20, "2025-03-04T07:06:07+02:00");
+  EXPECT_EQ(parse(offset).runs.at(0).started_at, "2025-03-04T05:06:07Z");
+
+  for (const char* bad : {"2025-02-30T05:06:07Z", "yesterday", "2025-03-04T05:06:07"}) {
+    std::string broken = text;
+    broken.replace(broken.find("2025-03-04T05:06:07Z"), 20, bad);
+    std::string message = usage_error([&] { parse(broken, "bad.csv"); });
+    EXPECT_NE(message.find("bad.csv:2: column 'started_at': '" + std::string(bad) +
+                           "' is not a date and time"),
+              std::string::npos)
+        << message;
+  }
 }
 
 }  // namespace

@@ -171,6 +171,8 @@ TEST(GbenchJson, ErrorsNonFiniteValuesAndOldReports) {
   EXPECT_EQ(r.error_entries, 1u);
   EXPECT_EQ(r.aggregate_entries, 1u);
   EXPECT_EQ(r.warnings, (std::vector<std::string>{
+                            "the report has no \"context\" object: its host, date and CPUs are "
+                            "unknown (recorded testbox 'unknown', dated at import)",
                             "BM_fail: skipped by the benchmark: no device; no samples",
                             "BM_old.ratio of repetition 1 is not a finite number; left out",
                             "BM_old.rate_per_second of repetition 1 is not a finite number; "
@@ -254,7 +256,7 @@ TEST_F(GbenchStore, ImportStoresOneRunOfItsRepetitions) {
   EXPECT_EQ(r.iterations, 2u);
   EXPECT_EQ(one("SELECT job || ' ' || workload || ' ' || variant || ' ' || build || ' ' || "
                 "status || ' [' || cell || '] ' || iterations || ' ' || started_at FROM run"),
-            "my_bench gbench base b1 complete [] 2 2026-01-02T03:04:05+00:00");
+            "my_bench gbench base b1 complete [] 2 2026-01-02T03:04:05Z");
   EXPECT_EQ(one("SELECT k.release || ' ' || t.hostname || ' ' || t.cpus FROM run r JOIN kernel "
                 "k ON k.id = r.kernel_id JOIN testbox t ON t.id = r.testbox_id"),
             "6.1.0-x elsewhere 8");
@@ -271,12 +273,70 @@ TEST_F(GbenchStore, ImportStoresOneRunOfItsRepetitions) {
   EXPECT_NE(r.notes[0].find("written on elsewhere (not this machine)"), std::string::npos);
 }
 
+// Importing one report twice adds nothing; importing it again under other
+// labels is refused naming the stored run (it would count one measurement
+// twice); another report of the same binary (another date) is a new run.
+TEST_F(GbenchStore, ImportingAReportTwiceAddsNothing) {
+  GbenchReport report = parse_gbench_json(kReport, {}, "r.json");
+  GbenchImportResult first =
+      import_gbench(*store_, report, {"r.json", "my_bench", "base", "", "", {}, {}});
+  EXPECT_FALSE(first.already_imported);
+  GbenchImportResult again =
+      import_gbench(*store_, report, {"copy.json", "my_bench", "base", "", "", {}, {}});
+  EXPECT_TRUE(again.already_imported);
+  EXPECT_EQ(again.run_id, first.run_id);
+  EXPECT_EQ(store_->run_count(), 1);
+  EXPECT_EQ(one("SELECT count(*) FROM sample"), "14");
+
+  std::string message = usage_error([&] {
+    import_gbench(*store_, report, {"r.json", "my_bench", "patched", "", "", {}, {}});
+  });
+  EXPECT_NE(message.find("r.json: this report (host elsewhere, date 2026-01-02T03:04:05Z) was "),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("was imported before as run 1 of"), std::string::npos) << message;
+  EXPECT_NE(message.find("(job my_bench, variant base)"), std::string::npos) << message;
+  EXPECT_EQ(store_->run_count(), 1);
+
+  std::string later = kReport;
+  later.replace(later.find("2026-01-02T03:04:05"), 19, "2026-01-03T03:04:05");
+  GbenchImportResult next = import_gbench(*store_, parse_gbench_json(later, {}, "r2.json"),
+                                          {"r2.json", "my_bench", "base", "", "", {}, {}});
+  EXPECT_FALSE(next.already_imported);
+  EXPECT_EQ(store_->run_count(), 2);
+}
+
+// A date that is not ISO 8601 with a zone is refused; a report without a
+// context is stored on testbox "unknown", dated at import, with a warning.
+TEST_F(GbenchStore, ABadDateIsRefusedAndAMissingContextIsUnknown) {
+  for (const char* bad : {"yesterday", "2026-02-30T03:04:05+00:00", "2026-01-02 03:04:05"}) {
+    std::string text = kReport;
+    text.replace(text.find("2026-01-02T03:04:05+00:00"), 25, bad);
+    std::string message = usage_error([&] { parse_gbench_json(text, {}, "d.json"); });
+    EXPECT_NE(message.find("d.json: context.date '" + std::string(bad) +
+                           "' is not an ISO 8601 date and time with a zone"),
+              std::string::npos)
+        << message;
+  }
+  GbenchReport bare = parse_gbench_json(
+      R"({"benchmarks": [{"name": "BM_x", "real_time": 2, "cpu_time": 1, "time_unit": "ns"}]})", {},
+      "bare.json");
+  ASSERT_FALSE(bare.warnings.empty());
+  EXPECT_NE(bare.warnings[0].find("no \"context\" object"), std::string::npos);
+  import_gbench(*store_, bare, {"bare.json", "bare", "base", "", "", {}, {}});
+  EXPECT_EQ(one("SELECT t.hostname FROM run r JOIN testbox t ON t.id = r.testbox_id"), "unknown");
+}
+
 TEST_F(GbenchStore, ADifferentTimeUnitForAStoredMetricStoresNothing) {
   GbenchReport report = parse_gbench_json(kReport, {}, "r.json");
   import_gbench(*store_, report, {"r.json", "my_bench", "base", "", "", {}, {}});
   GbenchOptions ns;
   ns.time_unit = "ns";
-  GbenchReport in_ns = parse_gbench_json(kReport, ns, "r2.json");
+  // Another report of the same benchmarks (a later date), read in ns.
+  std::string later = kReport;
+  ASSERT_NE(later.find("2026-01-02T03:04:05"), std::string::npos);
+  later.replace(later.find("2026-01-02T03:04:05"), 19, "2026-01-03T03:04:05");
+  GbenchReport in_ns = parse_gbench_json(later, ns, "r2.json");
   std::string message = usage_error([&] {
     import_gbench(*store_, in_ns, {"r2.json", "my_bench", "new", "", "", {}, {}});
   });

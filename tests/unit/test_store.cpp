@@ -298,13 +298,14 @@ TEST(StoreInvalid, MigratesAVersion3DatabaseKeepingEverySample) {
            "INSERT INTO iteration_v3 SELECT * FROM iteration;"
            "DROP TABLE iteration; ALTER TABLE iteration_v3 RENAME TO iteration;"
            "ALTER TABLE sample DROP COLUMN invalid;"
+           "DROP INDEX run_context_by_fact;"
            "PRAGMA user_version=3; COMMIT;");
   ASSERT_EQ(query_one(path, "PRAGMA user_version"), "3");
   EXPECT_THROW(exec_sql(path, "UPDATE iteration SET status='invalid'"), std::exception);
 
   ResultsStore store(path);
   EXPECT_EQ(query_one(path, "PRAGMA user_version"), std::to_string(ResultsStore::kSchemaVersion));
-  EXPECT_EQ(ResultsStore::kSchemaVersion, 4);
+  EXPECT_EQ(ResultsStore::kSchemaVersion, 5);
   EXPECT_EQ(query_one(path, "SELECT count(*) FROM iteration WHERE status='ok'"), "2");
   EXPECT_EQ(query_one(path, "SELECT count(*) FROM sample WHERE invalid IS NULL"), "2");
   const auto samples = store.samples(id);

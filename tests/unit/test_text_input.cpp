@@ -63,3 +63,26 @@ TEST(TextInput, CutMiddleKeepsBothEndsAndWholeCharacters) {
 }
 
 }  // namespace nightjar
+
+namespace nightjar {
+namespace {
+
+// utc_iso8601: the forms ISO 8601 / RFC 3339 and Google Benchmark write,
+// normalised to UTC whole seconds; everything else refused.
+TEST(UtcIso8601, NormalisesZonesAndRefusesWhatIsNotADate) {
+  EXPECT_EQ(utc_iso8601("2026-12-01T23:41:59Z"), "2026-12-01T23:41:59Z");
+  EXPECT_EQ(utc_iso8601("2026-12-01 23:41:59Z"), "2026-12-01T23:41:59Z");
+  EXPECT_EQ(utc_iso8601("2026-12-01T23:41:59.123456Z"), "2026-12-01T23:41:59Z");
+  EXPECT_EQ(utc_iso8601("2026-12-02T01:41:59+02:00"), "2026-12-01T23:41:59Z");
+  EXPECT_EQ(utc_iso8601("2026-12-01T18:41:59-0500"), "2026-12-01T23:41:59Z");
+  EXPECT_EQ(utc_iso8601("2024-02-29T00:00:00Z"), "2024-02-29T00:00:00Z");  // a leap year
+  for (const char* bad :
+       {"", "yesterday", "2026-12-01T23:41:59", "2026-02-30T00:00:00Z", "2025-02-29T00:00:00Z",
+        "2026-13-01T00:00:00Z", "2026-12-01T24:00:00Z", "2026-12-01T23:60:00Z",
+        "1969-12-31T23:59:59Z", "2026-12-01T23:41:59+25:00", "2026-12-01T23:41:59Zjunk",
+        "2026-12-01T23:41:59.Z", "+026-12-01T23:41:59Z", "2026-1-01T23:41:59Z"})
+    EXPECT_EQ(utc_iso8601(bad), std::nullopt) << bad;
+}
+
+}  // namespace
+}  // namespace nightjar
