@@ -1,5 +1,6 @@
 #include "results/compare/comparison.h"
 #include "results/model/metric.h"
+#include "results/stats/sorting.h"
 
 #include <algorithm>
 #include <cmath>
@@ -262,7 +263,7 @@ class SortedSamples {
   std::span<const double> operator()(const std::vector<double>& v) {
     if (std::is_sorted(v.begin(), v.end())) return std::span<const double>(v);
     auto& copy = copies_.emplace_back(v);
-    std::sort(copy.begin(), copy.end());
+    stats::sort_ascending(copy);
     return std::span<const double>(copy);
   }
 
@@ -481,17 +482,19 @@ void add_invalid_to_reason(stats::Significance& sig, const ComparisonRow& row, s
                             included ? "included" : "left out", base, now);
 }
 
-// Significance: one family per NEW side, all of its metric rows (the first
-// `metric_rows` rows); fills each row's significance and the counts.
-void decide_rows(Comparison& cmp, const RowSources& src, std::size_t metric_rows,
-                 const std::vector<LoadedSide>& sides, const stats::SignificanceOptions& options,
-                 const CalibrationLookup& calibration, const MinEffects& min_effects) {
-  const std::size_t n_sides = sides.size();
-  cmp.counts.resize(n_sides - 1);
-  bool one_run = false;
-  for (std::size_t side = 1; side < n_sides; ++side) {
-    std::vector<stats::RowInput> family;
-    family.reserve(src.samples.size());
+// Significance, step 1: one family per NEW side, all of its metric rows (the
+// first `metric_rows` rows), with the calibrations and minimum effects of
+// each row. Reads only what add_metric_rows set (kind, names, direction,
+// mean), so the families can be decided while fill_rows fills the figures.
+// `one_run`: some row has one run on a side and no calibration.
+std::vector<std::vector<stats::RowInput>> significance_families(
+    const Comparison& cmp, const RowSources& src, std::size_t metric_rows,
+    const std::vector<LoadedSide>& sides, const CalibrationLookup& calibration,
+    const MinEffects& min_effects, bool& one_run) {
+  std::vector<std::vector<stats::RowInput>> families;
+  for (std::size_t side = 1; side < sides.size(); ++side) {
+    std::vector<stats::RowInput>& family = families.emplace_back();
+    family.reserve(metric_rows);
     for (std::size_t r = 0; r < metric_rows; ++r) {
       const ComparisonRow& row = cmp.rows[r];
       stats::RowInput in{src.samples[r][0], src.samples[r][side], row.direction, row.mean};
@@ -509,16 +512,53 @@ void decide_rows(Comparison& cmp, const RowSources& src, std::size_t metric_rows
         in.min_effect_pct = job->second;
       family.push_back(in);
     }
-    auto decided = stats::decide_significance(family, options);
-    for (const auto& d : decided)
+  }
+  return families;
+}
+
+// Significance, step 2, once the rows are filled: each NEW side's decisions
+// (`decided[side - 1]`, stats::decide_significance of its family) into its
+// rows and the counts.
+void apply_decisions(Comparison& cmp, std::vector<std::vector<stats::Significance>> decided,
+                     bool one_run) {
+  cmp.counts.resize(decided.size());
+  for (std::size_t side = 1; side <= decided.size(); ++side) {
+    for (const auto& d : decided[side - 1])
       if (d.basis == stats::RunBasis::calibrated) ++cmp.calibrated_rows;
-    for (std::size_t r = 0; r < decided.size(); ++r) {
-      count_verdict(cmp.counts[side - 1], decided[r].verdict);
-      add_invalid_to_reason(decided[r], cmp.rows[r], side, cmp.include_invalid);
-      cmp.rows[r].significance[side] = std::move(decided[r]);
+    for (std::size_t r = 0; r < decided[side - 1].size(); ++r) {
+      stats::Significance& sig = decided[side - 1][r];
+      count_verdict(cmp.counts[side - 1], sig.verdict);
+      add_invalid_to_reason(sig, cmp.rows[r], side, cmp.include_invalid);
+      cmp.rows[r].significance[side] = std::move(sig);
     }
   }
-  if (one_run && uses_run_model(options)) cmp.warnings.push_back(kOneRunWarning);
+  if (one_run && uses_run_model(cmp.options)) cmp.warnings.push_back(kOneRunWarning);
+}
+
+// The figures of every row (fill_rows) and the significance of the metric
+// rows (decide_significance of each NEW side's family): both read the rows'
+// samples only, so the decisions run on a thread of their own meanwhile
+// (about a tenth of a 1M-sample compare, bench/compare_bench.cpp); then they
+// go into the rows.
+void fill_and_decide(Comparison& cmp, const RowSources& src, std::size_t metric_rows,
+                     const std::vector<LoadedSide>& sides, const CalibrationLookup& calibration,
+                     const MinEffects& min_effects) {
+  bool one_run = false;
+  const auto families =
+      significance_families(cmp, src, metric_rows, sides, calibration, min_effects, one_run);
+  auto deciding = std::async(std::launch::async, [&] {
+    std::vector<std::vector<stats::Significance>> decided;
+    for (const auto& family : families)
+      decided.push_back(stats::decide_significance(family, cmp.options));
+    return decided;
+  });
+  try {
+    fill_rows(cmp, src, sides);
+  } catch (...) {
+    deciding.wait();  // it reads cmp: let it end before the exception unwinds
+    throw;
+  }
+  apply_decisions(cmp, deciding.get(), one_run);
 }
 
 // Unique labels: rows sharing a label fall back to the full parameter list;
@@ -693,8 +733,7 @@ Comparison build_comparison(const std::vector<LoadedSide>& sides, const MetricCa
   add_metric_rows(cmp, src, matched, sides, catalog, label, sorted);
   const std::size_t metric_rows = cmp.rows.size();
   add_monitor_rows(cmp, src, matched, sides, label, sorted);
-  fill_rows(cmp, src, sides);
-  decide_rows(cmp, src, metric_rows, sides, options, calibration, min_effects);
+  fill_and_decide(cmp, src, metric_rows, sides, calibration, min_effects);
   make_labels_unique(cmp.rows, label);
   cmp.verdict = verdict_line(cmp, sides);
 
@@ -721,9 +760,9 @@ Comparison build_comparison(const std::vector<LoadedSide>& sides, const MetricCa
 static MinEffects stored_min_effects(const ResultsStore& store, const LoadedSide& base) {
   MinEffects out;
   for (const auto& [k, cell] : base.cells) {
-    const auto record = store.run_record(cell.first_run);
-    if (!record) continue;
-    for (const auto& [key, value] : record->context) {
+    // Only the context: the whole run_record (iterations, samples, flags) of
+    // every cell was 4% of a 1M-sample compare (issue 19).
+    for (const auto& [key, value] : store.run_context(cell.first_run)) {
       if (key != "min_effect" && key.rfind("min_effect.", 0) != 0) continue;
       try {
         out[{k.workload, k.job, key == "min_effect" ? "" : key.substr(11)}] = std::stod(value);

@@ -7,6 +7,7 @@
 
 #include "results/model/exit_codes.h"
 #include "results/model/text.h"
+#include "results/stats/sorting.h"
 
 namespace nightjar {
 namespace {
@@ -114,7 +115,9 @@ void append_runs(std::map<std::string, std::vector<std::vector<double>>>& to,
 // Pools the stored cells (first-run order) into the side's cells: stored
 // cells with the same key are one cell. Sorted here, in the side's own
 // loading thread: every statistic is order-free, and the statistics module
-// skips its sorts on sorted input.
+// skips its sorts on sorted input. stats::sort_ascending (a radix sort, the
+// same order as std::sort) takes 0.3 of std::sort's time on these vectors
+// (5 000 lognormal samples: 23 vs 75 ms per million values; issue 19).
 void pool_cells(std::vector<StoredCell>& stored, const std::set<std::string>& ignored,
                 LoadedSide& side) {
   for (StoredCell& sc : stored) {
@@ -146,7 +149,7 @@ void pool_cells(std::vector<StoredCell>& stored, const std::set<std::string>& ig
   for (auto& [key, cell] : side.cells) {
     std::sort(cell.run_ids.begin(), cell.run_ids.end());
     for (auto* by : {&cell.metrics, &cell.monitors})
-      for (auto& [name, values] : *by) std::sort(values.begin(), values.end());
+      for (auto& [name, values] : *by) stats::sort_ascending(values);
   }
 }
 
