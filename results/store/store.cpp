@@ -120,17 +120,18 @@ std::unique_ptr<SQLite::Database> open_database(const std::string& path,
   }
 }
 
-// Read-only: the schema must be exactly this binary's, since nothing may be
-// migrated.
+// Read-only: nothing may be migrated, so the schema must be one this binary
+// reads as it is (kOldestReadableVersion..kSchemaVersion).
 void check_readable_schema(SQLite::Database& db, const std::string& path) {
   const int v = check_schema(db, path);
-  if (v == ResultsStore::kSchemaVersion) return;
+  if (v >= ResultsStore::kOldestReadableVersion && v <= ResultsStore::kSchemaVersion) return;
   if (v == 0)
     throw EnvironmentError(path +
                            ": an empty SQLite file, not a results database yet; `nightjar run` "
                            "(or `nightjar import`) stores runs in it");
   throw EnvironmentError(path + ": database schema version " + std::to_string(v) +
                          " is older than this nightjar reads (" +
+                         std::to_string(ResultsStore::kOldestReadableVersion) + " to " +
                          std::to_string(ResultsStore::kSchemaVersion) +
                          "); a command that writes (`nightjar run`, `nightjar import`) upgrades it "
                          "in place");

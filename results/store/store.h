@@ -95,6 +95,11 @@ class ResultsStore {
   /// The schema version this binary writes, and the newest it knows; a
   /// database whose user_version is outside 0..kSchemaVersion is refused.
   static constexpr int kSchemaVersion = 5;
+  /// The oldest schema version the read-only commands read as it is,
+  /// without a migration: version 4, since 4 -> 5 only adds an index that
+  /// imports use (docs/results.md "Schema versioning"). Older files need a
+  /// command that writes, which migrates them.
+  static constexpr int kOldestReadableVersion = 4;
 
   const std::string& path() const { return path_; }
   /// Runs marked aborted when the store was opened (stale "running" runs).
