@@ -201,7 +201,7 @@ void BM_CsvParse(benchmark::State& state) {
   const CsvFixture& f = csv_fixture(static_cast<int>(state.range(0)));
   for (auto _ : state) {
     std::istringstream in(f.csv);
-    SamplesCsv csv = parse_samples_csv(in, "bench.csv", workload_catalog());
+    SamplesCsv csv = parse_samples_csv(in, "bench.csv", workload_catalog(), probe_machine_facts());
     benchmark::DoNotOptimize(csv.rows);
   }
   state.SetItemsProcessed(state.iterations() * static_cast<std::int64_t>(f.rows));
@@ -212,7 +212,8 @@ BENCHMARK(BM_CsvParse)->Arg(100)->Arg(10000)->Unit(benchmark::kMillisecond);
 void BM_CsvImport(benchmark::State& state) {
   const CsvFixture& f = csv_fixture(static_cast<int>(state.range(0)));
   std::istringstream in(f.csv);
-  const SamplesCsv csv = parse_samples_csv(in, "bench.csv", workload_catalog());
+  const SamplesCsv csv =
+      parse_samples_csv(in, "bench.csv", workload_catalog(), probe_machine_facts());
   const std::string path = scratch().file("import.db");
   for (auto _ : state) {
     state.PauseTiming();

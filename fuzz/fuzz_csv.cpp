@@ -14,10 +14,16 @@
 #include "results/model/exit_codes.h"
 #include "workloads/workload.h"
 
+namespace {
+// A fixed machine (8 GiB, 4 CPUs) for relative parameter values (20%mem):
+// the fuzzer's runs do not depend on the host.
+const nightjar::MachineFacts kMachine{std::uint64_t{8} << 30, 4};
+}  // namespace
+
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::istringstream in(std::string(reinterpret_cast<const char*>(data), size));
   try {
-    (void)nightjar::parse_samples_csv(in, "fuzz.csv", nightjar::workload_catalog());
+    (void)nightjar::parse_samples_csv(in, "fuzz.csv", nightjar::workload_catalog(), kMachine);
   } catch (const nightjar::Error&) {
     // the clear error bad input must get
   }

@@ -157,7 +157,8 @@ ExitCode import_csv(const ImportArgs& a) {
         "--variant NAME",
         source));
   // Streamed: every row checked before the database is opened.
-  SamplesCsv csv = parse_samples_csv(input.stream(), source, workload_catalog());
+  SamplesCsv csv =
+      parse_samples_csv(input.stream(), source, workload_catalog(), probe_machine_facts());
   ResultsStore store = open_store(a.db);
   CsvImportResult r = import_samples_csv(store, csv, workload_catalog(), probe_machine_facts());
   for (const auto& note : r.notes) std::cerr << "nightjar: " << note << "\n";

@@ -586,8 +586,9 @@ CsvMetric metric_of_row(const Row& row, const std::string& workload, const std::
 // Reads the rows of a tidy CSV file into runs and metrics (see parse_samples_csv).
 class SamplesCsvReader {
  public:
-  SamplesCsvReader(const std::string& source, const WorkloadCatalog& declared)
-      : declared_(declared) {
+  SamplesCsvReader(const std::string& source, const WorkloadCatalog& declared,
+                   const MachineFacts& machine)
+      : declared_(declared), machine_(machine) {
     csv_.source = source;
   }
 
@@ -608,9 +609,10 @@ class SamplesCsvReader {
     const std::string& workload = row.need_text("workload");
     CsvRun here = run_of_row(row, n.run_id);
     auto it = runs_.find(n.run_id);
-    if (it == runs_.end())
+    if (it == runs_.end()) {
+      check_params(row, here);
       it = runs_.emplace(n.run_id, std::move(here)).first;
-    else
+    } else
       check_same_run(row, it->second, here);
     CsvMetric m = metric_of_row(row, workload, metric, declared_);
     std::string invalid = row.invalid();
@@ -701,7 +703,35 @@ class SamplesCsvReader {
     run.samples = std::move(sorted);
   }
 
+  // The parameters of a run of a workload nightjar knows must be its own,
+  // with values its descriptors take (parse_param: type, unit, choices,
+  // range); a workload from another tool keeps whatever the file says.
+  void check_params(const Row& row, const CsvRun& run) const {
+    const WorkloadDeclaration* w = declared_.find(run.workload);
+    if (!w) return;
+    for (const auto& [name, text] : run.params) {
+      const ParamDescriptor* d = w->param(name);
+      if (!d) {
+        std::vector<std::string> known;
+        for (const auto& p : w->params) known.push_back(p.name);
+        row.fail_here(fmt::format(
+            "column 'param.{}': workload '{}' has no parameter '{}'; its parameters are {} "
+            "(`nightjar list`); leave the field empty for runs of this workload",
+            echo_input(name), run.workload, echo_input(name), join(known)));
+      }
+      try {
+        (void)parse_param(*d, text, machine_);
+      } catch (const ParamError& e) {
+        row.fail_here(
+            fmt::format("column 'param.{}': {} (workload {}, `nightjar list` "
+                        "describes its parameters)",
+                        name, e.message, run.workload));
+      }
+    }
+  }
+
   const WorkloadCatalog& declared_;
+  const MachineFacts& machine_;
   SamplesCsv csv_;
   std::optional<Columns> cols_;
   std::map<std::int64_t, CsvRun> runs_;
@@ -713,8 +743,8 @@ class SamplesCsvReader {
 }  // namespace
 
 SamplesCsv parse_samples_csv(std::istream& in, const std::string& source,
-                             const WorkloadCatalog& declared) {
-  SamplesCsvReader reader(source, declared);
+                             const WorkloadCatalog& declared, const MachineFacts& machine) {
+  SamplesCsvReader reader(source, declared, machine);
   std::string record;
   int line = 0;
   try {

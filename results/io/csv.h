@@ -125,9 +125,13 @@ inline constexpr std::uintmax_t kMaxCsvImportBytes = std::uintmax_t{1} << 30;
 /// metric whose unit, direction or mean differs between rows; a sample given
 /// twice. A header-only file gives no runs.
 /// `declared` gives the mean of a metric whose row names none (the declared
-/// one; else Hmean for higher-is-better, Amean for lower).
+/// one; else Hmean for higher-is-better, Amean for lower), and validates the
+/// parameters of the workloads it knows: a param.NAME the workload does not
+/// declare, or a value its descriptor refuses (parse_param with `machine`
+/// for relative values such as 20%mem), is refused naming the line and
+/// column. Parameters of workloads it does not know (other tools') pass.
 SamplesCsv parse_samples_csv(std::istream& in, const std::string& source,
-                             const WorkloadCatalog& declared);
+                             const WorkloadCatalog& declared, const MachineFacts& machine);
 
 /// What an import stored.
 struct CsvImportResult {

@@ -2,6 +2,7 @@
 #include "results/io/gbench.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <iterator>
@@ -55,8 +56,26 @@ const std::map<std::string, std::string, std::less<>> kMemoryCounters = {
     {"total_allocated_bytes", "bytes"},
     {"net_heap_growth", "bytes"}};
 
+// The length of the non-finite number spelled at text[i] (outside a string):
+// an optional sign, then nan, inf or infinity in any case (Google Benchmark
+// writes NaN and Infinity; printf-based writers nan, -nan, inf), else 0.
+std::size_t non_finite_token_at(std::string_view text, std::size_t i) {
+  std::size_t at = i;
+  if (at < text.size() && (text[at] == '-' || text[at] == '+')) ++at;
+  auto spelled = [&](std::string_view word) {
+    if (text.size() - at < word.size()) return false;
+    for (std::size_t k = 0; k < word.size(); ++k)
+      if (std::tolower(static_cast<unsigned char>(text[at + k])) != word[k]) return false;
+    return true;
+  };
+  for (std::string_view word : {"infinity", "inf", "nan"})
+    if (spelled(word)) return at + word.size() - i;
+  return 0;
+}
+
 // Google Benchmark writes non-finite doubles as bare NaN / Infinity, which is
-// not JSON. Outside strings they become null.
+// not JSON. Outside strings they become null (any spelling:
+// non_finite_token_at).
 std::string sanitize_non_finite(std::string_view text) {
   std::string out(text);
   bool in_string = false;
@@ -73,12 +92,9 @@ std::string sanitize_non_finite(std::string_view text) {
       in_string = true;
       continue;
     }
-    for (std::string_view token : {"-Infinity", "Infinity", "-NaN", "NaN"}) {
-      if (out.compare(i, token.size(), token) == 0) {
-        out.replace(i, token.size(), "null");
-        i += 3;
-        break;
-      }
+    if (std::size_t n = non_finite_token_at(out, i); n > 0) {
+      out.replace(i, n, "null");
+      i += 3;
     }
   }
   return out;
@@ -267,7 +283,12 @@ class EntryReader {
     if (skipped(e, run_name)) return;
     const std::size_t repetition = repetition_of(e, run_name, where, index);
     const std::string unit = time_unit_of(e, where);
-    const std::string& to_unit = options_.time_unit.empty() ? unit : options_.time_unit;
+    // One unit per metric: the time unit option, else the unit of the
+    // benchmark's first repetition; a later repetition in another unit
+    // (a report merged from two runs) is converted to it.
+    const std::string to_unit = options_.time_unit.empty()
+                                    ? first_unit_.try_emplace(run_name, unit).first->second
+                                    : options_.time_unit;
     if (report_.repetitions.size() <= repetition) report_.repetitions.resize(repetition + 1);
     auto& values = report_.repetitions[repetition];
     auto add = [&](const MetricDescriptor& d, double v) {
@@ -285,6 +306,11 @@ class EntryReader {
       if (!f->is_number())
         throw UsageError(
             fmt::format("{}: \"{}\" is {}, not a number; {}", where, field, f->dump(), kHow));
+      if (f->get<double>() <= 0) {  // a time per iteration is positive: nothing was measured
+        report_.warnings.push_back(fmt::format("{}.{} of repetition {} is {}, not a time; left out",
+                                               run_name, field, repetition + 1, f->dump()));
+        continue;
+      }
       add(gbench_time_metric(run_name, field, to_unit),
           convert_time(f->get<double>(), unit, to_unit));
     }
@@ -370,6 +396,7 @@ class EntryReader {
   std::set<std::string> names_;                         // benchmarks with samples
   std::set<std::string> described_;                     // metric names in report.metrics
   std::map<std::string, int> occurrences_;              // run name -> entries seen
+  std::map<std::string, std::string> first_unit_;       // run name -> its first time_unit
   std::set<std::pair<std::string, std::size_t>> seen_;  // (run name, repetition)
   std::map<std::pair<std::string, std::size_t>, std::size_t> entry_of_;  // for duplicate errors
 };

@@ -76,7 +76,7 @@ std::string export_all(const ResultsStore& store) {
 
 SamplesCsv parse(const std::string& text, const std::string& source = "in.csv") {
   std::istringstream in(text);
-  return parse_samples_csv(in, source, workload_catalog());
+  return parse_samples_csv(in, source, workload_catalog(), probe_machine_facts());
 }
 
 std::string count(const ResultsStore& store, const std::string& sql) {
@@ -108,14 +108,14 @@ class CsvIo : public ::testing::Test {
 };
 
 const std::string kHeader =
-    "run,job,workload,param.clients,param.note,variant,build,kernel,testbox,started_at,iteration,"
+    "run,job,workload,param.fail_at,param.script,variant,build,kernel,testbox,started_at,iteration,"
     "metric,unit,direction,mean,value\n";
 
 TEST_F(CsvIo, ExportWritesOneTidyRowPerSampleInRunIterationMetricOrder) {
   add_run(
-      *store_, "vanilla", "v1", {{"clients", "2"}, {"note", "a,b \"q\""}},
+      *store_, "vanilla", "v1", {{"fail_at", "2"}, {"script", "a,b \"q\""}},
       {{1, "throughput", 100}, {1, "latency", 10}, {2, "throughput", 0.1}, {2, "latency", 1e-300}});
-  add_run(*store_, "patched", "", {{"clients", "4"}},
+  add_run(*store_, "patched", "", {{"fail_at", "4"}},
           {{1, "throughput", 123456789.123456789}, {1, "undeclared", -2.5}}, "6.2.0-rc1", "box2");
   test::exec_sql(dir_.path() + "/a.db",
                  "UPDATE run SET started_at = '2026-11-0' || id || 'T08:46:49Z'");
@@ -140,13 +140,13 @@ TEST_F(CsvIo, ExportWritesOneTidyRowPerSampleInRunIterationMetricOrder) {
 }
 
 TEST_F(CsvIo, RoundTripIsByteIdentical) {
-  add_run(*store_, "vanilla", "v1", {{"clients", "2"}, {"note", "two\nlines, \"quoted\""}},
+  add_run(*store_, "vanilla", "v1", {{"fail_at", "2"}, {"script", "two\nlines, \"quoted\""}},
           {{1, "throughput", 1.0 / 3},
            {1, "latency", 3.0},
            {2, "throughput", 2.0 / 3},
            {3, "throughput", 1e17},
            {3, "latency", 5e-324}});
-  add_run(*store_, "patched", "v2", {{"clients", "4"}, {"note", ""}},
+  add_run(*store_, "patched", "v2", {{"fail_at", "4"}, {"script", ""}},
           {{1, "throughput", 99.99999999999999}, {1, "latency", 1e300}});
   std::int64_t skipped = store_->record_skipped(NewRun{}, "no samples: writes no row");
   ASSERT_EQ(skipped, 3);
@@ -166,7 +166,7 @@ TEST_F(CsvIo, RoundTripIsByteIdentical) {
   EXPECT_EQ(count(*copy,
                   "SELECT group_concat(x, '|') FROM (SELECT status || ':' || cell AS x "
                   "FROM run ORDER BY id)"),
-            "complete:clients=2 note=two\nlines, \"quoted\"|complete:clients=4");
+            "complete:fail_at=2 script=two\nlines, \"quoted\"|complete:fail_at=4");
   EXPECT_EQ(count(*copy,
                   "SELECT group_concat(iteration, ',') FROM (SELECT iteration FROM "
                   "iteration WHERE run_id=1 ORDER BY iteration)"),
@@ -182,9 +182,9 @@ TEST_F(CsvIo, RoundTripIsByteIdentical) {
 }
 
 TEST_F(CsvIo, SelectorsPickRunsAndBadOnesAreUsageErrors) {
-  add_run(*store_, "vanilla", "v1", {{"clients", "1"}}, {{1, "throughput", 1}});
-  add_run(*store_, "patched", "v2", {{"clients", "1"}}, {{1, "throughput", 2}});
-  add_run(*store_, "patched", "v3", {{"clients", "1"}}, {{1, "throughput", 3}});
+  add_run(*store_, "vanilla", "v1", {{"fail_at", "1"}}, {{1, "throughput", 1}});
+  add_run(*store_, "patched", "v2", {{"fail_at", "1"}}, {{1, "throughput", 2}});
+  add_run(*store_, "patched", "v3", {{"fail_at", "1"}}, {{1, "throughput", 3}});
   EXPECT_EQ(select_export_runs(*store_, {"patched"}, "", ""), (std::vector<std::int64_t>{2, 3}));
   EXPECT_EQ(select_export_runs(*store_, {"build=v3", "run=1"}, "", ""),
             (std::vector<std::int64_t>{1, 3}));
@@ -217,7 +217,7 @@ void PrintTo(const BadRow& r, std::ostream* os) {
 }
 
 const std::string kHead =
-    "run,job,workload,param.clients,variant,build,kernel,testbox,iteration,metric,unit,"
+    "run,job,workload,param.fail_at,variant,build,kernel,testbox,iteration,metric,unit,"
     "direction,mean,value\n";
 const std::string kRow = "1,fx,fake,2,vanilla,v1,k,box,1,throughput,ops/s,higher,hmean,100\n";
 
@@ -235,6 +235,15 @@ INSTANTIATE_TEST_SUITE_P(
                "bad.csv:3: 15 columns where the header has 14"},
         BadRow{"TooFewColumns", kHead + kRow + kRow.substr(0, kRow.rfind(',')) + "\n",
                "bad.csv:3: 13 columns where the header has 14"},
+        BadRow{"ParameterTheWorkloadDoesNotHave",
+               "run,job,workload,param.clients,variant,build,kernel,testbox,iteration,metric,"
+               "unit,direction,mean,value\n" +
+                   kRow,
+               "bad.csv:2: column 'param.clients': workload 'fake' has no parameter 'clients'; "
+               "its parameters are value, cv, seed"},
+        BadRow{"ParameterValueTheDescriptorRefuses",
+               kHead + "1,fx,fake,lots,vanilla,v1,k,box,1,throughput,ops/s,higher,hmean,100\n",
+               "bad.csv:2: column 'param.fail_at': "},
         BadRow{"TextInTheValue",
                kHead + "1,fx,fake,2,vanilla,v1,k,box,1,throughput,ops/s,higher,hmean,fast\n",
                "bad.csv:2: column 'value': 'fast' is not a finite number"},
@@ -261,7 +270,7 @@ INSTANTIATE_TEST_SUITE_P(
                "bad.csv:3: run 1 has variant 'patched' here but 'vanilla' on line 2"},
         BadRow{"ParameterDisagrees",
                kHead + kRow + "1,fx,fake,4,vanilla,v1,k,box,2,throughput,ops/s,higher,hmean,1\n",
-               "bad.csv:3: run 1 has param.clients '4' here but '2' on line 2"},
+               "bad.csv:3: run 1 has param.fail_at '4' here but '2' on line 2"},
         BadRow{"MetricDisagrees",
                kHead + kRow + "2,fx,fake,2,vanilla,v1,k,box,1,throughput,MB/s,higher,hmean,1\n",
                "bad.csv:3: metric 'throughput' of workload 'fake' has unit 'MB/s'"},
@@ -299,7 +308,7 @@ TEST_F(CsvIo, ColumnsInAnyOrderWithoutMeanAndBlankLines) {
 }
 
 TEST_F(CsvIo, ImportStoresNothingWhenADescriptorDisagreesWithTheDatabase) {
-  add_run(*store_, "vanilla", "v1", {{"clients", "1"}}, {{1, "throughput", 1}});
+  add_run(*store_, "vanilla", "v1", {{"fail_at", "1"}}, {{1, "throughput", 1}});
   const std::string before = export_all(*store_);
   // throughput is recorded as ops/s; the file says MB/s (rows of run 5 come first).
   SamplesCsv csv = parse(kHead +
@@ -318,8 +327,8 @@ TEST_F(CsvIo, ImportStoresNothingWhenADescriptorDisagreesWithTheDatabase) {
 }
 
 TEST_F(CsvIo, ImportingTwiceAddsNothingAndUsedIdsAreRenumbered) {
-  add_run(*store_, "vanilla", "v1", {{"clients", "1"}}, {{1, "throughput", 1}});
-  add_run(*store_, "patched", "v2", {{"clients", "1"}}, {{1, "throughput", 2}});
+  add_run(*store_, "vanilla", "v1", {{"fail_at", "1"}}, {{1, "throughput", 1}});
+  add_run(*store_, "patched", "v2", {{"fail_at", "1"}}, {{1, "throughput", 2}});
   SamplesCsv csv = parse(export_all(*store_));
 
   CsvImportResult again =
@@ -335,7 +344,7 @@ TEST_F(CsvIo, ImportingTwiceAddsNothingAndUsedIdsAreRenumbered) {
   // in file order.
   auto other = fresh("c.db");
   register_fake(*other);
-  add_run(*other, "mine", "", {{"clients", "8"}}, {{1, "throughput", 9}});
+  add_run(*other, "mine", "", {{"fail_at", "8"}}, {{1, "throughput", 9}});
   CsvImportResult r = import_samples_csv(*other, csv, workload_catalog(), probe_machine_facts());
   EXPECT_EQ(r.run_ids, (std::vector<std::int64_t>{2, 3}));
   ASSERT_EQ(r.notes.size(), 1u);
@@ -360,11 +369,11 @@ TEST_F(CsvIo, ImportingTwiceAddsNothingAndUsedIdsAreRenumbered) {
 // A file whose run was imported before but whose samples changed since: the
 // import is refused naming both runs, and nothing is stored.
 TEST_F(CsvIo, AChangedFileWithTheSameRunIsRefused) {
-  add_run(*store_, "vanilla", "v1", {{"clients", "1"}}, {{1, "throughput", 1}});
+  add_run(*store_, "vanilla", "v1", {{"fail_at", "1"}}, {{1, "throughput", 1}});
   const std::string text = export_all(*store_);
   auto other = fresh("c.db");
   register_fake(*other);
-  add_run(*other, "mine", "", {{"clients", "8"}}, {{1, "throughput", 9}});
+  add_run(*other, "mine", "", {{"fail_at", "8"}}, {{1, "throughput", 9}});
   import_samples_csv(*other, parse(text), workload_catalog(), probe_machine_facts());
   ASSERT_EQ(other->run_count(), 2);
 
@@ -383,11 +392,22 @@ TEST_F(CsvIo, AChangedFileWithTheSameRunIsRefused) {
   EXPECT_EQ(other->run_count(), 2);
 }
 
+// A workload nightjar does not know (another tool's) keeps the parameters
+// the file gives.
+TEST_F(CsvIo, ParametersOfAnUnknownWorkloadPass) {
+  SamplesCsv csv = parse(
+      "run,job,workload,param.clients,param.anything,variant,build,kernel,testbox,iteration,"
+      "metric,unit,direction,mean,value\n"
+      "1,j,othertool,lots,x y,vanilla,,k,box,1,score,,higher,,3\n");
+  ASSERT_EQ(csv.runs.size(), 1u);
+  EXPECT_EQ(csv.runs[0].params.at("clients"), "lots");
+}
+
 // started_at survives the round trip, so trend order does; a file without
 // the column (written before it existed) is dated at import; a bad date is
 // refused naming the line.
 TEST_F(CsvIo, StartedAtIsExportedAndImported) {
-  std::int64_t id = add_run(*store_, "vanilla", "v1", {{"clients", "1"}}, {{1, "throughput", 1}});
+  std::int64_t id = add_run(*store_, "vanilla", "v1", {{"fail_at", "1"}}, {{1, "throughput", 1}});
   test::exec_sql(dir_.path() + "/a.db",
                  "UPDATE run SET started_at='2025-03-04T05:06:07Z' WHERE id=" + std::to_string(id));
   const std::string text = export_all(*store_);

@@ -6,6 +6,8 @@
 // many samples and metrics as its repetitions and counters (issue 6, check 3).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <SQLiteCpp/SQLiteCpp.h>
 
 #include <nlohmann/json.hpp>
@@ -177,6 +179,40 @@ TEST(GbenchJson, ErrorsNonFiniteValuesAndOldReports) {
                             "BM_old.ratio of repetition 1 is not a finite number; left out",
                             "BM_old.rate_per_second of repetition 1 is not a finite number; "
                             "left out"}));
+}
+
+// Non-finite numbers in any spelling are left out with the same warning; a
+// time that is zero or negative measures nothing and is left out too; a
+// benchmark whose repetitions use two time units is stored in the first.
+TEST(GbenchJson, OtherSpellingsNonPositiveTimesAndMixedUnits) {
+  const std::string text = R"({"benchmarks": [
+    {"name": "BM_n", "real_time": nan, "cpu_time": -inf, "time_unit": "ns"},
+    {"name": "BM_n", "real_time": 2, "cpu_time": +Infinity, "time_unit": "ns", "r": -NAN},
+    {"name": "BM_z", "real_time": 0, "cpu_time": -1, "time_unit": "ns"},
+    {"name": "BM_z", "real_time": 3, "cpu_time": 2, "time_unit": "ns"},
+    {"name": "BM_u", "real_time": 1500, "cpu_time": 1000, "time_unit": "ns"},
+    {"name": "BM_u", "real_time": 2, "cpu_time": 1, "time_unit": "us"}
+  ]})";
+  GbenchReport r = parse_gbench_json(text, {}, "s.json");
+  ASSERT_EQ(r.repetitions.size(), 2u);
+  EXPECT_EQ(r.repetitions[0].count("BM_n.real_time"), 0u);
+  EXPECT_EQ(r.repetitions[1].at("BM_n.real_time"), 2);
+  EXPECT_EQ(r.repetitions[0].count("BM_z.real_time"), 0u);
+  EXPECT_EQ(r.repetitions[0].count("BM_z.cpu_time"), 0u);
+  EXPECT_EQ(r.repetitions[1].at("BM_z.real_time"), 3);
+  EXPECT_EQ(r.repetitions[1].at("BM_u.real_time"), 2000);  // 2 us in ns
+  EXPECT_EQ(r.repetitions[1].at("BM_u.cpu_time"), 1000);
+  for (const auto& d : r.metrics)
+    if (d.name.starts_with("BM_u.")) EXPECT_EQ(d.unit, "ns") << d.name;
+  const auto warned = [&](const std::string& w) {
+    return std::find(r.warnings.begin(), r.warnings.end(), w) != r.warnings.end();
+  };
+  EXPECT_TRUE(warned("BM_n.real_time of repetition 1 is not a finite number; left out"));
+  EXPECT_TRUE(warned("BM_n.cpu_time of repetition 1 is not a finite number; left out"));
+  EXPECT_TRUE(warned("BM_n.cpu_time of repetition 2 is not a finite number; left out"));
+  EXPECT_TRUE(warned("BM_n.r of repetition 2 is not a finite number; left out"));
+  EXPECT_TRUE(warned("BM_z.real_time of repetition 1 is 0, not a time; left out"));
+  EXPECT_TRUE(warned("BM_z.cpu_time of repetition 1 is -1, not a time; left out"));
 }
 
 struct BadReport {
