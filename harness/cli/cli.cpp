@@ -95,6 +95,14 @@ CLI::Validator in_range(double min, double max) {
   });
 }
 
+CLI::Validator not_empty(const std::string& what_to_write) {
+  return CLI::Validator(
+      [what_to_write](std::string& v) {
+        return v.empty() ? "is empty; " + what_to_write : std::string();
+      },
+      "", "non-empty");
+}
+
 CLI::Validator greater_than(double min) {
   return number_check(fmt::format("NUMBER > {}", min), [min](double v) {
     return v > min ? std::string() : fmt::format("must be greater than {}", min);

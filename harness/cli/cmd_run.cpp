@@ -331,14 +331,8 @@ Subcommand add_run_command(CLI::App& app) {
                   "all|NAME[,NAME...]: the job's variants to run (default: the job's "
                   "`variant:`, else all its `variants:`); for a job without `variants:`, "
                   "the label of these runs (default 'default')")
-      ->check(CLI::Validator(
-          [](std::string& v) {
-            return v.empty() ? std::string(
-                                   "is empty; write --variant NAME, --variant A,B or --variant "
-                                   "all, or leave the option out")
-                             : std::string();
-          },
-          "", "non-empty"));
+      ->check(not_empty("write --variant NAME, --variant A,B or --variant all, or leave the "
+                        "option out"));
   cmd->add_flag("--fail-if-skipped", a->fail_if_skipped,
                 "exit 4 when any cell was skipped (a missing kernel feature, no root): for CI "
                 "gates that must not pass on nothing");

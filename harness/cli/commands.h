@@ -91,6 +91,9 @@ CLI::Validator at_least(double min);
 CLI::Validator in_range(double min, double max);
 /// As at_least: `value > min`, "must be greater than 0".
 CLI::Validator greater_than(double min);
+/// A text option that may not be given empty (`--variant ''`, an unset
+/// shell variable): "is empty; " + `what_to_write`.
+CLI::Validator not_empty(const std::string& what_to_write);
 
 /// The significance options of --test, --alpha and --min-effect (compare,
 /// check, report). Throws UsageError naming the flag when alpha is not in

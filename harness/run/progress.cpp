@@ -19,13 +19,6 @@ namespace {
 // neighbour) moves the ETA without making it jump.
 constexpr double kEtaWeight = 0.2;
 
-// `s` cut to at most `n` bytes at a UTF-8 character boundary.
-std::string cut(const std::string& s, std::size_t n) {
-  if (s.size() <= n) return s;
-  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
-  return s.substr(0, n);
-}
-
 }  // namespace
 
 int terminal_columns(std::FILE* out) {
@@ -85,7 +78,7 @@ std::string Progress::bar_line(int columns, bool warmup, int done, int of,
   const std::string rest =
       fmt::format("] {} {}/{}  ETA {}", warmup ? "warm-up" : "iteration", done, of, eta());
   if (rest.size() + 5 <= room) return "[" + cut_middle(variant, room - rest.size() - 1) + rest;
-  return cut(rest.substr(2), room);
+  return cut_utf8(rest.substr(2), room);
 }
 
 void Progress::iteration(bool warmup, int done, int of, double seconds,

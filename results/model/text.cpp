@@ -163,9 +163,14 @@ std::size_t char_boundary_at_or_before(std::string_view s, std::size_t n) {
 
 }  // namespace
 
+std::string cut_utf8(std::string_view s, std::size_t max_bytes) {
+  if (s.size() <= max_bytes) return std::string(s);
+  return std::string(s.substr(0, char_boundary_at_or_before(s, max_bytes)));
+}
+
 std::string cut_middle(std::string_view s, std::size_t max_bytes) {
   if (s.size() <= max_bytes) return std::string(s);
-  if (max_bytes < 4) return std::string(s.substr(0, char_boundary_at_or_before(s, max_bytes)));
+  if (max_bytes < 4) return cut_utf8(s, max_bytes);
   const std::size_t head = (max_bytes - 3 + 1) / 2, tail = max_bytes - 3 - head;
   std::size_t from = s.size() - tail;
   while (from < s.size() && (static_cast<unsigned char>(s[from]) & 0xC0) == 0x80) ++from;

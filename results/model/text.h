@@ -46,6 +46,10 @@ inline constexpr std::size_t kMaxEchoBytes = 80;
 /// a character boundary) and "... (N bytes)" names its full length.
 std::string echo_input(std::string_view s, std::size_t max_bytes = kMaxEchoBytes);
 
+/// The first at most `max_bytes` bytes of `s`, ending at a UTF-8 character
+/// boundary (a character that does not fit whole is left out).
+std::string cut_utf8(std::string_view s, std::size_t max_bytes);
+
 /// `s` cut to at most `max_bytes` bytes by dropping its middle, marked
 /// "...": "pft [a] clients=1 ... size=512M". Never splits a UTF-8 character;
 /// below 4 bytes it keeps the head. Used where a label must fit a line
