@@ -302,6 +302,18 @@ TEST_F(PlotCli, UsageErrorsExitTwoAndListWhatExists) {
   auto dir = plot({"--x", "clients", "--metric", "faults_per_sec", "-o", "/nonexistent/d/u.png"});
   EXPECT_EQ(dir.exit_code, 2);
   EXPECT_TRUE(contains(dir.err, "the directory /nonexistent/d does not exist")) << dir.err;
+  // --title and --label follow the one label rule (docs/input.md "Labels").
+  auto title =
+      plot({"--x", "clients", "--metric", "faults_per_sec", "-o", png, "--title", "a\x1b[31mred"});
+  EXPECT_EQ(title.exit_code, 2);
+  EXPECT_TRUE(contains(title.err, "--title")) << title.err;
+  EXPECT_TRUE(contains(title.err, "control character")) << title.err;
+  EXPECT_FALSE(contains(title.err, "\x1b")) << "echoed unescaped: " << title.err;
+  auto label =
+      plot({"--x", "clients", "--metric", "faults_per_sec", "-o", png, "--label", "two\nlines"});
+  EXPECT_EQ(label.exit_code, 2);
+  EXPECT_TRUE(contains(label.err, "--label")) << label.err;
+  EXPECT_TRUE(contains(label.err, "control character")) << label.err;
   auto nodb = run_nightjar({"plot", "--db", out_.path() + "/none.db", "--x", "clients", "--metric",
                             "faults_per_sec", "-o", png, "--gnuplot", "/bin/sh"});
   EXPECT_EQ(nodb.exit_code, 2);  // a missing database: the path names nothing (issue 15)
