@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <sstream>
 #include <tuple>
 #include <vector>
@@ -122,12 +123,27 @@ std::size_t send_header(Gnuplot& gp, const PlotData& d, const ImageSpec& img,
   }
   // Large values in plain digits (3500000), not gnuplot's 3.5e+06.
   double top = 0;
+  double y_min = std::numeric_limits<double>::infinity(), y_max = -y_min;
   for (const auto& s : d.series)
     for (const auto& p : s.points) {
       top = std::max({top, std::abs(p.hi), std::abs(p.lo), std::abs(p.mean)});
-      for (double v : p.samples) top = std::max(top, std::abs(v));
+      y_min = std::min({y_min, p.lo, p.mean});
+      y_max = std::max({y_max, p.hi, p.mean});
+      for (double v : p.samples) {
+        top = std::max(top, std::abs(v));
+        y_min = std::min(y_min, v);
+        y_max = std::max(y_max, v);
+      }
     }
   if (top >= 1e4 && top < 1e9) gp << "set format y '%.0f'\n";
+  // A flat series (every value equal): gnuplot widens the empty range by a
+  // sliver and labels both ends with the same rounded text ("0.1", "0.1");
+  // give it +-10% of the value (+-1 around 0) so the ticks read apart.
+  if (std::isfinite(y_min) && std::isfinite(y_max) &&
+      y_max - y_min <= 1e-9 * std::max(std::abs(y_max), 1e-300)) {
+    const double pad = y_max == 0 ? 1 : std::abs(y_max) * 0.1;
+    gp << "set yrange [" << number(y_min - pad) << ":" << number(y_max + pad) << "]\n";
+  }
   return foot.size();
 }
 

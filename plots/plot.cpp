@@ -531,13 +531,13 @@ void build_history(const ResultsStore& store, const PlotRequest& r, const std::v
       p.invalid = pool.invalid;
       std::sort(p.run_ids.begin(), p.run_ids.end());
       if (by_date) {
-        auto t = parse_utc_iso8601(pool.date);
+        auto t = utc_seconds(pool.date);
         if (!t) {
           d.notes.push_back(fmt::format("{}: build {} left out: its date '{}' is not ISO 8601 UTC",
                                         s.label, pool.build, pool.date));
           continue;
         }
-        p.x = *t;
+        p.x = static_cast<double>(*t);
       } else {
         p.x = static_cast<double>(std::find(builds.begin(), builds.end(), pool.build) -
                                   builds.begin());
@@ -762,14 +762,6 @@ ErrorBars error_bars_from_string(std::string_view s) {
   if (s == "minmax") return ErrorBars::minmax;
   if (s == "none") return ErrorBars::none;
   throw std::invalid_argument("error bars '" + std::string(s) + "': write ci, minmax or none");
-}
-
-std::optional<double> parse_utc_iso8601(std::string_view text) {
-  std::tm tm{};
-  const std::string s(text);
-  const char* end = strptime(s.c_str(), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  if (!end || *end != '\0') return std::nullopt;
-  return static_cast<double>(timegm(&tm));
 }
 
 PlotData build_plot_data(const ResultsStore& store, const PlotRequest& r) {

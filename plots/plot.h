@@ -150,8 +150,4 @@ struct PlotData {
 /// samples (skipped, failed or running).
 PlotData build_plot_data(const ResultsStore& store, const PlotRequest& request);
 
-/// "2026-11-30T05:10:34Z" -> Unix seconds (UTC); std::nullopt when the text is
-/// not ISO 8601 in that form.
-std::optional<double> parse_utc_iso8601(std::string_view text);
-
 }  // namespace nightjar

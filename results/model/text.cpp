@@ -190,7 +190,7 @@ int fixed_digits(std::string_view s, std::size_t at, std::size_t digits) {
 
 }  // namespace
 
-std::optional<std::string> utc_iso8601(std::string_view s) {
+std::optional<std::int64_t> utc_seconds(std::string_view s) {
   // YYYY-MM-DDTHH:MM:SS at fixed places.
   if (s.size() < 20 || s[4] != '-' || s[7] != '-' || (s[10] != 'T' && s[10] != ' ') ||
       s[13] != ':' || s[16] != ':')
@@ -236,6 +236,15 @@ std::optional<std::string> utc_iso8601(std::string_view s) {
   if (tm.tm_mday != day || tm.tm_mon != month - 1) return std::nullopt;
   std::tm utc{};
   if (t < 0 || gmtime_r(&t, &utc) == nullptr || utc.tm_year + 1900 > 9999) return std::nullopt;
+  return static_cast<std::int64_t>(t);
+}
+
+std::optional<std::string> utc_iso8601(std::string_view s) {
+  const std::optional<std::int64_t> seconds = utc_seconds(s);
+  if (!seconds) return std::nullopt;
+  const std::time_t t = static_cast<std::time_t>(*seconds);
+  std::tm utc{};
+  gmtime_r(&t, &utc);
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &utc);
   return std::string(buf);

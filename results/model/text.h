@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -76,5 +77,9 @@ std::string label_problem(std::string_view label);
 /// with an offset). nullopt for anything else: no zone, a date that does not
 /// exist (2026-02-30), a field out of range, or a year outside 1970..9999.
 std::optional<std::string> utc_iso8601(std::string_view text);
+
+/// As utc_iso8601, the instant as Unix seconds (UTC; fractions dropped), for
+/// a time axis (plots/): "1970-01-02T00:00:01Z" -> 86401.
+std::optional<std::int64_t> utc_seconds(std::string_view text);
 
 }  // namespace nightjar

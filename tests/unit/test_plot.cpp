@@ -8,11 +8,14 @@
 // commands, and the renderer's safety: a failing, silent, lying or hanging
 // gnuplot leaves the output as it was, no temporary file and no process.
 #include "plots/plot.h"
+#include "results/model/text.h"
 #include "workloads/workload.h"
 
 #include <gtest/gtest.h>
+
 #include <sys/stat.h>
 #include <unistd.h>
+#include <cstdio>
 
 #include <cmath>
 #include <filesystem>
@@ -95,10 +98,10 @@ TEST(PlotFormats, ErrorBarsAndIsoDates) {
   EXPECT_EQ(error_bars_from_string("none"), ErrorBars::none);
   EXPECT_EQ(to_string(ErrorBars::minmax), "minmax");
   EXPECT_THROW(error_bars_from_string("sd"), std::invalid_argument);
-  EXPECT_EQ(parse_utc_iso8601("1970-01-02T00:00:01Z"), 86401.0);
-  EXPECT_EQ(parse_utc_iso8601("2026-11-30T05:10:34Z"), 1796015434.0);
-  EXPECT_FALSE(parse_utc_iso8601("2026-11-30 05:10:34"));
-  EXPECT_FALSE(parse_utc_iso8601("2026-11-30T05:10:34Zjunk"));
+  EXPECT_EQ(utc_seconds("1970-01-02T00:00:01Z"), std::int64_t{86401});
+  EXPECT_EQ(utc_seconds("2026-11-30T05:10:34Z"), std::int64_t{1796015434});
+  EXPECT_FALSE(utc_seconds("2026-11-30 05:10:34"));
+  EXPECT_FALSE(utc_seconds("2026-11-30T05:10:34Zjunk"));
 }
 
 TEST(PlotFormats, ImageFormatSizeAndGnuplotLookup) {
@@ -529,8 +532,8 @@ TEST_F(PlotHistory, DatesPooledBuildsAndShortSeries) {
   EXPECT_EQ(d.x_scale, XScale::time);
   EXPECT_TRUE(d.x_ticks.empty());
   ASSERT_EQ(d.series[0].points.size(), 12u);
-  EXPECT_EQ(d.series[0].points[0].x, *parse_utc_iso8601("2026-01-01T06:00:00Z"));
-  EXPECT_EQ(d.series[0].points[11].x, *parse_utc_iso8601("2026-01-12T06:00:00Z"));
+  EXPECT_EQ(d.series[0].points[0].x, static_cast<double>(*utc_seconds("2026-01-01T06:00:00Z")));
+  EXPECT_EQ(d.series[0].points[11].x, static_cast<double>(*utc_seconds("2026-01-12T06:00:00Z")));
   EXPECT_EQ(d.series[0].points[11].n, 6u);
   EXPECT_EQ(d.series[0].points[11].run_ids.size(), 2u);
   EXPECT_EQ(d.footnote,
@@ -546,6 +549,37 @@ TEST_F(PlotHistory, DatesPooledBuildsAndShortSeries) {
   ASSERT_EQ(one.notes.size(), 1u);
   EXPECT_EQ(one.notes[0],
             "build=b1: 1 build(s), too few to find change points (needs 10, 5 on each side)");
+}
+
+// A flat series (every value equal) gets a y range of +-10% around its
+// value, so that gnuplot's ticks do not all read "0.1"; a varying one keeps
+// gnuplot's autoscale.
+TEST(PlotScript, AFlatSeriesGetsAReadableYRange) {
+  PlotData d;
+  d.title = "flat";
+  PlotSeries s;
+  s.label = "a";
+  for (double x : {1.0, 2.0, 4.0}) {
+    PlotPoint p;
+    p.x = p.x_drawn = x;
+    p.mean = p.lo = p.hi = 0.1;
+    p.samples = {0.1, 0.1};
+    p.n = 2;
+    s.points.push_back(p);
+  }
+  d.series.push_back(s);
+  const ImageSpec img{ImageFormat::svg, 640, 480};
+  const std::string flat = gnuplot_script(d, img, "/tmp/flat.svg");
+  const auto at = flat.find("set yrange [");
+  ASSERT_NE(at, std::string::npos) << flat;
+  double lo = 0, hi = 0;
+  ASSERT_EQ(std::sscanf(flat.c_str() + at, "set yrange [%lf:%lf]", &lo, &hi), 2) << flat;
+  EXPECT_NEAR(lo, 0.09, 1e-12);
+  EXPECT_NEAR(hi, 0.11, 1e-12);
+  d.series[0].points[2].hi = 0.2;
+  d.series[0].points[2].samples = {0.1, 0.2};
+  const std::string varying = gnuplot_script(d, img, "/tmp/varying.svg");
+  EXPECT_EQ(varying.find("set yrange"), std::string::npos) << varying;
 }
 
 TEST_F(PlotStore, GnuplotCommandsCarryTheRecord) {
