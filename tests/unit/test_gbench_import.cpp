@@ -202,8 +202,11 @@ TEST(GbenchJson, OtherSpellingsNonPositiveTimesAndMixedUnits) {
   EXPECT_EQ(r.repetitions[1].at("BM_z.real_time"), 3);
   EXPECT_EQ(r.repetitions[1].at("BM_u.real_time"), 2000);  // 2 us in ns
   EXPECT_EQ(r.repetitions[1].at("BM_u.cpu_time"), 1000);
-  for (const auto& d : r.metrics)
-    if (d.name.starts_with("BM_u.")) EXPECT_EQ(d.unit, "ns") << d.name;
+  for (const auto& d : r.metrics) {
+    if (d.name.starts_with("BM_u.")) {
+      EXPECT_EQ(d.unit, "ns") << d.name;
+    }
+  }
   const auto warned = [&](const std::string& w) {
     return std::find(r.warnings.begin(), r.warnings.end(), w) != r.warnings.end();
   };
