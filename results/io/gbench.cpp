@@ -291,7 +291,14 @@ class EntryReader {
                                     : options_.time_unit;
     if (report_.repetitions.size() <= repetition) report_.repetitions.resize(repetition + 1);
     auto& values = report_.repetitions[repetition];
+    // A value that cannot be a measurement of its metric (impossible_value:
+    // a time or a rate <= 0) is left out with the reason, as CSV refuses it.
     auto add = [&](const MetricDescriptor& d, double v) {
+      if (auto why = impossible_value(d, v)) {
+        report_.warnings.push_back(
+            fmt::format("{} (repetition {}); left out", *why, repetition + 1));
+        return;
+      }
       values[d.name] = v;
       if (described_.insert(d.name).second) report_.metrics.push_back(d);
       names_.insert(run_name);
@@ -306,11 +313,6 @@ class EntryReader {
       if (!f->is_number())
         throw UsageError(
             fmt::format("{}: \"{}\" is {}, not a number; {}", where, field, f->dump(), kHow));
-      if (f->get<double>() <= 0) {  // a time per iteration is positive: nothing was measured
-        report_.warnings.push_back(fmt::format("{}.{} of repetition {} is {}, not a time; left out",
-                                               run_name, field, repetition + 1, f->dump()));
-        continue;
-      }
       add(gbench_time_metric(run_name, field, to_unit),
           convert_time(f->get<double>(), unit, to_unit));
     }

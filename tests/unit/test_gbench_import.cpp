@@ -189,7 +189,7 @@ TEST(GbenchJson, OtherSpellingsNonPositiveTimesAndMixedUnits) {
     {"name": "BM_n", "real_time": nan, "cpu_time": -inf, "time_unit": "ns"},
     {"name": "BM_n", "real_time": 2, "cpu_time": +Infinity, "time_unit": "ns", "r": -NAN},
     {"name": "BM_z", "real_time": 0, "cpu_time": -1, "time_unit": "ns"},
-    {"name": "BM_z", "real_time": 3, "cpu_time": 2, "time_unit": "ns"},
+    {"name": "BM_z", "real_time": 3, "cpu_time": 2, "time_unit": "ns", "items_per_second": -5},
     {"name": "BM_u", "real_time": 1500, "cpu_time": 1000, "time_unit": "ns"},
     {"name": "BM_u", "real_time": 2, "cpu_time": 1, "time_unit": "us"}
   ]})";
@@ -214,8 +214,12 @@ TEST(GbenchJson, OtherSpellingsNonPositiveTimesAndMixedUnits) {
   EXPECT_TRUE(warned("BM_n.cpu_time of repetition 1 is not a finite number; left out"));
   EXPECT_TRUE(warned("BM_n.cpu_time of repetition 2 is not a finite number; left out"));
   EXPECT_TRUE(warned("BM_n.r of repetition 2 is not a finite number; left out"));
-  EXPECT_TRUE(warned("BM_z.real_time of repetition 1 is 0, not a time; left out"));
-  EXPECT_TRUE(warned("BM_z.cpu_time of repetition 1 is -1, not a time; left out"));
+  EXPECT_TRUE(warned("BM_z.real_time = 0 ns: a time must be positive (repetition 1); left out"));
+  EXPECT_TRUE(warned("BM_z.cpu_time = -1 ns: a time must be positive (repetition 1); left out"));
+  EXPECT_TRUE(
+      warned("BM_z.items_per_second = -5 items/s: a rate (Hmean) must be positive "
+             "(repetition 2); left out"));
+  EXPECT_EQ(r.repetitions[1].count("BM_z.items_per_second"), 0u);
 }
 
 struct BadReport {
