@@ -56,9 +56,10 @@ struct GbenchReport {
   /// context.date in UTC ("2026-11-30T08:46:49Z", results/model/text.h
   /// utc_iso8601), or "" without a date
   std::string started_at;
-  /// The report's content: FNV-1a 64 (results/model/identity.h) of the
-  /// parsed JSON written compactly, so that a reformatted copy (jq, an
-  /// editor's indentation) has the same digest and a changed value another.
+  /// The report's content: FNV-1a 64 (results/model/identity.h) of its
+  /// context facts and every entry's scalar fields as parsed, so that a
+  /// reformatted copy (jq, an editor's indentation) has the same digest and
+  /// a changed value another; the import options do not change it.
   std::string report_digest;
   std::string host_name;   ///< context.host_name, or ""
   std::string executable;  ///< context.executable (the benchmark binary's path), or ""
