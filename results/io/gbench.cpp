@@ -73,12 +73,20 @@ std::size_t non_finite_token_at(std::string_view text, std::size_t i) {
   return 0;
 }
 
+// The deepest nesting of arrays and objects a report may have. Google
+// Benchmark writes 3 levels; nlohmann::json parses (and copies, and
+// destroys) by recursion, so a file nested 100 000 deep would overflow the
+// stack instead of getting an error.
+constexpr int kMaxJsonDepth = 64;
+
 // Google Benchmark writes non-finite doubles as bare NaN / Infinity, which is
 // not JSON. Outside strings they become null (any spelling:
-// non_finite_token_at).
-std::string sanitize_non_finite(std::string_view text) {
+// non_finite_token_at). Throws UsageError naming `source` when arrays and
+// objects nest deeper than kMaxJsonDepth.
+std::string sanitize_non_finite(std::string_view text, const std::string& source) {
   std::string out(text);
   bool in_string = false;
+  int depth = 0;
   for (std::size_t i = 0; i < out.size(); ++i) {
     char c = out[i];
     if (in_string) {
@@ -90,6 +98,18 @@ std::string sanitize_non_finite(std::string_view text) {
     }
     if (c == '"') {
       in_string = true;
+      continue;
+    }
+    if (c == '[' || c == '{') {
+      if (++depth > kMaxJsonDepth)
+        throw UsageError(fmt::format(
+            "{}: arrays and objects nest deeper than {} levels (byte {}); a Google Benchmark "
+            "report nests 3; write it with the benchmark binary's --benchmark_out=FILE",
+            source, kMaxJsonDepth, i + 1));
+      continue;
+    }
+    if (c == ']' || c == '}') {
+      --depth;
       continue;
     }
     if (std::size_t n = non_finite_token_at(out, i); n > 0) {
@@ -105,7 +125,14 @@ std::string scalar_text(const ordered_json& v) {
   if (v.is_boolean()) return v.get<bool>() ? "true" : "false";
   if (v.is_number_integer()) return std::to_string(v.get<std::int64_t>());
   if (v.is_number()) return fmt::format("{}", v.get<double>());
-  return v.dump();
+  if (v.is_primitive()) return v.dump();  // null
+  return v.type_name();  // never dump() an array or object: it recurses (deep nesting)
+}
+
+// A value for a message: a scalar as JSON text (cut and escaped, echo_input),
+// an array or object by its type only (dump() would recurse into any depth).
+std::string json_text(const ordered_json& v) {
+  return v.is_primitive() ? echo_input(v.dump()) : std::string("an ") + v.type_name();
 }
 
 // Decimal exponent of a time unit (ns -9 ... s 0).
@@ -210,7 +237,7 @@ constexpr const char* kHow =
 ordered_json parse_document(std::string_view text, const std::string& source) {
   ordered_json doc;
   try {
-    doc = ordered_json::parse(sanitize_non_finite(text));
+    doc = ordered_json::parse(sanitize_non_finite(text, source));
   } catch (const ordered_json::parse_error& e) {
     throw UsageError(
         fmt::format("{}: not valid JSON (byte {}: {}); {}", source, e.byte, e.what(), kHow));
@@ -312,7 +339,7 @@ class EntryReader {
       }
       if (!f->is_number())
         throw UsageError(
-            fmt::format("{}: \"{}\" is {}, not a number; {}", where, field, f->dump(), kHow));
+            fmt::format("{}: \"{}\" is {}, not a number; {}", where, field, json_text(*f), kHow));
       add(gbench_time_metric(run_name, field, to_unit),
           convert_time(f->get<double>(), unit, to_unit));
     }
@@ -364,7 +391,7 @@ class EntryReader {
     if (auto r = e.find("repetition_index"); r != e.end()) {
       if (!r->is_number_unsigned())
         throw UsageError(fmt::format("{}: \"repetition_index\" is {}, not an integer >= 0; {}",
-                                     where, r->dump(), kHow));
+                                     where, json_text(*r), kHow));
       repetition = r->get<std::size_t>();
     }
     if (!seen_.insert({run_name, repetition}).second)
@@ -380,7 +407,7 @@ class EntryReader {
     if (auto u = e.find("time_unit"); u != e.end()) {
       if (!u->is_string() || gbench_time_unit_seconds(u->get<std::string>()) == 0)
         throw UsageError(
-            fmt::format("{}: time_unit {} is not ns, us, ms or s; {}", where, u->dump(), kHow));
+            fmt::format("{}: time_unit {} is not ns, us, ms or s; {}", where, json_text(*u), kHow));
       unit = u->get<std::string>();
     }
     return unit;
