@@ -20,6 +20,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <istream>
@@ -134,19 +135,24 @@ std::optional<double> finite_number(std::string_view text) {
 
 // Splits one record (possibly several physical lines) into its fields with
 // fast-cpp-csv-parser's RFC 4180 rules: separators inside "..." do not count,
-// "" is a quote. Throws io::error::escaped_string_not_closed.
-std::vector<std::string> split_record(std::string& record) {
+// "" is a quote. Throws io::error::escaped_string_not_closed. `fields` is
+// reused from record to record (its strings keep their capacity).
+void split_record(std::string& record, std::vector<std::string>& fields) {
   using Quote = io::double_quote_escape<',', '"'>;
-  std::vector<std::string> fields;
+  std::size_t count = 0;
   char* rest = record.data();
   while (rest != nullptr) {
     char* begin = nullptr;
     char* end = nullptr;
     io::detail::chop_next_column<Quote>(rest, begin, end);
     Quote::unescape(begin, end);
-    fields.emplace_back(begin, end);
+    if (count == fields.size())
+      fields.emplace_back(begin, end);
+    else
+      fields[count].assign(begin, end);
+    ++count;
   }
-  return fields;
+  fields.resize(count);
 }
 
 // Reads records: a line whose quotes do not balance continues on the next
@@ -174,14 +180,37 @@ class RecordReader {
   io::LineReader reader_;
 };
 
+// The columns every data row is read by (the required ones), as indexes
+// into Columns::index.
+enum class Col {
+  run,
+  job,
+  workload,
+  variant,
+  build,
+  kernel,
+  testbox,
+  iteration,
+  metric,
+  unit,
+  direction,
+  value,
+  count
+};
+constexpr const char* kColName[] = {"run",    "job",    "workload",  "variant",
+                                    "build",  "kernel", "testbox",   "iteration",
+                                    "metric", "unit",   "direction", "value"};
+static_assert(std::size(kColName) == static_cast<std::size_t>(Col::count));
+
 struct Columns {
   std::size_t count = 0;
-  std::map<std::string, std::size_t> fixed;                 // column name -> index
-  std::vector<std::pair<std::string, std::size_t>> params;  // parameter name -> index
+  std::array<std::size_t, static_cast<std::size_t>(Col::count)> index{};  // Col -> field index
+  std::map<std::string, std::size_t, std::less<>> fixed;                  // column name -> index
+  std::vector<std::pair<std::string, std::size_t>> params;                // parameter name -> index
   std::optional<std::size_t> mean;
   std::optional<std::size_t> started_at;  // the optional `started_at` column
   std::optional<std::size_t> invalid;     // the optional `invalid` column
-  std::size_t at(const char* name) const { return fixed.at(name); }
+  std::size_t at(Col c) const { return index[static_cast<std::size_t>(c)]; }
 };
 
 Columns parse_header(const std::vector<std::string>& names, const std::string& source, int line) {
@@ -220,6 +249,7 @@ Columns parse_header(const std::vector<std::string>& names, const std::string& s
                      "(as `nightjar export --format csv` writes them)",
                      n, kLayout));
   }
+  for (std::size_t k = 0; k < c.index.size(); ++k) c.index[k] = c.fixed.at(kColName[k]);
   return c;
 }
 
@@ -426,10 +456,11 @@ class Row {
       int line)
       : f_(fields), cols_(cols), source_(source), line_(line) {}
 
-  const std::string& field(const char* name) const { return f_[cols_.at(name)]; }
+  const std::string& field(Col c) const { return f_[cols_.at(c)]; }
   const std::string& at(std::size_t index) const { return f_[index]; }
-  const std::string& need_text(const char* name) const {
-    const std::string& v = field(name);
+  const std::string& need_text(Col c) const {
+    const std::string& v = field(c);
+    const char* name = kColName[static_cast<std::size_t>(c)];
     if (v.empty())
       fail(source_, line_,
            fmt::format("column '{}' is empty; every sample names its {}", name, name));
@@ -460,22 +491,22 @@ struct RowNumbers {
 
 RowNumbers row_numbers(const Row& row) {
   RowNumbers n;
-  auto run_id = positive_integer(row.field("run"));
+  auto run_id = positive_integer(row.field(Col::run));
   if (!run_id)
     row.fail_here(fmt::format("column 'run': '{}' is not a run id; write a positive integer",
-                              row.field("run")));
-  auto iteration = positive_integer(row.field("iteration"));
+                              row.field(Col::run)));
+  auto iteration = positive_integer(row.field(Col::iteration));
   if (!iteration || *iteration > std::numeric_limits<int>::max())
     row.fail_here(
         fmt::format("column 'iteration': '{}' is not an iteration number; write a positive "
                     "integer (1 is the first measured iteration)",
-                    row.field("iteration")));
-  auto value = finite_number(row.field("value"));
+                    row.field(Col::iteration)));
+  auto value = finite_number(row.field(Col::value));
   if (!value)
     row.fail_here(
         fmt::format("column 'value': '{}' is not a finite number; write the sample in the "
                     "metric's unit as a decimal number such as 12.5 or 1.2e+06",
-                    row.field("value")));
+                    row.field(Col::value)));
   n.run_id = *run_id;
   n.iteration = static_cast<int>(*iteration);
   n.value = *value;
@@ -487,12 +518,12 @@ CsvRun run_of_row(const Row& row, std::int64_t run_id) {
   CsvRun here;
   here.id = run_id;
   here.line = row.line();
-  here.job = row.need_text("job");
-  here.workload = row.need_text("workload");
-  here.variant = row.need_text("variant");
-  here.build = row.field("build");
-  here.kernel = row.field("kernel");
-  here.testbox = row.field("testbox");
+  here.job = row.need_text(Col::job);
+  here.workload = row.need_text(Col::workload);
+  here.variant = row.need_text(Col::variant);
+  here.build = row.field(Col::build);
+  here.kernel = row.field(Col::kernel);
+  here.testbox = row.field(Col::testbox);
   if (const std::string started = row.started_at(); !started.empty()) {
     std::optional<std::string> utc = utc_iso8601(started);
     if (!utc)
@@ -543,8 +574,8 @@ void check_same_run(const Row& row, const CsvRun& run, const CsvRun& here) {
 // The metric descriptor a row gives (unit, direction, mean columns).
 CsvMetric metric_of_row(const Row& row, const std::string& workload, const std::string& metric,
                         const WorkloadCatalog& declared) {
-  const std::string& unit = row.field("unit");
-  const std::string& direction = row.field("direction");
+  const std::string& unit = row.field(Col::unit);
+  const std::string& direction = row.field(Col::direction);
   const std::string mean = row.mean();
   CsvMetric m;
   m.workload = workload;
@@ -583,6 +614,25 @@ CsvMetric metric_of_row(const Row& row, const std::string& workload, const std::
   return m;
 }
 
+// A run while its file is read: the run, the line of each of its samples
+// (parallel to run.samples) and its first row's started_at text.
+struct RunBeingRead {
+  CsvRun run;
+  std::vector<int> lines;
+  std::string started_text;
+};
+
+// Orders (workload, metric) keys; finds them by string_view pairs too.
+struct MetricKeyLess {
+  using is_transparent = void;
+  template <class A, class B>
+  bool operator()(const A& a, const B& b) const {
+    const std::string_view a1(a.first), b1(b.first);
+    if (a1 != b1) return a1 < b1;
+    return std::string_view(a.second) < std::string_view(b.second);
+  }
+};
+
 // Reads the rows of a tidy CSV file into runs and metrics (see parse_samples_csv).
 class SamplesCsvReader {
  public:
@@ -605,21 +655,29 @@ class SamplesCsvReader {
                        f.size(), cols_->count));
     const Row row(f, *cols_, csv_.source, line);
     const RowNumbers n = row_numbers(row);
-    const std::string& metric = row.need_text("metric");
-    const std::string& workload = row.need_text("workload");
-    CsvRun here = run_of_row(row, n.run_id);
+    const std::string& metric = row.need_text(Col::metric);
+    const std::string& workload = row.need_text(Col::workload);
     auto it = runs_.find(n.run_id);
     if (it == runs_.end()) {
+      CsvRun here = run_of_row(row, n.run_id);
       check_params(row, here);
-      it = runs_.emplace(n.run_id, std::move(here)).first;
-    } else
-      check_same_run(row, it->second, here);
-    CsvMetric m = metric_of_row(row, workload, metric, declared_);
+      it = runs_.emplace(n.run_id, RunBeingRead{std::move(here), {}, row.started_at()}).first;
+    } else if (!same_identity_text(row, it->second)) {
+      // Only a row whose fields differ from its run's first row is read
+      // again: the same text passed the same checks there.
+      check_same_run(row, it->second.run, run_of_row(row, n.run_id));
+    }
     std::string invalid = row.invalid();
-    if (invalid.empty()) refuse_impossible(row, m, n.value);
-    add_metric(row, std::move(m));
-    it->second.samples.push_back({n.iteration, metric, n.value, std::move(invalid)});
-    sample_lines_[n.run_id].push_back(line);
+    const std::size_t metric_at = known_metric(row, workload, metric);
+    if (metric_at < csv_.metrics.size()) {
+      if (invalid.empty()) refuse_impossible(row, metric_at, n.value);
+    } else {
+      CsvMetric m = metric_of_row(row, workload, metric, declared_);
+      if (invalid.empty()) refuse_impossible(row, m, n.value);
+      add_metric(row, std::move(m));
+    }
+    it->second.run.samples.push_back({n.iteration, metric, n.value, std::move(invalid)});
+    it->second.lines.push_back(line);
     ++csv_.rows;
   }
 
@@ -629,9 +687,9 @@ class SamplesCsvReader {
       throw UsageError(
           fmt::format("{}: the file is empty; a tidy sample file starts with the header line {}",
                       csv_.source, kLayout));
-    for (auto& [id, run] : runs_) {
-      sort_samples(run, sample_lines_[id]);
-      csv_.runs.push_back(std::move(run));
+    for (auto& [id, read] : runs_) {
+      sort_samples(read.run, read.lines);
+      csv_.runs.push_back(std::move(read.run));
     }
     return std::move(csv_);
   }
@@ -641,11 +699,14 @@ class SamplesCsvReader {
   // (impossible_value(), with the registered workload's declaration when
   // there is one: it knows which times may be 0); else the line is refused.
   void refuse_impossible(const Row& row, const CsvMetric& m, double value) const {
-    const MetricDescriptor* d = m.declared ? &m.descriptor : nullptr;
-    if (const WorkloadDeclaration* w = declared_.find(m.workload))
-      if (const MetricDescriptor* known = w->metric(m.descriptor.name);
-          known && known->direction == m.descriptor.direction)
-        d = known;
+    refuse_impossible(row, value_check(m), value);
+  }
+  // As above, for the metric at `index` of csv_.metrics.
+  void refuse_impossible(const Row& row, std::size_t index, double value) const {
+    const std::optional<MetricDescriptor>& d = value_check_[index];
+    refuse_impossible(row, d ? &*d : nullptr, value);
+  }
+  void refuse_impossible(const Row& row, const MetricDescriptor* d, double value) const {
     if (!d) return;
     if (auto why = impossible_value(*d, value))
       row.fail_here(fmt::format(
@@ -654,14 +715,59 @@ class SamplesCsvReader {
           *why));
   }
 
+  // The descriptor `m`'s values are checked against: the registered
+  // workload's when it agrees on the direction, else the file's (null when
+  // the file gives none).
+  const MetricDescriptor* value_check(const CsvMetric& m) const {
+    const MetricDescriptor* d = m.declared ? &m.descriptor : nullptr;
+    if (const WorkloadDeclaration* w = declared_.find(m.workload))
+      if (const MetricDescriptor* known = w->metric(m.descriptor.name);
+          known && known->direction == m.descriptor.direction)
+        d = known;
+    return d;
+  }
+
+  // The index in csv_.metrics of the row's metric when an earlier row gave it
+  // with the same unit, direction and mean text (the row then says nothing
+  // new); else csv_.metrics.size().
+  std::size_t known_metric(const Row& row, const std::string& workload,
+                           const std::string& metric) const {
+    auto mit = metric_index_.find(std::pair<std::string_view, std::string_view>(workload, metric));
+    if (mit == metric_index_.end()) return csv_.metrics.size();
+    const std::size_t i = mit->second;
+    if (row.field(Col::unit) != csv_.metrics[i].descriptor.unit ||
+        row.field(Col::direction) != direction_text_[i] || row.mean() != mean_text_[i])
+      return csv_.metrics.size();
+    return i;
+  }
+
+  // Whether every identity field of `row` (job, workload, parameters,
+  // variant, build, kernel, testbox, started_at) is the text of its run's first row.
+  static bool same_identity_text(const Row& row, const RunBeingRead& read) {
+    const CsvRun& run = read.run;
+    if (row.field(Col::job) != run.job || row.field(Col::workload) != run.workload ||
+        row.field(Col::variant) != run.variant || row.field(Col::build) != run.build ||
+        row.field(Col::kernel) != run.kernel || row.field(Col::testbox) != run.testbox ||
+        row.started_at() != read.started_text)
+      return false;
+    for (const auto& [name, index] : row.columns().params) {
+      auto p = run.params.find(name);
+      if (row.at(index) != (p == run.params.end() ? std::string_view() : p->second)) return false;
+    }
+    return true;
+  }
+
   // Records the metric's first descriptor; fails when a later row disagrees.
   void add_metric(const Row& row, CsvMetric m) {
     const std::string mean = row.mean();
     auto [mit, fresh] =
         metric_index_.try_emplace({m.workload, m.descriptor.name}, csv_.metrics.size());
     if (fresh) {
+      const MetricDescriptor* check = value_check(m);
+      value_check_.push_back(check ? std::optional(*check) : std::nullopt);
       csv_.metrics.push_back(std::move(m));
       mean_text_.push_back(mean);
+      direction_text_.push_back(row.field(Col::direction));
       return;
     }
     const CsvMetric& first = csv_.metrics[mit->second];
@@ -671,7 +777,7 @@ class SamplesCsvReader {
       row.fail_here(fmt::format(
           "metric '{}' of workload '{}' has unit '{}', direction '{}', mean '{}' here but '{}', "
           "'{}', '{}' on line {}; a metric has one unit, direction and mean",
-          m.descriptor.name, m.workload, m.descriptor.unit, row.field("direction"), mean,
+          m.descriptor.name, m.workload, m.descriptor.unit, row.field(Col::direction), mean,
           first.descriptor.unit,
           first.declared ? std::string(to_string(first.descriptor.direction)) : std::string(),
           mean_text_[mit->second], first.line));
@@ -734,10 +840,13 @@ class SamplesCsvReader {
   const MachineFacts& machine_;
   SamplesCsv csv_;
   std::optional<Columns> cols_;
-  std::map<std::int64_t, CsvRun> runs_;
-  std::map<std::int64_t, std::vector<int>> sample_lines_;  // parallel to CsvRun::samples
-  std::map<std::pair<std::string, std::string>, std::size_t> metric_index_;
-  std::vector<std::string> mean_text_;  // the file's mean field per metric (for conflicts)
+  std::map<std::int64_t, RunBeingRead> runs_;
+  // (workload, metric) -> index in csv_.metrics
+  std::map<std::pair<std::string, std::string>, std::size_t, MetricKeyLess> metric_index_;
+  std::vector<std::string> mean_text_;       // the file's mean field per metric (for conflicts)
+  std::vector<std::string> direction_text_;  // the file's direction field per metric
+  // The descriptor refuse_impossible checks a metric's values against (null: none).
+  std::vector<std::optional<MetricDescriptor>> value_check_;
 };
 
 }  // namespace
@@ -746,14 +855,14 @@ SamplesCsv parse_samples_csv(std::istream& in, const std::string& source,
                              const WorkloadCatalog& declared, const MachineFacts& machine) {
   SamplesCsvReader reader(source, declared, machine);
   std::string record;
+  std::vector<std::string> f;
   int line = 0;
   try {
     RecordReader records(in, source);
     while (records.next(record, line)) {
       if (record.empty()) continue;  // blank lines (a trailing one) carry nothing
-      std::vector<std::string> f;
       try {
-        f = split_record(record);
+        split_record(record, f);
       } catch (const io::error::escaped_string_not_closed&) {
         fail(source, line,
              "a quoted field is not closed; end it with \" (write a quote inside a quoted field "
@@ -820,9 +929,16 @@ std::string csv_digest(const CsvRun& run) {
   return fnv1a64_hex(text);
 }
 
+// A file's run that is not stored yet, with its import identity and digest.
+struct FreshRun {
+  const CsvRun* run;
+  std::string identity, digest;
+};
+
 // The run a file's run is stored as.
-ImportedRun imported_run(const CsvRun& run, const std::string& source, bool keep_id,
+ImportedRun imported_run(const FreshRun& fresh, const std::string& source, bool keep_id,
                          ParamNumbers& numbers) {
+  const CsvRun& run = *fresh.run;
   ImportedRun ir;
   if (keep_id) ir.id = run.id;
   ir.job = run.job;
@@ -838,8 +954,8 @@ ImportedRun imported_run(const CsvRun& run, const std::string& source, bool keep
   ir.started_at = run.started_at;  // "" (a file without the column): the import time
   ir.context["import.format"] = "csv";
   ir.context["import.file"] = source;
-  ir.identity = csv_identity(run);
-  ir.digest = csv_digest(run);
+  ir.identity = fresh.identity;
+  ir.digest = fresh.digest;
   ir.samples = run.samples;
   return ir;
 }
@@ -855,13 +971,14 @@ CsvImportResult import_samples_csv(ResultsStore& store, const SamplesCsv& csv,
   // Which runs are new, and whether their ids are free. When one id is used
   // by another run, every new run gets a new id, in file order, so that the
   // runs keep their order (compare orders cells as they were run).
-  std::vector<const CsvRun*> fresh;
+  std::vector<FreshRun> fresh;
   std::vector<std::string> renumbered, skipped;
   bool keep_ids = true;
   for (const auto& run : csv.runs) {
     // Imported before (from this file or another holding the same run)?
-    if (auto before = store.imported_as(csv_identity(run))) {
-      if (before->digest != csv_digest(run))
+    std::string identity = csv_identity(run), digest = csv_digest(run);
+    if (auto before = store.imported_as(identity)) {
+      if (before->digest != digest)
         fail(csv.source, run.line,
              fmt::format("run {} (testbox '{}'{}) was imported before as run {} of {} with other "
                          "labels, parameters or samples; the file changed since. Nothing "
@@ -882,15 +999,15 @@ CsvImportResult import_samples_csv(ResultsStore& store, const SamplesCsv& csv,
       }
       keep_ids = false;
     }
-    fresh.push_back(&run);
+    fresh.push_back({&run, std::move(identity), std::move(digest)});
   }
 
   ParamNumbers numbers(declared, machine);
-  for (const CsvRun* run : fresh) {
-    std::int64_t id = store.insert_imported_run(imported_run(*run, csv.source, keep_ids, numbers));
-    if (!keep_ids) renumbered.push_back(fmt::format("{} -> {}", run->id, id));
+  for (const FreshRun& run : fresh) {
+    std::int64_t id = store.insert_imported_run(imported_run(run, csv.source, keep_ids, numbers));
+    if (!keep_ids) renumbered.push_back(fmt::format("{} -> {}", run.run->id, id));
     result.run_ids.push_back(id);
-    result.samples += run->samples.size();
+    result.samples += run.run->samples.size();
   }
   tx.commit();
   if (!skipped.empty())

@@ -303,6 +303,15 @@ ResultsStore::ResultsStore(const std::string& path, Access access) : path_(path)
 }
 
 ResultsStore::~ResultsStore() = default;
+
+SQLite::Statement& ResultsStore::statement(const std::string& sql) {
+  auto it = statements_.find(sql);
+  if (it == statements_.end())
+    it = statements_.emplace(sql, std::make_unique<SQLite::Statement>(database(), sql)).first;
+  it->second->reset();
+  it->second->clearBindings();
+  return *it->second;
+}
 ResultsStore::ResultsStore(ResultsStore&&) noexcept = default;
 ResultsStore& ResultsStore::operator=(ResultsStore&&) noexcept = default;
 
