@@ -84,38 +84,37 @@ constexpr int kMaxJsonDepth = 64;
 // non_finite_token_at). Throws UsageError naming `source` when arrays and
 // objects nest deeper than kMaxJsonDepth.
 std::string sanitize_non_finite(std::string_view text, const std::string& source) {
-  std::string out(text);
+  std::string out;  // built by appending: linear in the size of the text
+  out.reserve(text.size());
   bool in_string = false;
   int depth = 0;
-  for (std::size_t i = 0; i < out.size(); ++i) {
-    char c = out[i];
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
     if (in_string) {
-      if (c == '\\')
-        ++i;
-      else if (c == '"')
+      out += c;
+      if (c == '\\') {
+        if (i + 1 < text.size()) out += text[++i];
+      } else if (c == '"') {
         in_string = false;
+      }
       continue;
     }
     if (c == '"') {
       in_string = true;
-      continue;
-    }
-    if (c == '[' || c == '{') {
+    } else if (c == '[' || c == '{') {
       if (++depth > kMaxJsonDepth)
         throw UsageError(fmt::format(
             "{}: arrays and objects nest deeper than {} levels (byte {}); a Google Benchmark "
             "report nests 3; write it with the benchmark binary's --benchmark_out=FILE",
             source, kMaxJsonDepth, i + 1));
-      continue;
-    }
-    if (c == ']' || c == '}') {
+    } else if (c == ']' || c == '}') {
       --depth;
+    } else if (std::size_t n = non_finite_token_at(text, i); n > 0) {
+      out += "null";
+      i += n - 1;
       continue;
     }
-    if (std::size_t n = non_finite_token_at(out, i); n > 0) {
-      out.replace(i, n, "null");
-      i += 3;
-    }
+    out += c;
   }
   return out;
 }
