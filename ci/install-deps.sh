@@ -11,6 +11,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libfccp-dev libgnuplot-iostream-dev gnuplot-nox
   procps
+  libkainjow-mustache-dev  # HTML/SVG templates of `nightjar publish` (docs/publish.md)
   clang-16 libclang-rt-16-dev  # the libFuzzer targets (ci/test.sh --fuzz): C++20 needs clang >= 16
 )
 

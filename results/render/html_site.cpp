@@ -1,0 +1,290 @@
+// The pages of `nightjar publish` (results/render/html_site.h).
+#include "results/render/html_site.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <kainjow/mustache.hpp>
+#include <set>
+#include <stdexcept>
+
+#include "results/model/text.h"
+
+namespace nightjar {
+namespace {
+
+namespace mu = kainjow::mustache;
+
+// Shared by every page: style and the source header. {{{...}}} appears only
+// for markup this file or plots/svg.h rendered through a template.
+constexpr const char* kHead = R"TPL(<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>{{page_title}}</title>
+<style>
+body { font-family: sans-serif; margin: 1.5em; color: #222; }
+table { border-collapse: collapse; margin: 0.5em 0 1.5em; }
+th, td { border: 1px solid #ccc; padding: 0.2em 0.5em; text-align: left; vertical-align: middle; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+.regression { color: #b00000; font-weight: bold; }
+.improvement { color: #006000; font-weight: bold; }
+.possible { color: #a06000; }
+.source { color: #555; font-size: 0.9em; }
+.filters select { margin-right: 1em; }
+</style>
+</head>
+<body>
+<h1>{{page_title}}</h1>
+<dl class="source">
+<dt>database</dt><dd class="database">{{database}}</dd>
+<dt>testbox</dt><dd class="testbox">{{testboxes}}</dd>
+<dt>kernels</dt><dd class="kernels">{{kernels}}</dd>
+<dt>generated</dt><dd class="generated">{{generated_at}}</dd>
+</dl>
+)TPL";
+
+constexpr const char* kIndex = R"TPL({{{head}}}<p>{{method}}</p>
+<form class="filters" id="filters">
+{{#filters}}<label>{{name}} <select data-filter="{{key}}"><option value="">(all)</option>{{#values}}<option>{{.}}</option>{{/values}}</select></label>
+{{/filters}}</form>
+<table class="cells" id="cells">
+<thead><tr><th>job</th><th>workload</th><th>cell</th><th>metric</th><th>history</th><th>builds</th><th>latest build</th><th>latest value</th><th>change points</th><th>status</th></tr></thead>
+<tbody>
+{{#cells}}<tr class="cell-row" data-job="{{job}}" data-workload="{{workload}}" data-testbox="{{testboxes}}" data-kernel="{{kernels}}">
+<td>{{job}}</td><td>{{workload}}</td><td class="cell-id"><a href="{{page}}">{{cell}}</a></td><td>{{metric}}</td><td>{{{sparkline}}}</td><td class="num">{{builds}}</td><td>{{latest_build}}</td><td class="num">{{latest_value}}</td>
+<td>{{#changes}}<span class="{{verdict}}">{{build}} {{pct}}</span> {{/changes}}{{^changes}}none{{/changes}}</td><td class="status {{status_class}}">{{status}}</td></tr>
+{{/cells}}</tbody>
+</table>
+{{#notes}}<p class="note">{{.}}</p>
+{{/notes}}<script>
+(function () {
+  var selects = document.querySelectorAll('#filters select');
+  function apply() {
+    var rows = document.querySelectorAll('#cells tr.cell-row');
+    for (var i = 0; i < rows.length; i++) {
+      var show = true;
+      for (var j = 0; j < selects.length; j++) {
+        var want = selects[j].value, key = selects[j].getAttribute('data-filter');
+        if (want !== '' && rows[i].getAttribute('data-' + key).split(', ').indexOf(want) < 0) show = false;
+      }
+      rows[i].style.display = show ? '' : 'none';
+    }
+  }
+  for (var k = 0; k < selects.length; k++) selects[k].addEventListener('change', apply);
+})();
+</script>
+</body>
+</html>
+)TPL";
+
+constexpr const char* kCell = R"TPL({{{head}}}<p><a href="../index.html">index</a></p>
+<dl class="cell-facts">
+<dt>job</dt><dd>{{job}}</dd><dt>workload</dt><dd>{{workload}}</dd>
+<dt>cell</dt><dd class="cell-id">{{cell}}</dd>
+<dt>metric</dt><dd>{{metric}} ({{unit}}, {{better}} is better, {{mean_kind}})</dd>
+</dl>
+<figure>{{{figure}}}<figcaption>every sample as a dot, the {{mean_kind}} of each build as a line, change points as dashed lines</figcaption></figure>
+<h2>Change points</h2>
+<p>{{method}}</p>
+{{#has_changes}}<table class="changes">
+<thead><tr><th>at build</th><th>date</th><th>before</th><th>after</th><th>%change</th><th>p</th><th>verdict</th></tr></thead>
+<tbody>
+{{#changes}}<tr class="change-row"><td>{{build}}</td><td>{{date}}</td><td class="num">{{before}}</td><td class="num">{{after}}</td><td class="num">{{pct}}</td><td class="num">{{p}}</td><td class="{{verdict}}">{{verdict}}</td></tr>
+{{/changes}}</tbody>
+</table>
+{{/has_changes}}{{^has_changes}}<p class="no-changes">no change point in {{builds}} build(s){{#too_short}} (too short: needs {{needed}} builds){{/too_short}}</p>
+{{/has_changes}}{{#possible}}<p class="possible">{{.}}</p>
+{{/possible}}<h2>Builds</h2>
+<table class="builds">
+<thead><tr><th>#</th><th>build</th><th>date</th><th>runs</th><th>n</th><th>{{mean_kind}} ({{unit}})</th><th>CoeffVar</th><th>invalid samples</th><th></th></tr></thead>
+<tbody>
+{{#points}}<tr class="build-row"><td class="num">{{i}}</td><td>{{build}}</td><td>{{date}}</td><td>{{runs}}</td><td class="num">{{n}}</td><td class="num">{{mean}}</td><td class="num">{{cv}}</td><td class="num">{{invalid}}</td><td>{{#change}}<span class="{{change}}">change point</span>{{/change}}</td></tr>
+{{/points}}</tbody>
+</table>
+</body>
+</html>
+)TPL";
+
+std::string render(const char* text, const mu::data& d) {
+  mu::mustache tmpl{text};
+  if (!tmpl.is_valid()) throw std::logic_error("html_site: template: " + tmpl.error_message());
+  return tmpl.render(d);
+}
+
+std::string value_text(double v) {
+  return std::isfinite(v) ? fmt::format("{:.6g}", v) : "undefined";
+}
+
+std::string p_text(double p) {
+  return p < 1e-4 ? fmt::format("{:.1e}", p) : fmt::format("{:.4f}", p);
+}
+
+const char* verdict_of(const stats::ChangePoint& cp) {
+  if (!std::isfinite(cp.pct_change)) return "change";
+  return cp.pct_change < 0 ? "regression" : "improvement";
+}
+
+std::string head(const HtmlPageInfo& info, const std::string& title) {
+  mu::data d;
+  d.set("page_title", title);
+  d.set("database", info.database);
+  d.set("testboxes", info.testboxes);
+  d.set("kernels", info.kernels);
+  d.set("generated_at", info.generated_at);
+  return render(kHead, d);
+}
+
+std::string method_text(const stats::ChangePointOptions& o) {
+  return fmt::format(
+      "Change points: E-divisive means with a Welch t-test on log values (nightjar trend), kept "
+      "when p <= {:g} and |%change| >= {:g}%, at least {} builds on each side.",
+      o.max_p, o.min_effect_pct, o.min_segment);
+}
+
+// The status of the newest builds: the possible change, else the last change
+// point's verdict, else "no change".
+std::pair<std::string, std::string> status_of(const TrendSeries& s) {
+  if (s.possible_change) {
+    const auto& cp = *s.possible_change;
+    return {fmt::format("possible {} since {} ({:+.2f}%)", verdict_of(cp), s.points[cp.index].build,
+                        cp.pct_change),
+            "possible"};
+  }
+  if (!s.change_points.empty()) {
+    const auto& cp = s.change_points.back();
+    return {fmt::format("{} since {} ({:+.2f}%)", verdict_of(cp), s.points[cp.index].build,
+                        cp.pct_change),
+            verdict_of(cp)};
+  }
+  return {"no change", "none"};
+}
+
+mu::data filter(const std::string& name, const std::string& key, const std::set<std::string>& v) {
+  mu::data f;
+  f.set("name", name);
+  f.set("key", key);
+  mu::data values{mu::data::type::list};
+  for (const auto& x : v) values.push_back(x);
+  f.set("values", values);
+  return f;
+}
+
+mu::data index_row(const SiteCell& c) {
+  mu::data row;
+  row.set("job", c.job);
+  row.set("workload", c.workload);
+  row.set("testboxes", c.testboxes);
+  row.set("kernels", c.kernels);
+  row.set("page", c.page);
+  row.set("cell", c.series.cell.empty() ? "(no parameters)" : c.series.cell);
+  row.set("metric", c.metric.name);
+  row.set("sparkline", c.sparkline_svg);
+  row.set("builds", std::to_string(c.series.points.size()));
+  const TrendPoint* last = c.series.points.empty() ? nullptr : &c.series.points.back();
+  row.set("latest_build", last ? last->build : "");
+  row.set("latest_value", last ? value_text(last->mean) + " " + c.metric.unit : "");
+  mu::data changes{mu::data::type::list};
+  for (const auto& cp : c.series.change_points) {
+    mu::data ch;
+    ch.set("build", c.series.points[cp.index].build);
+    ch.set("pct", fmt::format("{:+.2f}%", cp.pct_change));
+    ch.set("verdict", verdict_of(cp));
+    changes.push_back(ch);
+  }
+  row.set("changes", changes);
+  auto [status, cls] = status_of(c.series);
+  row.set("status", status);
+  row.set("status_class", cls);
+  return row;
+}
+
+}  // namespace
+
+std::string render_site_index_html(const SiteIndex& site) {
+  mu::data d;
+  d.set("head", head(site.info, "nightjar: nightly history"));
+  d.set("method", method_text(site.detection));
+  std::set<std::string> jobs, workloads, testboxes, kernels;
+  mu::data cells{mu::data::type::list};
+  for (const auto& c : site.cells) {
+    jobs.insert(c.job);
+    workloads.insert(c.workload);
+    for (const auto& t : split(c.testboxes, ',')) testboxes.insert(std::string(trim(t)));
+    for (const auto& k : split(c.kernels, ',')) kernels.insert(std::string(trim(k)));
+    cells.push_back(index_row(c));
+  }
+  mu::data filters{mu::data::type::list};
+  filters.push_back(filter("job", "job", jobs));
+  filters.push_back(filter("workload", "workload", workloads));
+  filters.push_back(filter("testbox", "testbox", testboxes));
+  filters.push_back(filter("kernel", "kernel", kernels));
+  d.set("filters", filters);
+  d.set("cells", cells);
+  mu::data notes{mu::data::type::list};
+  for (const auto& n : site.notes) notes.push_back(n);
+  d.set("notes", notes);
+  return render(kIndex, d);
+}
+
+std::string render_site_cell_html(const SiteIndex& site, const SiteCell& c) {
+  HtmlPageInfo info = site.info;
+  info.testboxes = c.testboxes;
+  info.kernels = c.kernels;
+  const TrendSeries& s = c.series;
+  mu::data d;
+  d.set("head", head(info, "nightjar: " + c.job + " " + c.metric.name));
+  d.set("job", c.job);
+  d.set("workload", c.workload);
+  d.set("cell", s.cell.empty() ? "(no parameters)" : s.cell);
+  d.set("metric", c.metric.name);
+  d.set("unit", c.metric.unit.empty() ? "no unit" : c.metric.unit);
+  d.set("better", c.metric.direction == Direction::higher_is_better ? "higher" : "lower");
+  d.set("mean_kind", mean_label(c.metric.mean));
+  d.set("figure", c.figure_svg);
+  d.set("method", method_text(site.detection));
+  d.set("builds", std::to_string(s.points.size()));
+  d.set("too_short", s.points.size() < 2 * site.detection.min_segment);
+  d.set("needed", std::to_string(2 * site.detection.min_segment));
+  d.set("has_changes", !s.change_points.empty());
+  std::map<std::size_t, std::string> at;
+  mu::data changes{mu::data::type::list};
+  for (const auto& cp : s.change_points) {
+    const TrendPoint& p = s.points[cp.index];
+    at[cp.index] = verdict_of(cp);
+    mu::data r;
+    r.set("build", p.build);
+    r.set("date", p.date);
+    r.set("before", value_text(cp.mean_before));
+    r.set("after", value_text(cp.mean_after));
+    r.set("pct", fmt::format("{:+.2f}%", cp.pct_change));
+    r.set("p", p_text(cp.p));
+    r.set("verdict", verdict_of(cp));
+    changes.push_back(r);
+  }
+  d.set("changes", changes);
+  mu::data possible{mu::data::type::list};
+  if (s.possible_change) possible.push_back(status_of(s).first + ", needs confirmation");
+  d.set("possible", possible);
+  mu::data points{mu::data::type::list};
+  for (std::size_t i = 0; i < s.points.size(); ++i) {
+    const TrendPoint& p = s.points[i];
+    mu::data r;
+    r.set("i", std::to_string(i + 1));
+    r.set("build", p.build);
+    r.set("date", p.date);
+    std::vector<std::string> runs;
+    for (auto id : p.run_ids) runs.push_back(std::to_string(id));
+    r.set("runs", join(runs));
+    r.set("n", std::to_string(p.n));
+    r.set("mean", value_text(p.mean));
+    r.set("cv", std::isfinite(p.coeff_var) ? fmt::format("{:.2f}%", p.coeff_var) : "undefined");
+    r.set("invalid", std::to_string(p.invalid));
+    r.set("change", at.count(i) ? mu::data{at[i]} : mu::data{false});
+    points.push_back(r);
+  }
+  d.set("points", points);
+  return render(kCell, d);
+}
+
+}  // namespace nightjar

@@ -1,0 +1,62 @@
+// The HTML pages of `nightjar publish` (docs/publish.md): the index of every
+// published cell and one page per cell. Renderers only: they read the trend
+// record (results/compare/trend.h) and figures drawn before (plots/svg.h),
+// and compute nothing. Every page is produced by a mustache template (kainjow
+// mustache, libkainjow-mustache-dev: header-only, packaged for Debian 12,
+// logic-less, so a template cannot compute), which HTML-escapes every value;
+// only the SVG figures, written by plots/svg.h through a template of its
+// own, are inserted as markup. The pages use relative links only and need no
+// server and no network (they work from file://).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "results/compare/trend.h"
+
+namespace nightjar {
+
+/// What every page states about its source.
+struct HtmlPageInfo {
+  std::string database;      ///< path of the results database
+  std::string generated_at;  ///< when the site was written, ISO 8601 UTC
+  std::string testboxes;     ///< testbox hostnames of the published runs, comma separated
+  std::string kernels;       ///< kernel releases of the published runs, comma separated
+};
+
+/// One published cell: its history, its figures and where its page is.
+struct SiteCell {
+  std::string job, workload;
+  std::string page;                ///< the cell page, relative to the index ("cells/ID.html")
+  std::string testboxes, kernels;  ///< of this cell's runs, comma separated
+  MetricDescriptor metric;         ///< the metric shown
+  TrendSeries series;              ///< builds, change points, possible change
+  std::string sparkline_svg;       ///< small figure for the index (plots/svg.h markup)
+  std::string figure_svg;          ///< history figure for the cell page (plots/svg.h markup)
+};
+
+/// The whole site: the cells in index order (the caller orders them: worst
+/// regression first).
+struct SiteIndex {
+  HtmlPageInfo info;
+  stats::ChangePointOptions detection;  ///< the change-point parameters used
+  std::vector<SiteCell> cells;
+  std::vector<std::string> notes;  ///< what was left out and why
+};
+
+/// index.html: a header (database, testboxes, kernels, generation time),
+/// filters by job, workload, testbox and kernel (an inline script that hides
+/// non-matching rows; without script every row shows), and one table row per
+/// cell (`<tr class="cell-row">` with data-job/-workload/-testbox/-kernel):
+/// job, workload, cell (link to its page), metric, sparkline, builds, latest
+/// build and value, change points, and the status of the newest builds.
+std::string render_site_index_html(const SiteIndex& site);
+
+/// The page of `cell` (written at cell.page, one folder below the index): the
+/// header, the history figure, the change points (build, date, before ->
+/// after, %change, p, verdict), a possible change of the newest builds, and
+/// the table of builds (`<table class="builds">`: build, date, runs, n, mean,
+/// CoeffVar, invalid samples).
+std::string render_site_cell_html(const SiteIndex& site, const SiteCell& cell);
+
+}  // namespace nightjar
