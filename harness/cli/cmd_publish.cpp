@@ -3,13 +3,17 @@
 // record (results/compare/trend.h) and the history figure (plots/plot.h, as
 // `plot --x build --mark-changes`), draws the figures as SVG (plots/svg.h)
 // and renders the pages (results/render/html_site.h).
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 
 #include "harness/cli/commands.h"
@@ -20,6 +24,7 @@
 #include "results/model/exit_codes.h"
 #include "results/model/identity.h"
 #include "results/model/text.h"
+#include "results/render/compare.h"
 #include "results/render/html_site.h"
 #include "workloads/workload.h"
 
@@ -31,6 +36,7 @@ namespace fs = std::filesystem;
 struct PublishArgs {
   std::string db, out, metric;
   std::vector<std::string> selectors;
+  std::vector<std::string> compare;  // "BASE NEW..." each
 };
 
 // What the selected runs of one job hold: per cell, its testboxes and kernels.
@@ -121,6 +127,91 @@ void add_job(const ResultsStore& store, const std::string& job, const JobRuns& r
   }
 }
 
+// The builds of `job`'s latest comparison: the newest build, and the last
+// good one: the build before the newest regression change point of any of
+// the job's cells, else the build before the newest. nullopt with fewer than
+// two labelled builds.
+std::optional<std::pair<std::string, std::string>> latest_pair(const SiteIndex& site,
+                                                               const std::string& job) {
+  const TrendSeries* longest = nullptr;
+  const TrendPoint* bad = nullptr;
+  std::string good;
+  for (const auto& c : site.cells) {
+    if (c.job != job) continue;
+    const auto& pts = c.series.points;
+    if (!longest || pts.size() > longest->points.size()) longest = &c.series;
+    for (const auto& cp : c.series.change_points)
+      if (cp.pct_change < 0 && cp.index > 0 && (!bad || pts[cp.index].date > bad->date)) {
+        bad = &pts[cp.index];
+        good = pts[cp.index - 1].build;
+      }
+  }
+  if (!longest || longest->points.size() < 2) return std::nullopt;
+  const std::string& newest = longest->points.back().build;
+  if (good.empty() || good == newest) good = longest->points[longest->points.size() - 2].build;
+  if (good.rfind("run:", 0) == 0 || newest.rfind("run:", 0) == 0) return std::nullopt;
+  return std::make_pair(good, newest);
+}
+
+// Builds a published comparison of `selectors` ([0] = BASE), as `nightjar
+// compare` does with its default options, or adds a note and returns false.
+bool add_comparison(const ResultsStore& store, const std::vector<std::string>& selectors,
+                    const std::string& job, SiteIndex& site) {
+  SiteComparison sc;
+  sc.title = join(selectors, " vs ");
+  try {
+    SideQuery query{job, "", {}, &workload_catalog(), false};
+    sc.comparison =
+        compare_selectors(store, selectors, query, significance_options("welch", 0.05, 1.0));
+  } catch (const UsageError& e) {
+    site.notes.push_back("comparison " + sc.title + " left out: " + e.what());
+    return false;
+  }
+  sc.page = "compare/" + fnv1a64_hex(job + '\n' + sc.title) + ".html";
+  sc.mmtests = render_mmtests(sc.comparison);
+  site.comparisons.push_back(std::move(sc));
+  return true;
+}
+
+// Every comparison: the latest of each job, then --compare's; each cell
+// links to those that hold it and shows its latest verdict.
+void add_comparisons(const ResultsStore& store, const std::vector<std::string>& jobs,
+                     const std::vector<std::string>& compare, SiteIndex& site) {
+  std::map<std::string, std::size_t> latest;  // job -> index in site.comparisons
+  for (const auto& job : jobs) {
+    auto pair = latest_pair(site, job);
+    if (!pair) continue;
+    if (pair->first.find(',') != std::string::npos || pair->second.find(',') != std::string::npos)
+      continue;  // a selector value cannot hold a comma
+    if (add_comparison(store, {"build=" + pair->first, "build=" + pair->second}, job, site))
+      latest[job] = site.comparisons.size() - 1;
+  }
+  for (const auto& text : compare) add_comparison(store, split_blanks(text), "", site);
+  for (auto& cell : site.cells) {
+    for (std::size_t i = 0; i < site.comparisons.size(); ++i) {
+      const SiteComparison& sc = site.comparisons[i];
+      for (const auto& r : sc.comparison.rows) {
+        if (r.kind != ComparisonRow::Kind::metric || r.job != cell.job ||
+            r.cell != cell.series.cell)
+          continue;
+        if (cell.comparisons.empty() || cell.comparisons.back().page != sc.page)
+          cell.comparisons.push_back({sc.title, sc.page});
+        auto it = latest.find(cell.job);
+        if (it == latest.end() || it->second != i || r.name != cell.metric.name) continue;
+        if (r.significance.size() < 2 || !r.significance[1]) continue;
+        const auto& sig = *r.significance[1];
+        cell.latest_verdict_class = std::string(to_string(sig.verdict));
+        cell.latest_verdict =
+            cell.latest_verdict_class +
+            (std::isfinite(sig.pct_change) ? fmt::format(" ({:+.2f}%)", sig.pct_change)
+                                           : std::string()) +
+            " " + sc.title;
+        cell.latest_comparison = {sc.title, sc.page};
+      }
+    }
+  }
+}
+
 void write_file(const fs::path& path, const std::string& text) {
   fs::path tmp = path;
   tmp += ".tmp";
@@ -137,6 +228,14 @@ void write_file(const fs::path& path, const std::string& text) {
 
 ExitCode cmd_publish(const PublishArgs& a) {
   for (const auto& s : a.selectors) (void)parse_selector(s);  // bad selectors before the database
+  for (const auto& c : a.compare) {
+    auto sides = split_blanks(c);
+    if (sides.size() < 2)
+      throw UsageError("publish: --compare '" + c +
+                       "': give a BASE and at least one NEW selector separated by blanks, e.g. "
+                       "--compare 'build=v6.17 build=v6.18'");
+    for (const auto& s : sides) (void)parse_selector(s);
+  }
   ResultsStore store = open_existing_store(a.db);
   SiteIndex site;
   site.info.database = store.path();
@@ -155,22 +254,30 @@ ExitCode cmd_publish(const PublishArgs& a) {
   if (site.cells.empty())
     throw UsageError("publish: no selected cell has a history to publish" +
                      (site.notes.empty() ? std::string() : " (" + join(site.notes, "; ") + ")"));
+  std::vector<std::string> job_names;
+  for (const auto& [job, runs] : jobs) job_names.push_back(job);
+  add_comparisons(store, job_names, a.compare, site);
   site.info.testboxes = joined(testboxes);
   site.info.kernels = joined(kernels);
   std::stable_sort(site.cells.begin(), site.cells.end(), [](const SiteCell& x, const SiteCell& y) {
     return badness(x.series) < badness(y.series);
   });
   std::error_code ec;
-  fs::create_directories(fs::path(a.out) / "cells", ec);
-  if (ec)
-    throw EnvironmentError("publish: cannot create " + (fs::path(a.out) / "cells").string() + ": " +
-                           ec.message());
+  for (const char* sub : {"cells", "compare"}) {
+    fs::create_directories(fs::path(a.out) / sub, ec);
+    if (ec)
+      throw EnvironmentError("publish: cannot create " + (fs::path(a.out) / sub).string() + ": " +
+                             ec.message() + "; check that -o names a writable directory");
+  }
   write_file(fs::path(a.out) / "index.html", render_site_index_html(site));
   for (const auto& c : site.cells)
     write_file(fs::path(a.out) / c.page, render_site_cell_html(site, c));
+  for (const auto& c : site.comparisons)
+    write_file(fs::path(a.out) / c.page, render_site_comparison_html(site, c));
   for (const auto& n : site.notes) std::cerr << "nightjar: " << n << "\n";
   std::cerr << "nightjar: published " << site.cells.size() << " cell(s) of " << jobs.size()
-            << " job(s) to " << (fs::path(a.out) / "index.html").string() << "\n";
+            << " job(s) and " << site.comparisons.size() << " comparison(s) to "
+            << (fs::path(a.out) / "index.html").string() << "\n";
   return ExitCode::ok;
 }
 
@@ -186,6 +293,9 @@ Subcommand add_publish_command(CLI::App& app) {
   cmd->add_option("-o,--output", a->out, "directory to write the site into")->required();
   cmd->add_option("--metric", a->metric,
                   "metric shown (default: each job's first metric with samples)");
+  cmd->add_option("--compare", a->compare,
+                  "'BASE NEW...': also publish this comparison (selectors as in compare, "
+                  "separated by blanks); repeatable");
   cmd->add_option("--db", a->db, "results database path");
   s.cmd = cmd;
   s.run = [a] { return cmd_publish(*a); };

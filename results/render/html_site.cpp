@@ -49,14 +49,18 @@ constexpr const char* kIndex = R"TPL({{{head}}}<p>{{method}}</p>
 {{#filters}}<label>{{name}} <select data-filter="{{key}}"><option value="">(all)</option>{{#values}}<option>{{.}}</option>{{/values}}</select></label>
 {{/filters}}</form>
 <table class="cells" id="cells">
-<thead><tr><th>job</th><th>workload</th><th>cell</th><th>metric</th><th>history</th><th>builds</th><th>latest build</th><th>latest value</th><th>change points</th><th>status</th></tr></thead>
+<thead><tr><th>job</th><th>workload</th><th>cell</th><th>metric</th><th>history</th><th>builds</th><th>latest build</th><th>latest value</th><th>change points</th><th>status</th><th>latest verdict</th></tr></thead>
 <tbody>
 {{#cells}}<tr class="cell-row" data-job="{{job}}" data-workload="{{workload}}" data-testbox="{{testboxes}}" data-kernel="{{kernels}}">
 <td>{{job}}</td><td>{{workload}}</td><td class="cell-id"><a href="{{page}}">{{cell}}</a></td><td>{{metric}}</td><td>{{{sparkline}}}</td><td class="num">{{builds}}</td><td>{{latest_build}}</td><td class="num">{{latest_value}}</td>
-<td>{{#changes}}<span class="{{verdict}}">{{build}} {{pct}}</span> {{/changes}}{{^changes}}none{{/changes}}</td><td class="status {{status_class}}">{{status}}</td></tr>
+<td>{{#changes}}<span class="{{verdict}}">{{build}} {{pct}}</span> {{/changes}}{{^changes}}none{{/changes}}</td><td class="status {{status_class}}">{{status}}</td><td class="verdict {{verdict_class}}">{{#verdict_page}}<a href="{{verdict_page}}">{{verdict}}</a>{{/verdict_page}}{{^verdict_page}}none{{/verdict_page}}</td></tr>
 {{/cells}}</tbody>
 </table>
-{{#notes}}<p class="note">{{.}}</p>
+{{#has_comparisons}}<h2>Comparisons</h2>
+<ul class="comparisons">
+{{#comparisons}}<li><a href="{{page}}">{{title}}</a>: {{verdict}}</li>
+{{/comparisons}}</ul>
+{{/has_comparisons}}{{#notes}}<p class="note">{{.}}</p>
 {{/notes}}<script>
 (function () {
   var selects = document.querySelectorAll('#filters select');
@@ -102,6 +106,41 @@ constexpr const char* kCell = R"TPL({{{head}}}<p><a href="../index.html">index</
 {{#points}}<tr class="build-row"><td class="num">{{i}}</td><td>{{build}}</td><td>{{date}}</td><td>{{runs}}</td><td class="num">{{n}}</td><td class="num">{{mean}}</td><td class="num">{{cv}}</td><td class="num">{{invalid}}</td><td>{{#change}}<span class="{{change}}">change point</span>{{/change}}</td></tr>
 {{/points}}</tbody>
 </table>
+{{#has_comparisons}}<h2>Comparisons</h2>
+<ul class="comparisons">
+{{#comparisons}}<li><a href="../{{page}}">{{text}}</a></li>
+{{/comparisons}}</ul>
+{{/has_comparisons}}</body>
+</html>
+)TPL";
+
+constexpr const char* kCompare = R"TPL({{{head}}}<p><a href="../index.html">index</a></p>
+<h2>Sides</h2>
+<table class="sides">
+<thead><tr><th>side</th><th>selector</th><th>runs</th><th>variants</th><th>builds</th><th>kernels</th><th>testboxes</th><th>excluded runs</th></tr></thead>
+<tbody>
+{{#sides}}<tr><td>{{role}}</td><td>{{name}}</td><td>{{runs}}</td><td>{{variants}}</td><td>{{builds}}</td><td>{{kernels}}</td><td>{{testboxes}}</td><td>{{excluded}}</td></tr>
+{{/sides}}</tbody>
+</table>
+<p class="verdict-line"><strong>{{verdict}}</strong></p>
+<h2>Metrics</h2>
+<table class="compare">
+<thead><tr><th>cell</th><th>metric</th>{{#side_names}}<th>{{.}}: mean</th><th>CoeffVar</th><th>n</th><th>within / between-run CoeffVar</th>{{/side_names}}{{#new_names}}<th>{{.}}: %change</th><th>p</th><th>q</th><th>verdict</th>{{/new_names}}</tr></thead>
+<tbody>
+{{#rows}}<tr class="compare-row"><td class="cell-id">{{cell}}</td><td>{{metric}}</td>{{#sides}}<td class="num">{{mean}}</td><td class="num">{{cv}}</td><td>{{n}}</td><td class="num">{{within}} / {{between}}</td>{{/sides}}{{#news}}<td class="num">{{pct}}</td><td class="num">{{p}}</td><td class="num">{{q}}</td><td class="{{verdict}}" title="{{reason}}">{{verdict}}</td>{{/news}}</tr>
+{{/rows}}</tbody>
+</table>
+{{#has_monitors}}<h2>Monitors</h2>
+<table class="monitors">
+<thead><tr><th>cell</th><th>monitor</th>{{#side_names}}<th>{{.}}: Amean</th>{{/side_names}}{{#new_names}}<th>{{.}}: %change</th>{{/new_names}}</tr></thead>
+<tbody>
+{{#monitors}}<tr class="monitor-row"><td class="cell-id">{{cell}}</td><td>{{metric}}</td>{{#sides}}<td class="num">{{mean}}</td>{{/sides}}{{#news}}<td class="num">{{pct}}</td>{{/news}}</tr>
+{{/monitors}}</tbody>
+</table>
+{{/has_monitors}}{{#unmatched}}<p class="unmatched">cell {{cell}} of {{job}} only on {{sides}}</p>
+{{/unmatched}}{{#messages}}<p class="note">{{.}}</p>
+{{/messages}}<h2>As nightjar compare prints it</h2>
+<pre class="mmtests">{{mmtests}}</pre>
 </body>
 </html>
 )TPL";
@@ -196,6 +235,10 @@ mu::data index_row(const SiteCell& c) {
   auto [status, cls] = status_of(c.series);
   row.set("status", status);
   row.set("status_class", cls);
+  row.set("verdict", c.latest_verdict);
+  row.set("verdict_class", c.latest_verdict_class);
+  row.set("verdict_page",
+          c.latest_comparison.page.empty() ? mu::data{false} : mu::data{c.latest_comparison.page});
   return row;
 }
 
@@ -221,6 +264,16 @@ std::string render_site_index_html(const SiteIndex& site) {
   filters.push_back(filter("kernel", "kernel", kernels));
   d.set("filters", filters);
   d.set("cells", cells);
+  mu::data comparisons{mu::data::type::list};
+  for (const auto& c : site.comparisons) {
+    mu::data l;
+    l.set("title", c.title);
+    l.set("page", c.page);
+    l.set("verdict", c.comparison.verdict);
+    comparisons.push_back(l);
+  }
+  d.set("has_comparisons", !site.comparisons.empty());
+  d.set("comparisons", comparisons);
   mu::data notes{mu::data::type::list};
   for (const auto& n : site.notes) notes.push_back(n);
   d.set("notes", notes);
@@ -284,7 +337,127 @@ std::string render_site_cell_html(const SiteIndex& site, const SiteCell& c) {
     points.push_back(r);
   }
   d.set("points", points);
+  mu::data links{mu::data::type::list};
+  for (const auto& l : c.comparisons) {
+    mu::data x;
+    x.set("text", l.text);
+    x.set("page", l.page);
+    links.push_back(x);
+  }
+  d.set("has_comparisons", !c.comparisons.empty());
+  d.set("comparisons", links);
   return render(kCell, d);
+}
+
+namespace {
+
+std::string optional_p(const std::optional<double>& p) {
+  return p ? p_text(*p) : "-";
+}
+
+std::string cv_text(double cv) {
+  return std::isfinite(cv) ? fmt::format("{:.2f}%", cv) : "undefined";
+}
+
+mu::data comparison_sides(const Comparison& c) {
+  mu::data sides{mu::data::type::list};
+  for (std::size_t i = 0; i < c.sides.size(); ++i) {
+    const ComparisonSide& s = c.sides[i];
+    mu::data d;
+    d.set("role", i == 0 ? std::string("BASE") : "NEW " + std::to_string(i));
+    d.set("name", s.name);
+    d.set("runs", std::to_string(s.run_ids.size()));
+    d.set("variants", join(s.variants));
+    d.set("builds", join(s.builds));
+    d.set("kernels", join(s.kernels));
+    d.set("testboxes", join(s.testboxes));
+    std::vector<std::string> excluded;
+    for (const auto& e : s.excluded) excluded.push_back(std::to_string(e.id) + " " + e.status);
+    d.set("excluded", excluded.empty() ? std::string("none") : join(excluded));
+    sides.push_back(d);
+  }
+  return sides;
+}
+
+mu::data comparison_row(const Comparison& c, const ComparisonRow& r) {
+  mu::data d;
+  d.set("cell", r.cell.empty() ? "(no parameters)" : r.cell);
+  d.set("metric", r.unit.empty() ? r.name : r.name + " (" + r.unit + ")");
+  mu::data sides{mu::data::type::list};
+  for (const auto& f : r.sides) {
+    mu::data x;
+    x.set("mean", f.mean ? value_text(*f.mean) : "undefined");
+    x.set("cv", cv_text(f.summary.coeff_var));
+    x.set("n", sample_count_text(f, c.include_invalid));
+    x.set("within", cv_text(f.within_cv_pct));
+    x.set("between", cv_text(f.between_cv_pct));
+    sides.push_back(x);
+  }
+  d.set("sides", sides);
+  mu::data news{mu::data::type::list};
+  for (std::size_t i = 1; i < r.sides.size(); ++i) {
+    mu::data x;
+    const double pct = i < r.change_pct.size() ? r.change_pct[i] : NAN;
+    x.set("pct", std::isfinite(pct) ? fmt::format("{:+.2f}%", pct) : "undefined");
+    const auto& sig = i < r.significance.size() ? r.significance[i] : std::nullopt;
+    x.set("p", sig ? optional_p(sig->p) : "-");
+    x.set("q", sig ? optional_p(sig->q) : "-");
+    x.set("verdict", sig ? std::string(to_string(sig->verdict)) : "-");
+    x.set("reason", sig ? sig->reason : "");
+    news.push_back(x);
+  }
+  d.set("news", news);
+  return d;
+}
+
+}  // namespace
+
+std::string render_site_comparison_html(const SiteIndex& site, const SiteComparison& sc) {
+  const Comparison& c = sc.comparison;
+  HtmlPageInfo info = site.info;
+  std::set<std::string> testboxes, kernels;
+  for (const auto& s : c.sides) {
+    testboxes.insert(s.testboxes.begin(), s.testboxes.end());
+    kernels.insert(s.kernels.begin(), s.kernels.end());
+  }
+  info.testboxes = join(std::vector<std::string>(testboxes.begin(), testboxes.end()));
+  info.kernels = join(std::vector<std::string>(kernels.begin(), kernels.end()));
+  mu::data d;
+  d.set("head", head(info, "nightjar: " + sc.title));
+  d.set("sides", comparison_sides(c));
+  d.set("verdict", c.verdict);
+  mu::data side_names{mu::data::type::list}, new_names{mu::data::type::list};
+  for (std::size_t i = 0; i < c.sides.size(); ++i) {
+    side_names.push_back(c.sides[i].name);
+    if (i > 0) new_names.push_back(c.sides[i].name);
+  }
+  d.set("side_names", side_names);
+  d.set("new_names", new_names);
+  mu::data rows{mu::data::type::list}, monitors{mu::data::type::list};
+  bool has_monitors = false;
+  for (const auto& r : c.rows) {
+    const bool metric = r.kind == ComparisonRow::Kind::metric;
+    (metric ? rows : monitors).push_back(comparison_row(c, r));
+    has_monitors = has_monitors || !metric;
+  }
+  d.set("rows", rows);
+  d.set("has_monitors", has_monitors);
+  d.set("monitors", monitors);
+  mu::data unmatched{mu::data::type::list};
+  for (const auto& u : c.unmatched) {
+    mu::data x;
+    x.set("cell", u.cell);
+    x.set("job", u.job);
+    x.set("sides", join(u.present_on));
+    unmatched.push_back(x);
+  }
+  d.set("unmatched", unmatched);
+  mu::data messages{mu::data::type::list};
+  for (const auto& w : c.warnings) messages.push_back("warning: " + w);
+  for (const auto& n : c.notes) messages.push_back("note: " + n);
+  d.set("messages", messages);
+  d.set("mmtests", sc.mmtests);
+  return render(kCompare, d);
 }
 
 }  // namespace nightjar

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "results/compare/comparison.h"
 #include "results/compare/trend.h"
 
 namespace nightjar {
@@ -24,6 +25,20 @@ struct HtmlPageInfo {
   std::string kernels;       ///< kernel releases of the published runs, comma separated
 };
 
+/// A link to a page of the site, relative to the index.
+struct SiteLink {
+  std::string text, page;
+};
+
+/// One published comparison (`nightjar compare BASE NEW...` on the same
+/// database, default options): its record and where its page is.
+struct SiteComparison {
+  std::string title;      ///< "BASE vs NEW", the selectors as given
+  std::string page;       ///< "compare/ID.html", relative to the index
+  Comparison comparison;  ///< as compare_selectors built it
+  std::string mmtests;    ///< the record in `compare`'s default layout (render_mmtests)
+};
+
 /// One published cell: its history, its figures and where its page is.
 struct SiteCell {
   std::string job, workload;
@@ -33,6 +48,12 @@ struct SiteCell {
   TrendSeries series;              ///< builds, change points, possible change
   std::string sparkline_svg;       ///< small figure for the index (plots/svg.h markup)
   std::string figure_svg;          ///< history figure for the cell page (plots/svg.h markup)
+  /// The verdict of this cell's row in the job's latest comparison (newest
+  /// build against the last good one), e.g. "regression", with the %change;
+  /// empty when no comparison holds the cell.
+  std::string latest_verdict, latest_verdict_class;
+  SiteLink latest_comparison;         ///< the page of that comparison
+  std::vector<SiteLink> comparisons;  ///< every published comparison holding the cell
 };
 
 /// The whole site: the cells in index order (the caller orders them: worst
@@ -41,6 +62,7 @@ struct SiteIndex {
   HtmlPageInfo info;
   stats::ChangePointOptions detection;  ///< the change-point parameters used
   std::vector<SiteCell> cells;
+  std::vector<SiteComparison> comparisons;
   std::vector<std::string> notes;  ///< what was left out and why
 };
 
@@ -49,14 +71,25 @@ struct SiteIndex {
 /// non-matching rows; without script every row shows), and one table row per
 /// cell (`<tr class="cell-row">` with data-job/-workload/-testbox/-kernel):
 /// job, workload, cell (link to its page), metric, sparkline, builds, latest
-/// build and value, change points, and the status of the newest builds.
+/// build and value, change points, the status of the newest builds and the
+/// latest verdict (a link to its comparison); then the list of comparisons.
 std::string render_site_index_html(const SiteIndex& site);
 
 /// The page of `cell` (written at cell.page, one folder below the index): the
 /// header, the history figure, the change points (build, date, before ->
 /// after, %change, p, verdict), a possible change of the newest builds, and
 /// the table of builds (`<table class="builds">`: build, date, runs, n, mean,
-/// CoeffVar, invalid samples).
+/// CoeffVar, invalid samples), and links to the comparisons holding it.
 std::string render_site_cell_html(const SiteIndex& site, const SiteCell& cell);
+
+/// The page of comparison `c` (written at c.page, one folder below the
+/// index): the header (the sides' testboxes and kernels), the sides (runs,
+/// variants, builds, kernels, testboxes, excluded runs), the verdict line,
+/// a table of the metric rows (`<tr class="compare-row">`: cell, metric, per
+/// side mean, CoeffVar, n with invalid samples, within/between-run
+/// CoeffVar; per NEW side %change, p, q and the verdict with its reason),
+/// the monitor rows, the unmatched cells, the warnings and notes, and the
+/// same record as `nightjar compare` prints it (mmtests layout, in <pre>).
+std::string render_site_comparison_html(const SiteIndex& site, const SiteComparison& c);
 
 }  // namespace nightjar

@@ -130,6 +130,55 @@ TEST_F(PublishCli, EscapesScriptQuotesAndKeepsUnicode) {
   }
 }
 
+// The job's latest comparison (newest night against the last good one, the
+// night before the step) has a page with compare's verdicts, row by row.
+TEST_F(PublishCli, ComparisonPagesHoldCompareVerdicts) {
+  ASSERT_FALSE(HasFatalFailure());
+  TempDir out;
+  std::string site = out.path() + "/site";
+  auto r = run_nightjar(
+      {"publish", "--db", history_->db, "-o", site, "--compare", "build=night01 build=night14"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.err, "and 2 comparison(s)")) << r.err;
+  std::string index = read_file(site + "/index.html");
+  const std::string base = "build=" + night_label(kStepNight - 1),
+                    now = "build=" + night_label(kNights);
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(
+      index, m, std::regex("<li><a href=\"(compare/[0-9a-f]{16}\\.html)\">" + base + " vs " + now)))
+      << index;
+  std::string page = read_file(site + "/" + m[1].str());
+  auto cmp = run_nightjar(
+      {"compare", base, now, "--job", "nightly", "--db", history_->db, "--format", "json"});
+  ASSERT_EQ(cmp.exit_code, 0) << cmp.err;
+  auto doc = nlohmann::json::parse(cmp.out);
+  EXPECT_TRUE(contains(page, "<p class=\"verdict-line\"><strong>" +
+                                 doc["verdict"].get<std::string>() + "</strong></p>"))
+      << page;
+  // Row by row, in compare's order: the same verdicts.
+  static const std::regex row_verdict(
+      R"re(<tr class="compare-row">.*<td class="([a-z]+)" title=)re");
+  std::vector<std::string> verdicts;
+  for (auto it = std::sregex_iterator(page.begin(), page.end(), row_verdict);
+       it != std::sregex_iterator(); ++it)
+    verdicts.push_back((*it)[1]);
+  std::vector<std::string> expected;
+  for (const auto& row : doc["rows"])
+    if (row["kind"] == "metric") expected.push_back(row["changes"][0]["verdict"]);
+  EXPECT_EQ(verdicts, expected);
+  EXPECT_EQ(count(page, "<tr class=\"compare-row\">"), 3u);
+  EXPECT_TRUE(contains(page, "<pre class=\"mmtests\">")) << page;
+  EXPECT_EQ(count(page, "<script"), 0u) << "cell ids in the mmtests text are escaped too";
+  EXPECT_TRUE(contains(page, "&lt;script&gt;alert(&quot;x&quot;)")) << page;
+  // Each cell row of the index links its latest verdict to that page, and
+  // each cell page lists both comparisons.
+  EXPECT_EQ(count(index, "<a href=\"" + m[1].str() + "\">"), 3u + 1);
+  for (const auto& [cell_page, cell] : cell_links(index)) {
+    std::string html = read_file(site + "/" + cell_page);
+    EXPECT_EQ(count(html, "<li><a href=\"../compare/"), 2u) << cell_page;
+  }
+}
+
 TEST_F(PublishCli, SelectorsNarrowTheCells) {
   ASSERT_FALSE(HasFatalFailure());
   TempDir out;
@@ -142,6 +191,10 @@ TEST_F(PublishCli, SelectorsNarrowTheCells) {
   EXPECT_EQ(bad.exit_code, 2);
   auto no_out = run_nightjar({"publish", "--db", history_->db});
   EXPECT_EQ(no_out.exit_code, 2);
+  auto one_side = run_nightjar(
+      {"publish", "--db", history_->db, "-o", out.path() + "/w", "--compare", "build=night01"});
+  EXPECT_EQ(one_side.exit_code, 2);
+  EXPECT_TRUE(contains(one_side.err, "--compare 'build=night01'")) << one_side.err;
   auto no_db = run_nightjar({"publish", "--db", out.path() + "/none.db", "-o", out.path() + "/v"});
   EXPECT_EQ(no_db.exit_code, 2) << no_db.err;
 }
