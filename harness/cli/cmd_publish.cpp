@@ -16,6 +16,7 @@
 #include <optional>
 #include <set>
 
+#include "harness/bisect/bisect.h"
 #include "harness/cli/commands.h"
 #include "plots/plot.h"
 #include "plots/svg.h"
@@ -212,6 +213,30 @@ void add_comparisons(const ResultsStore& store, const std::vector<std::string>& 
   }
 }
 
+// Every bisect session of a published job (of any job without selectors),
+// oldest first, with the comparison of its good commit and first bad commit
+// (runs of a bisect are labelled with their commit id).
+void add_bisects(const ResultsStore& store, const std::map<std::string, JobRuns>& jobs,
+                 bool every_job, SiteIndex& site) {
+  auto newest = store.newest_bisect_session({});
+  if (!newest) return;
+  for (std::int64_t id = 1; id <= newest->id; ++id) {
+    auto session = store.bisect_session(id);
+    if (!session || (!every_job && !jobs.count(session->job))) continue;
+    SiteBisect b;
+    b.session = *session;
+    b.steps = store.bisect_steps(id);
+    b.page = "bisect/" + std::to_string(id) + ".html";
+    b.log = render_bisect_log(store, id);
+    const std::string& bad = session->first_bad;
+    if (session->status == "found" && !session->good.empty() && !bad.empty() &&
+        bad.find_first_of(", ") == std::string::npos &&
+        add_comparison(store, {"build=" + session->good, "build=" + bad}, session->job, site))
+      b.first_bad_table = {site.comparisons.back().title, site.comparisons.back().page};
+    site.bisects.push_back(std::move(b));
+  }
+}
+
 void write_file(const fs::path& path, const std::string& text) {
   fs::path tmp = path;
   tmp += ".tmp";
@@ -257,13 +282,14 @@ ExitCode cmd_publish(const PublishArgs& a) {
   std::vector<std::string> job_names;
   for (const auto& [job, runs] : jobs) job_names.push_back(job);
   add_comparisons(store, job_names, a.compare, site);
+  add_bisects(store, jobs, a.selectors.empty(), site);
   site.info.testboxes = joined(testboxes);
   site.info.kernels = joined(kernels);
   std::stable_sort(site.cells.begin(), site.cells.end(), [](const SiteCell& x, const SiteCell& y) {
     return badness(x.series) < badness(y.series);
   });
   std::error_code ec;
-  for (const char* sub : {"cells", "compare"}) {
+  for (const char* sub : {"cells", "compare", "bisect"}) {
     fs::create_directories(fs::path(a.out) / sub, ec);
     if (ec)
       throw EnvironmentError("publish: cannot create " + (fs::path(a.out) / sub).string() + ": " +
@@ -274,9 +300,12 @@ ExitCode cmd_publish(const PublishArgs& a) {
     write_file(fs::path(a.out) / c.page, render_site_cell_html(site, c));
   for (const auto& c : site.comparisons)
     write_file(fs::path(a.out) / c.page, render_site_comparison_html(site, c));
+  for (const auto& b : site.bisects)
+    write_file(fs::path(a.out) / b.page, render_site_bisect_html(site, b));
   for (const auto& n : site.notes) std::cerr << "nightjar: " << n << "\n";
   std::cerr << "nightjar: published " << site.cells.size() << " cell(s) of " << jobs.size()
-            << " job(s) and " << site.comparisons.size() << " comparison(s) to "
+            << " job(s), " << site.comparisons.size() << " comparison(s) and "
+            << site.bisects.size() << " bisect session(s) to "
             << (fs::path(a.out) / "index.html").string() << "\n";
   return ExitCode::ok;
 }

@@ -60,7 +60,11 @@ constexpr const char* kIndex = R"TPL({{{head}}}<p>{{method}}</p>
 <ul class="comparisons">
 {{#comparisons}}<li><a href="{{page}}">{{title}}</a>: {{verdict}}</li>
 {{/comparisons}}</ul>
-{{/has_comparisons}}{{#notes}}<p class="note">{{.}}</p>
+{{/has_comparisons}}{{#has_bisects}}<h2>Bisect sessions</h2>
+<ul class="bisects">
+{{#bisects}}<li><a href="{{page}}">bisect session {{id}}</a>: {{job}} {{metric}}, {{status}}{{#first_bad}}, first bad commit {{first_bad}}{{/first_bad}}</li>
+{{/bisects}}</ul>
+{{/has_bisects}}{{#notes}}<p class="note">{{.}}</p>
 {{/notes}}<script>
 (function () {
   var selects = document.querySelectorAll('#filters select');
@@ -141,6 +145,29 @@ constexpr const char* kCompare = R"TPL({{{head}}}<p><a href="../index.html">inde
 {{/unmatched}}{{#messages}}<p class="note">{{.}}</p>
 {{/messages}}<h2>As nightjar compare prints it</h2>
 <pre class="mmtests">{{mmtests}}</pre>
+</body>
+</html>
+)TPL";
+
+constexpr const char* kBisect = R"TPL({{{head}}}<p><a href="../index.html">index</a></p>
+<dl class="bisect-session">
+<dt>kind</dt><dd>{{kind}}</dd><dt>repository</dt><dd>{{repo}}</dd>
+<dt>good</dt><dd>{{good_rev}} ({{good}})</dd><dt>bad</dt><dd>{{bad_rev}} ({{bad}})</dd>
+<dt>job</dt><dd>{{job}}</dd><dt>metric</dt><dd>{{metric}}</dd>
+<dt>status</dt><dd class="bisect-status">{{status}}</dd><dt>result</dt><dd>{{result}}</dd>
+<dt>first bad commit</dt><dd class="first-bad">{{first_bad}}</dd>
+<dt>started</dt><dd>{{started_at}}</dd><dt>ended</dt><dd>{{ended_at}}</dd>
+</dl>
+{{#table_page}}<p class="first-bad-table">the first bad commit against the good one: <a href="../{{table_page}}">{{table_text}}</a></p>
+{{/table_page}}<h2>Steps</h2>
+<table class="bisect-steps">
+<thead><tr><th>step</th><th>commit</th><th>subject</th><th>role</th><th>build</th><th>build s</th><th>decision</th><th>verdict</th><th>%change</th><th>p</th><th>q</th><th>n base / new</th><th>runs</th><th>reason</th></tr></thead>
+<tbody>
+{{#steps}}<tr class="bisect-step{{#first_bad}} first-bad{{/first_bad}}"><td class="num">{{step}}</td><td><code>{{commit}}</code></td><td>{{subject}}</td><td>{{role}}</td><td>{{build}}</td><td class="num">{{build_seconds}}</td><td class="{{decision}}">{{decision}}</td><td>{{verdict}}</td><td class="num">{{pct}}</td><td class="num">{{p}}</td><td class="num">{{q}}</td><td class="num">{{n}}</td><td>{{runs}}</td><td>{{reason}}</td></tr>
+{{/steps}}</tbody>
+</table>
+<h2>As nightjar bisect log prints it</h2>
+<pre class="bisect-log">{{log}}</pre>
 </body>
 </html>
 )TPL";
@@ -274,6 +301,20 @@ std::string render_site_index_html(const SiteIndex& site) {
   }
   d.set("has_comparisons", !site.comparisons.empty());
   d.set("comparisons", comparisons);
+  mu::data bisects{mu::data::type::list};
+  for (const auto& b : site.bisects) {
+    mu::data l;
+    l.set("id", std::to_string(b.session.id));
+    l.set("page", b.page);
+    l.set("job", b.session.job);
+    l.set("metric", b.session.metric);
+    l.set("status", b.session.status);
+    l.set("first_bad",
+          b.session.first_bad.empty() ? mu::data{false} : mu::data{b.session.first_bad});
+    bisects.push_back(l);
+  }
+  d.set("has_bisects", !site.bisects.empty());
+  d.set("bisects", bisects);
   mu::data notes{mu::data::type::list};
   for (const auto& n : site.notes) notes.push_back(n);
   d.set("notes", notes);
@@ -458,6 +499,64 @@ std::string render_site_comparison_html(const SiteIndex& site, const SiteCompari
   d.set("messages", messages);
   d.set("mmtests", sc.mmtests);
   return render(kCompare, d);
+}
+
+namespace {
+
+std::string opt_number(const std::optional<double>& v, const char* format) {
+  return v && std::isfinite(*v) ? fmt::format(fmt::runtime(format), *v) : "-";
+}
+
+mu::data bisect_step_row(const BisectStep& st, const BisectSession& session) {
+  mu::data r;
+  r.set("step", std::to_string(st.step));
+  r.set("commit", st.commit);
+  r.set("first_bad", !session.first_bad.empty() && st.commit == session.first_bad);
+  r.set("subject", st.subject);
+  r.set("role", st.role);
+  r.set("build", st.build_status);
+  r.set("build_seconds", opt_number(st.build_seconds, "{:.1f}"));
+  r.set("decision", st.decision);
+  r.set("verdict", st.verdict.empty() ? "-" : st.verdict);
+  r.set("pct", opt_number(st.pct_change, "{:+.2f}%"));
+  r.set("p", st.p ? p_text(*st.p) : "-");
+  r.set("q", st.q ? p_text(*st.q) : "-");
+  r.set("n", (st.n_base ? std::to_string(*st.n_base) : "-") + " / " +
+                 (st.n_now ? std::to_string(*st.n_now) : "-"));
+  std::vector<std::string> runs;
+  for (auto id : st.runs) runs.push_back(std::to_string(id));
+  r.set("runs", join(runs));
+  r.set("reason", st.reason);
+  return r;
+}
+
+}  // namespace
+
+std::string render_site_bisect_html(const SiteIndex& site, const SiteBisect& b) {
+  const BisectSession& s = b.session;
+  mu::data d;
+  d.set("head", head(site.info, "nightjar: bisect session " + std::to_string(s.id)));
+  d.set("kind", s.kind);
+  d.set("repo", s.repo);
+  d.set("good_rev", s.good_rev);
+  d.set("good", s.good);
+  d.set("bad_rev", s.bad_rev);
+  d.set("bad", s.bad);
+  d.set("job", s.job);
+  d.set("metric", s.metric);
+  d.set("status", s.status);
+  d.set("result", s.result);
+  d.set("first_bad", s.first_bad.empty() ? std::string("none") : s.first_bad);
+  d.set("started_at", s.started_at);
+  d.set("ended_at", s.ended_at.empty() ? std::string("running") : s.ended_at);
+  d.set("table_page",
+        b.first_bad_table.page.empty() ? mu::data{false} : mu::data{b.first_bad_table.page});
+  d.set("table_text", b.first_bad_table.text);
+  mu::data steps{mu::data::type::list};
+  for (const auto& st : b.steps) steps.push_back(bisect_step_row(st, s));
+  d.set("steps", steps);
+  d.set("log", b.log);
+  return render(kBisect, d);
 }
 
 }  // namespace nightjar

@@ -14,6 +14,7 @@
 
 #include "results/compare/comparison.h"
 #include "results/compare/trend.h"
+#include "results/store/bisect_log.h"
 
 namespace nightjar {
 
@@ -37,6 +38,15 @@ struct SiteComparison {
   std::string page;       ///< "compare/ID.html", relative to the index
   Comparison comparison;  ///< as compare_selectors built it
   std::string mmtests;    ///< the record in `compare`'s default layout (render_mmtests)
+};
+
+/// One published bisect session: its record, its steps and where its page is.
+struct SiteBisect {
+  BisectSession session;
+  std::vector<BisectStep> steps;
+  std::string page;          ///< "bisect/ID.html", relative to the index
+  SiteLink first_bad_table;  ///< the comparison good vs first bad commit; page "" = none
+  std::string log;           ///< the session as `nightjar bisect log` prints it
 };
 
 /// One published cell: its history, its figures and where its page is.
@@ -63,6 +73,7 @@ struct SiteIndex {
   stats::ChangePointOptions detection;  ///< the change-point parameters used
   std::vector<SiteCell> cells;
   std::vector<SiteComparison> comparisons;
+  std::vector<SiteBisect> bisects;
   std::vector<std::string> notes;  ///< what was left out and why
 };
 
@@ -72,7 +83,8 @@ struct SiteIndex {
 /// cell (`<tr class="cell-row">` with data-job/-workload/-testbox/-kernel):
 /// job, workload, cell (link to its page), metric, sparkline, builds, latest
 /// build and value, change points, the status of the newest builds and the
-/// latest verdict (a link to its comparison); then the list of comparisons.
+/// latest verdict (a link to its comparison); then the list of comparisons
+/// and the list of bisect sessions.
 std::string render_site_index_html(const SiteIndex& site);
 
 /// The page of `cell` (written at cell.page, one folder below the index): the
@@ -91,5 +103,14 @@ std::string render_site_cell_html(const SiteIndex& site, const SiteCell& cell);
 /// the monitor rows, the unmatched cells, the warnings and notes, and the
 /// same record as `nightjar compare` prints it (mmtests layout, in <pre>).
 std::string render_site_comparison_html(const SiteIndex& site, const SiteComparison& c);
+
+/// The page of bisect session `b` (written at b.page): the header, the
+/// session (kind, repository, good and bad revisions with their commits,
+/// job, metric, status, result, first bad commit, times), the first bad
+/// commit's comparison (link, when published), the table of steps
+/// (`<tr class="bisect-step">`: step, commit, subject, role, build status
+/// and seconds, decision, verdict, %change, p, q, n base/now, runs, reason)
+/// and the session as `nightjar bisect log` prints it (in <pre>).
+std::string render_site_bisect_html(const SiteIndex& site, const SiteBisect& b);
 
 }  // namespace nightjar

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 
+#include "bisect_repo.h"
 #include "publish_fixture.h"
 #include "test_support.h"
 
@@ -139,7 +140,7 @@ TEST_F(PublishCli, ComparisonPagesHoldCompareVerdicts) {
   auto r = run_nightjar(
       {"publish", "--db", history_->db, "-o", site, "--compare", "build=night01 build=night14"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_TRUE(contains(r.err, "and 2 comparison(s)")) << r.err;
+  EXPECT_TRUE(contains(r.err, "2 comparison(s) and 0 bisect session(s)")) << r.err;
   std::string index = read_file(site + "/index.html");
   const std::string base = "build=" + night_label(kStepNight - 1),
                     now = "build=" + night_label(kNights);
@@ -197,6 +198,56 @@ TEST_F(PublishCli, SelectorsNarrowTheCells) {
   EXPECT_TRUE(contains(one_side.err, "--compare 'build=night01'")) << one_side.err;
   auto no_db = run_nightjar({"publish", "--db", out.path() + "/none.db", "-o", out.path() + "/v"});
   EXPECT_EQ(no_db.exit_code, 2) << no_db.err;
+}
+
+// A bisect session (tests/bisect_repo.h: 12 commits, +10% runtime from
+// commit 8) published with its steps, its first bad commit and that commit's
+// comparison against the good one.
+TEST(PublishBisectCli, BisectSessionPageHoldsStepsAndFirstBadCommit) {
+  TempDir d;
+  std::string work = d.path() + "/repo";
+  std::filesystem::create_directories(work);
+  SyntheticRepoSpec spec;
+  spec.commits = 12;
+  spec.regress_at = 8;
+  SyntheticRepo repo = make_synthetic_repo(work, spec);
+  std::string job = d.write("job.yaml", synthetic_job(d.path() + "/counter", 7, 5));
+  std::string db = d.path() + "/r.db";
+  auto b =
+      run_nightjar({"bisect", "run", "--repo", work, "--good", repo.commits.front(), "--bad",
+                    repo.commits.back(), "--build", kSyntheticBuild, "--job", job, "--db", db});
+  ASSERT_EQ(b.exit_code, 0) << b.out << b.err;
+  const std::string& first_bad = repo.commits[8];
+  ASSERT_TRUE(contains(b.out, "first bad commit: " + first_bad)) << b.out;
+  std::string site = d.path() + "/site";
+  auto r = run_nightjar({"publish", "--db", db, "-o", site});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.err, "and 1 bisect session(s)")) << r.err;
+  std::string index = read_file(site + "/index.html");
+  EXPECT_TRUE(contains(index, "<a href=\"bisect/1.html\">bisect session 1</a>")) << index;
+  EXPECT_TRUE(contains(index, "found, first bad commit " + first_bad)) << index;
+  std::string page = read_file(site + "/bisect/1.html");
+  EXPECT_TRUE(contains(page, "<dd class=\"first-bad\">" + first_bad + "</dd>")) << page;
+  EXPECT_TRUE(contains(page, "<dd class=\"bisect-status\">found</dd>")) << page;
+  // One row per stored step, the first bad commit's marked and decided bad.
+  auto steps = query_one(db, "SELECT count(*) FROM bisect_step");
+  EXPECT_EQ(count(page, "<tr class=\"bisect-step"), std::stoul(steps)) << page;
+  EXPECT_EQ(count(page, "<tr class=\"bisect-step first-bad\">"), 1u) << page;
+  EXPECT_TRUE(contains(page, "<code>" + first_bad + "</code>")) << page;
+  // The table of the first bad commit: a comparison page with compare's verdict.
+  std::smatch m;
+  ASSERT_TRUE(
+      std::regex_search(page, m, std::regex("<a href=\"\\.\\./(compare/[0-9a-f]{16}\\.html)\">")))
+      << page;
+  std::string table = read_file(site + "/" + m[1].str());
+  auto cmp = run_nightjar({"compare", "build=" + repo.commits.front(), "build=" + first_bad,
+                           "--job", "job", "--db", db, "--format", "json"});
+  ASSERT_EQ(cmp.exit_code, 0) << cmp.err;
+  auto doc = nlohmann::json::parse(cmp.out);
+  EXPECT_TRUE(contains(table, "<strong>" + doc["verdict"].get<std::string>() + "</strong>"))
+      << table;
+  EXPECT_TRUE(contains(doc["verdict"].get<std::string>(), "1 regression")) << cmp.out;
+  EXPECT_TRUE(contains(page, "<pre class=\"bisect-log\">bisect session 1 (run): found")) << page;
 }
 
 }  // namespace
