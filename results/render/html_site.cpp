@@ -42,7 +42,8 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; }
 <dt>kernels</dt><dd class="kernels">{{kernels}}</dd>
 <dt>generated</dt><dd class="generated">{{generated_at}}</dd>
 </dl>
-)TPL";
+{{#back}}<p><a href="../index.html">index</a></p>
+{{/back}})TPL";
 
 constexpr const char* kIndex = R"TPL({{{head}}}<p>{{method}}</p>
 <form class="filters" id="filters">
@@ -82,12 +83,9 @@ constexpr const char* kIndex = R"TPL({{{head}}}<p>{{method}}</p>
   for (var k = 0; k < selects.length; k++) selects[k].addEventListener('change', apply);
 })();
 </script>
-</body>
-</html>
 )TPL";
 
-constexpr const char* kCell = R"TPL({{{head}}}<p><a href="../index.html">index</a></p>
-<dl class="cell-facts">
+constexpr const char* kCell = R"TPL({{{head}}}<dl class="cell-facts">
 <dt>job</dt><dd>{{job}}</dd><dt>workload</dt><dd>{{workload}}</dd>
 <dt>cell</dt><dd class="cell-id">{{cell}}</dd>
 <dt>metric</dt><dd>{{metric}} ({{unit}}, {{better}} is better, {{mean_kind}})</dd>
@@ -114,12 +112,9 @@ constexpr const char* kCell = R"TPL({{{head}}}<p><a href="../index.html">index</
 <ul class="comparisons">
 {{#comparisons}}<li><a href="../{{page}}">{{text}}</a></li>
 {{/comparisons}}</ul>
-{{/has_comparisons}}</body>
-</html>
-)TPL";
+{{/has_comparisons}})TPL";
 
-constexpr const char* kCompare = R"TPL({{{head}}}<p><a href="../index.html">index</a></p>
-<h2>Sides</h2>
+constexpr const char* kCompare = R"TPL({{{head}}}<h2>Sides</h2>
 <table class="sides">
 <thead><tr><th>side</th><th>selector</th><th>runs</th><th>variants</th><th>builds</th><th>kernels</th><th>testboxes</th><th>excluded runs</th></tr></thead>
 <tbody>
@@ -145,12 +140,9 @@ constexpr const char* kCompare = R"TPL({{{head}}}<p><a href="../index.html">inde
 {{/unmatched}}{{#messages}}<p class="note">{{.}}</p>
 {{/messages}}<h2>As nightjar compare prints it</h2>
 <pre class="mmtests">{{mmtests}}</pre>
-</body>
-</html>
 )TPL";
 
-constexpr const char* kBisect = R"TPL({{{head}}}<p><a href="../index.html">index</a></p>
-<dl class="bisect-session">
+constexpr const char* kBisect = R"TPL({{{head}}}<dl class="bisect-session">
 <dt>kind</dt><dd>{{kind}}</dd><dt>repository</dt><dd>{{repo}}</dd>
 <dt>good</dt><dd>{{good_rev}} ({{good}})</dd><dt>bad</dt><dd>{{bad_rev}} ({{bad}})</dd>
 <dt>job</dt><dd>{{job}}</dd><dt>metric</dt><dd>{{metric}}</dd>
@@ -168,14 +160,13 @@ constexpr const char* kBisect = R"TPL({{{head}}}<p><a href="../index.html">index
 </table>
 <h2>As nightjar bisect log prints it</h2>
 <pre class="bisect-log">{{log}}</pre>
-</body>
-</html>
 )TPL";
 
+// A page: `text` rendered with `d`, then the end of the document.
 std::string render(const char* text, const mu::data& d) {
   mu::mustache tmpl{text};
   if (!tmpl.is_valid()) throw std::logic_error("html_site: template: " + tmpl.error_message());
-  return tmpl.render(d);
+  return tmpl.render(d) + "</body>\n</html>\n";
 }
 
 std::string value_text(double v) {
@@ -191,14 +182,17 @@ const char* verdict_of(const stats::ChangePoint& cp) {
   return cp.pct_change < 0 ? "regression" : "improvement";
 }
 
-std::string head(const HtmlPageInfo& info, const std::string& title) {
+// The page header; `back`: a page one folder below the index, with a link to it.
+std::string head(const HtmlPageInfo& info, const std::string& title, bool back = true) {
   mu::data d;
+  d.set("back", back);
   d.set("page_title", title);
   d.set("database", info.database);
   d.set("testboxes", info.testboxes);
   d.set("kernels", info.kernels);
   d.set("generated_at", info.generated_at);
-  return render(kHead, d);
+  mu::mustache tmpl{kHead};
+  return tmpl.render(d);
 }
 
 std::string method_text(const stats::ChangePointOptions& o) {
@@ -273,7 +267,7 @@ mu::data index_row(const SiteCell& c) {
 
 std::string render_site_index_html(const SiteIndex& site) {
   mu::data d;
-  d.set("head", head(site.info, "nightjar: nightly history"));
+  d.set("head", head(site.info, "nightjar: nightly history", false));
   d.set("method", method_text(site.detection));
   std::set<std::string> jobs, workloads, testboxes, kernels;
   mu::data cells{mu::data::type::list};
