@@ -203,10 +203,9 @@ void add_comparisons(const ResultsStore& store, const std::vector<std::string>& 
         const auto& sig = *r.significance[1];
         cell.latest_verdict_class = std::string(to_string(sig.verdict));
         cell.latest_verdict =
-            cell.latest_verdict_class +
-            (std::isfinite(sig.pct_change) ? fmt::format(" ({:+.2f}%)", sig.pct_change)
-                                           : std::string()) +
-            " " + sc.title;
+            cell.latest_verdict_class + (std::isfinite(sig.pct_change)
+                                             ? fmt::format(" ({:+.2f}%)", sig.pct_change)
+                                             : std::string());
         cell.latest_comparison = {sc.title, sc.page};
       }
     }
