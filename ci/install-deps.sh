@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages nightjar's build and tests need.
+# Installs the Debian 12 packages nightjar's build and tests need, and any
+# packages named as arguments (ci/install-browser.sh names chromium).
 # Idempotent and non-interactive: packages already installed are left alone,
 # apt-get runs only when something is missing.
 set -euo pipefail
@@ -11,8 +12,10 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libfccp-dev libgnuplot-iostream-dev gnuplot-nox
   procps
+  libkainjow-mustache-dev  # HTML/SVG templates of `nightjar publish` (docs/publish.md)
   clang-16 libclang-rt-16-dev  # the libFuzzer targets (ci/test.sh --fuzz): C++20 needs clang >= 16
 )
+packages+=("$@")
 
 missing=()
 for p in "${packages[@]}"; do

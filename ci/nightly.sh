@@ -13,6 +13,8 @@
 #   4. write a markdown report;
 #   5. optionally, when check found a regression and --repo/--build-cmd are
 #      given, `nightjar bisect run` between the last good build and tonight's;
+#      optionally (--publish DIR), `nightjar publish -o DIR`: the static site
+#      of every job's history, comparisons and bisects (docs/publish.md);
 #   6. exit 0 when every row was decided and none regressed, 1 on a
 #      regression, 3 only when the budget could not decide a row (the report
 #      says which rows and what they need); 2 usage and 4 environment errors;
@@ -21,7 +23,7 @@
 #
 # Usage: ci/nightly.sh [--job FILE]... [--db PATH] [--build LABEL] [--report FILE]
 #                      [--state DIR] [--iterations N] [--max-time T] [--nightjar BIN]
-#                      [--repo DIR --build-cmd CMD [--bisect-metric M]]
+#                      [--repo DIR --build-cmd CMD [--bisect-metric M]] [--publish DIR]
 #
 #   --job FILE        a nightly job (repeatable; default: jobs/pft-quick.yaml)
 #   --db PATH         results database (default: nightjar's: $NIGHTJAR_DB,
@@ -38,6 +40,8 @@
 #   --repo DIR        kernel (or program) git work tree: build labels are its commits
 #   --build-cmd CMD   how to build a commit there, for the bisect
 #   --bisect-metric M metric to bisect on (default: the job's first)
+#   --publish DIR     after the night, write the static site into DIR (a
+#                     failed publish is reported and does not change the exit)
 #
 # cron, every night at 02:00 (crontab -e of the user owning the database):
 #   0 2 * * * /opt/nightjar/ci/nightly.sh --db /var/lib/nightjar/results.db >>/var/log/nightjar-nightly.log 2>&1
@@ -45,8 +49,8 @@
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
-jobs=() db="" label="" report="" state="" iterations="" max_time=30m max_iterations="" nightjar="" repo="" build_cmd="" bisect_metric=""
-usage() { sed -n '2,40p' "$0" | sed 's/^# \{0,1\}//'; }
+jobs=() db="" label="" report="" state="" iterations="" max_time=30m max_iterations="" nightjar="" repo="" build_cmd="" bisect_metric="" publish=""
+usage() { sed -n '2,48p' "$0" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --job) jobs+=("$2"); shift 2 ;;
@@ -58,6 +62,7 @@ while [ $# -gt 0 ]; do
     --max-time) max_time=$2; shift 2 ;;
     --max-iterations) max_iterations=$2; shift 2 ;;
     --nightjar) nightjar=$2; shift 2 ;;
+    --publish) publish=$2; shift 2 ;;
     --repo) repo=$2; shift 2 ;;
     --build-cmd) build_cmd=$2; shift 2 ;;
     --bisect-metric) bisect_metric=$2; shift 2 ;;
@@ -193,7 +198,17 @@ if [ "$overall" = 1 ] && [ -n "$repo" ] && [ -n "$build_cmd" ]; then
   { echo; echo "## Bisect between $baseline and $label (exit $rc)"; echo; echo '```'; echo "$out"; echo '```'; } >>"$report"
 fi
 
-# 5. A clean night is the next baseline.
+# 5. The static site, when asked (docs/publish.md).
+if [ -n "$publish" ]; then
+  if "$nightjar" publish --db "$db" -o "$publish" 2>"$state/publish.err"; then
+    { echo; echo "Site: $publish/index.html"; } >>"$report"
+  else
+    cat "$state/publish.err" >&2
+    { echo; echo "Publishing to $publish failed (see the log)."; } >>"$report"
+  fi
+fi
+
+# 6. A clean night is the next baseline.
 verdict="no significant regression"
 case $overall in 1) verdict="significant regression" ;; 3) verdict="undecided within the budget (the open rows and what they need are above)" ;; 2|4) verdict="error" ;; esac
 { echo; echo "**Verdict: $verdict (exit $overall).**"; } >>"$report"

@@ -15,11 +15,13 @@ if [ "${1:-}" = "--fuzz" ]; then
 elif [ "${1:-}" = "--sanitize" ]; then
   build=$here/build-asan
   "$here/ci/build.sh" "$build" -DNIGHTJAR_SANITIZE=ON -DNIGHTJAR_WERROR=ON -DNIGHTJAR_BUILD_BENCH=OFF
+  "$here/ci/install-browser.sh"  # the `browser` label (docs/publish.md)
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
   export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
   cd "$build" && ctest --output-on-failure -j 2 --label-exclude slow
 else
   build=$here/build
   "$here/ci/build.sh" "$build" -DNIGHTJAR_WERROR=ON
+  "$here/ci/install-browser.sh"  # the `browser` label (docs/publish.md)
   cd "$build" && ctest --output-on-failure -j 2
 fi

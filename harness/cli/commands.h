@@ -65,6 +65,9 @@ Subcommand add_export_command(CLI::App& app);
 Subcommand add_import_command(CLI::App& app);
 /// `nightjar plot`: scaling and history plots with gnuplot (harness/cli/cmd_plot.cpp).
 Subcommand add_plot_command(CLI::App& app);
+/// `nightjar publish`: a static HTML site of the nightly history
+/// (harness/cli/cmd_publish.cpp, docs/publish.md).
+Subcommand add_publish_command(CLI::App& app);
 
 /// Opens for writing (ResultsStore::Access::read_write: created if needed,
 /// migrated, WAL) the results database named by --db (or the default path,

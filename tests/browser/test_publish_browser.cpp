@@ -1,0 +1,255 @@
+// Unit under test: the site `nightjar publish` writes, as a real browser
+// renders it (ctest label `browser`; docs/publish.md "The browser test"). A
+// fixture history (tests/publish_fixture.h: three cells, a planted -10% step
+// on one) is published and opened from file:// in Debian's headless Chromium
+// (installed by ci/install-browser.sh), started through the process toolkit
+// (workloads/sys/process.h run_command, with a timeout that kills its
+// process group):
+//  - `--dump-dom` of the index and of the stepped cell's page: the rows, the
+//    verdicts, the figures and their change-point marker are in the DOM that
+//    Chromium built, and `<script>`/quotes of the cell ids are text;
+//  - `--screenshot` of both pages: a PNG of the window's size (decoded here
+//    with zlib: PNG spec, ISO/IEC 15948) whose pixels of the figure's line
+//    colour show that the figure is drawn.
+// A negative control, the cell page with its figure removed, must fail both
+// checks, so that the checks can fail.
+#include <gtest/gtest.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "publish_fixture.h"
+#include "test_support.h"
+#include "workloads/sys/process.h"
+
+using namespace nightjar::test;
+
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int kWidth = 1280, kHeight = 1000;
+
+std::string chromium_path() {
+  for (const char* p : {"/usr/bin/chromium", "/usr/bin/chromium-browser"})
+    if (::access(p, X_OK) == 0) return p;
+  return "";
+}
+
+// Runs headless Chromium on `url` with `mode` ("--dump-dom" or
+// "--screenshot=PATH"); its stdout. Fails the test when it does not exit 0.
+std::string chromium(const std::string& mode, const std::string& url, const std::string& dir) {
+  static int profile = 0;
+  std::string profile_dir = dir + "/profile" + std::to_string(++profile);
+  fs::create_directories(profile_dir);
+  nightjar::CommandSpec spec;
+  spec.argv = {chromium_path(),
+               "--headless",
+               "--no-sandbox",
+               "--disable-gpu",
+               "--disable-quic",
+               "--no-first-run",
+               "--disable-background-networking",
+               "--disable-component-update",
+               "--disable-sync",
+               "--hide-scrollbars",
+               "--user-data-dir=" + profile_dir,
+               "--window-size=" + std::to_string(kWidth) + "," + std::to_string(kHeight),
+               mode,
+               url};
+  spec.timeout_sec = 90;
+  nightjar::CommandResult r = nightjar::run_command(spec);
+  EXPECT_TRUE(r.started) << r.error;
+  EXPECT_FALSE(r.timed_out) << "chromium ran over 90 s";
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return r.out;
+}
+
+std::size_t count(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// A decoded 8-bit RGB or RGBA PNG, non-interlaced (what Chromium writes).
+struct Image {
+  std::uint32_t width = 0, height = 0;
+  int channels = 0;
+  std::vector<std::uint8_t> pixels;  // rows top to bottom, `channels` bytes a pixel
+};
+
+std::uint32_t be32(const std::string& s, std::size_t at) {
+  return (std::uint32_t(std::uint8_t(s[at])) << 24) |
+         (std::uint32_t(std::uint8_t(s[at + 1])) << 16) |
+         (std::uint32_t(std::uint8_t(s[at + 2])) << 8) | std::uint32_t(std::uint8_t(s[at + 3]));
+}
+
+int paeth(int a, int b, int c) {
+  int p = a + b - c, pa = std::abs(p - a), pb = std::abs(p - b), pc = std::abs(p - c);
+  return pa <= pb && pa <= pc ? a : pb <= pc ? b : c;
+}
+
+// Decodes `png`, or says why not: signature, IHDR, IDAT chunks inflated with
+// zlib, then each row's filter (None, Sub, Up, Average, Paeth; PNG spec §9).
+std::string decode_png(const std::string& png, Image& img) {
+  if (png.size() < 33 || png.compare(0, 8, "\x89PNG\r\n\x1a\n") != 0) return "not a PNG";
+  std::string idat;
+  for (std::size_t at = 8; at + 12 <= png.size();) {
+    std::uint32_t len = be32(png, at);
+    std::string type = png.substr(at + 4, 4);
+    if (at + 12 + len > png.size()) return "truncated chunk " + type;
+    if (type == "IHDR") {
+      img.width = be32(png, at + 8);
+      img.height = be32(png, at + 12);
+      int depth = std::uint8_t(png[at + 16]), colour = std::uint8_t(png[at + 17]);
+      if (depth != 8 || (colour != 2 && colour != 6) || png[at + 20] != 0)
+        return "unsupported PNG (depth " + std::to_string(depth) + ", colour type " +
+               std::to_string(colour) + ", or interlaced)";
+      img.channels = colour == 6 ? 4 : 3;
+    } else if (type == "IDAT") {
+      idat += png.substr(at + 8, len);
+    } else if (type == "IEND") {
+      break;
+    }
+    at += 12 + len;
+  }
+  if (img.width == 0 || img.channels == 0) return "no IHDR";
+  const std::size_t stride = std::size_t(img.width) * img.channels;
+  std::vector<std::uint8_t> raw((stride + 1) * img.height);
+  uLongf raw_len = raw.size();
+  if (uncompress(raw.data(), &raw_len, reinterpret_cast<const Bytef*>(idat.data()), idat.size()) !=
+          Z_OK ||
+      raw_len != raw.size())
+    return "IDAT does not inflate to the image's size";
+  img.pixels.assign(stride * img.height, 0);
+  for (std::uint32_t y = 0; y < img.height; ++y) {
+    const std::uint8_t filter = raw[y * (stride + 1)];
+    const std::uint8_t* in = &raw[y * (stride + 1) + 1];
+    std::uint8_t* out = &img.pixels[y * stride];
+    const std::uint8_t* up = y ? &img.pixels[(y - 1) * stride] : nullptr;
+    for (std::size_t i = 0; i < stride; ++i) {
+      int a = i >= std::size_t(img.channels) ? out[i - img.channels] : 0;
+      int b = up ? up[i] : 0;
+      int c = up && i >= std::size_t(img.channels) ? up[i - img.channels] : 0;
+      int pred = filter == 0   ? 0
+                 : filter == 1 ? a
+                 : filter == 2 ? b
+                 : filter == 3 ? (a + b) / 2
+                 : filter == 4 ? paeth(a, b, c)
+                               : -1;
+      if (pred < 0) return "bad filter type " + std::to_string(filter);
+      out[i] = std::uint8_t(in[i] + pred);
+    }
+  }
+  return "";
+}
+
+// Pixels within 24 per channel of `rgb`.
+std::size_t pixels_near(const Image& img, std::uint32_t rgb) {
+  const int r = rgb >> 16, g = (rgb >> 8) & 0xff, b = rgb & 0xff;
+  std::size_t n = 0;
+  for (std::size_t i = 0; i + 2 < img.pixels.size(); i += img.channels)
+    if (std::abs(img.pixels[i] - r) < 24 && std::abs(img.pixels[i + 1] - g) < 24 &&
+        std::abs(img.pixels[i + 2] - b) < 24)
+      ++n;
+  return n;
+}
+
+// Why the screenshot `png` does not show a drawn figure, or "": the window's
+// size, and at least `min_line` pixels of the mean line's colour (#1f77b4,
+// plots/svg.cpp; nothing else on the pages has it). The change markers are
+// thin dashed lines, anti-aliased to lighter shades; the DOM checks find them.
+std::string figure_problem(const std::string& png, std::size_t min_line) {
+  Image img;
+  if (auto why = decode_png(png, img); !why.empty()) return why;
+  if (img.width != std::uint32_t(kWidth) || img.height != std::uint32_t(kHeight))
+    return "screenshot is " + std::to_string(img.width) + "x" + std::to_string(img.height);
+  std::size_t line = pixels_near(img, 0x1f77b4);
+  if (line < min_line)
+    return "figure not drawn: " + std::to_string(line) +
+           " pixels of its line colour (want >= " + std::to_string(min_line) + ")";
+  return "";
+}
+
+// Why the DOM of the stepped cell's page lacks what it must show, or "".
+std::string cell_dom_problem(const std::string& dom) {
+  if (count(dom, "class=\"nightjar-figure\"") != 1) return "no history figure";
+  if (count(dom, "class=\"mean-line\"") != 1) return "no mean line";
+  if (count(dom, "class=\"change-point\" data-build=\"" + night_label(kStepNight) + "\"") != 1)
+    return "no change-point marker at " + night_label(kStepNight);
+  if (count(dom, "class=\"build-row\"") != std::size_t(kNights)) return "not one row per build";
+  if (count(dom, "<td class=\"regression\">regression</td>") != 1) return "no regression verdict";
+  return "";
+}
+
+class PublishBrowser : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (chromium_path().empty()) {
+      if (std::getenv("CI")) FAIL() << "chromium missing in CI: ci/install-browser.sh installs it";
+      GTEST_SKIP() << "chromium is not installed (ci/install-browser.sh installs it)";
+    }
+  }
+};
+
+TEST_F(PublishBrowser, IndexAndCellPageRenderWithFiguresAndEscapedText) {
+  PublishHistory h;
+  h.record();
+  ASSERT_FALSE(HasFatalFailure());
+  std::string site = h.dir.path() + "/site";
+  auto r = run_nightjar({"publish", "--db", h.db, "-o", site});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+
+  // The index, as Chromium parsed it.
+  std::string index_dom = chromium("--dump-dom", "file://" + site + "/index.html", h.dir.path());
+  EXPECT_EQ(count(index_dom, "class=\"cell-row\""), 3u) << index_dom;
+  EXPECT_EQ(count(index_dom, "class=\"nightjar-figure small\""), 3u);
+  EXPECT_EQ(count(index_dom, "regression since " + night_label(kStepNight)), 1u);
+  EXPECT_EQ(count(index_dom, "<td class=\"status none\">no change</td>"), 2u);
+  // `<script>` in a cell id is text, not an element: one script, the filter's.
+  EXPECT_EQ(count(index_dom, "<script"), 1u);
+  EXPECT_EQ(count(index_dom, "&lt;script&gt;alert(\"x\")&lt;/script&gt;"), 1u) << index_dom;
+  EXPECT_EQ(count(index_dom, kUnicodeArg), 3u);  // link text, data-cell, data-label
+
+  // The stepped cell's page: its link is the first row's (worst first).
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(index_dom, m, std::regex("href=\"(cells/[0-9a-f]{16}\\.html)\"")));
+  const std::string cell_url = "file://" + site + "/" + m[1].str();
+  std::string cell_dom = chromium("--dump-dom", cell_url, h.dir.path());
+  EXPECT_EQ(cell_dom_problem(cell_dom), "") << cell_dom;
+  EXPECT_EQ(count(cell_dom, "data-label=\"&lt;b&gt;&quot;v&quot;&lt;/b&gt;ü"), 1u) << cell_dom;
+  EXPECT_EQ(count(cell_dom, "<script"), 0u);
+
+  // Screenshots: drawn, of the window's size.
+  const std::string index_png = h.dir.path() + "/index.png", cell_png = h.dir.path() + "/cell.png";
+  chromium("--screenshot=" + index_png, "file://" + site + "/index.html", h.dir.path());
+  chromium("--screenshot=" + cell_png, cell_url, h.dir.path());
+  EXPECT_EQ(figure_problem(read_file(index_png), 150), "") << index_png;
+  EXPECT_EQ(figure_problem(read_file(cell_png), 400), "") << cell_png;
+
+  // Negative control: the same page without its figure fails both checks.
+  std::string page = read_file(site + "/" + m[1].str());
+  std::string stripped = page;
+  auto svg_begin = stripped.find("<svg"), svg_end = stripped.find("</svg>");
+  ASSERT_NE(svg_begin, std::string::npos);
+  ASSERT_NE(svg_end, std::string::npos);
+  stripped.erase(svg_begin, svg_end + 6 - svg_begin);
+  std::string broken = h.dir.write("site/cells/no-figure.html", stripped);
+  EXPECT_NE(cell_dom_problem(chromium("--dump-dom", "file://" + broken, h.dir.path())), "");
+  const std::string broken_png = h.dir.path() + "/broken.png";
+  chromium("--screenshot=" + broken_png, "file://" + broken, h.dir.path());
+  EXPECT_NE(figure_problem(read_file(broken_png), 400), "");
+  if (const char* keep = std::getenv("NIGHTJAR_BROWSER_KEEP")) {
+    for (const auto& f : {index_png, cell_png, broken_png})
+      fs::copy_file(f, fs::path(keep) / fs::path(f).filename(),
+                    fs::copy_options::overwrite_existing);
+  }
+}
+
+}  // namespace

@@ -1,0 +1,154 @@
+// Unit under test: the SVG history figure (plots/svg.h) and the pages of
+// `nightjar publish` (results/render/html_site.h) on hand-made records: what
+// is drawn (a dot per sample, a line per series, a marker per change point),
+// the numbers of the builds table, and that every label is escaped.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <stdexcept>
+
+#include "plots/svg.h"
+#include "results/render/html_site.h"
+
+namespace nightjar {
+namespace {
+
+std::size_t count(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+PlotData history(const std::string& label) {
+  PlotData d;
+  d.kind = PlotKind::history;
+  d.title = "job <x>: throughput by build\nsecond line";
+  d.x_label = "build";
+  d.y_label = "throughput (ops/s)";
+  PlotSeries s;
+  s.label = label;
+  s.cell = "name=" + label;
+  for (int i = 0; i < 4; ++i) {
+    PlotPoint p;
+    p.x = p.x_drawn = i;
+    p.label = "b" + std::to_string(i);
+    p.mean = i < 2 ? 100 : 90;
+    p.samples = {p.mean - 1, p.mean, p.mean + 1};
+    s.points.push_back(p);
+    d.x_ticks.emplace_back(i, p.label);
+  }
+  stats::ChangePoint cp;
+  cp.index = 2;
+  cp.pct_change = -10;
+  s.change_points.push_back(cp);
+  d.series.push_back(s);
+  return d;
+}
+
+TEST(SvgFigure, DrawsSamplesMeansAndChangePointsWithEscapedText) {
+  std::string svg = render_history_svg(history("<script>\"q\"\xc3\xbc"), {});
+  EXPECT_EQ(svg.rfind("<svg ", 0), 0u);
+  EXPECT_EQ(count(svg, "class=\"sample\""), 12u);
+  EXPECT_EQ(count(svg, "class=\"mean-line\""), 1u);
+  EXPECT_EQ(count(svg, "class=\"change-point\" data-build=\"b2\""), 1u);
+  EXPECT_EQ(count(svg, "<script"), 0u);
+  EXPECT_NE(svg.find("&lt;script&gt;&quot;q&quot;\xc3\xbc"), std::string::npos) << svg;
+  EXPECT_NE(svg.find("<title>job &lt;x&gt;: throughput by build</title>"), std::string::npos);
+  EXPECT_NE(svg.find(">b0</text>"), std::string::npos);
+  // The regression's marker is red, and lies between b1 and b2.
+  EXPECT_NE(svg.find("stroke=\"#d62728\" stroke-dasharray"), std::string::npos);
+
+  std::string small = render_history_svg(history("a"), {160, 36, true});
+  EXPECT_EQ(count(small, "class=\"sample\""), 0u);
+  EXPECT_EQ(count(small, "<text"), 0u);
+  EXPECT_EQ(count(small, "class=\"mean-line\""), 1u);
+  EXPECT_NE(small.find("nightjar-figure small"), std::string::npos);
+}
+
+TEST(SvgFigure, RefusesAScalingFigureAndATinySize) {
+  PlotData d = history("a");
+  EXPECT_THROW(render_history_svg(d, {10, 10, false}), std::invalid_argument);
+  d.kind = PlotKind::scaling;
+  EXPECT_THROW(render_history_svg(d, {}), std::invalid_argument);
+}
+
+SiteCell cell_of(const std::string& id) {
+  SiteCell c;
+  c.job = "j<1>";
+  c.workload = "exec";
+  c.page = "cells/0123456789abcdef.html";
+  c.testboxes = "box\"1\"";
+  c.kernels = "6.1.0";
+  c.metric = {.name = "throughput", .unit = "ops/s", .doc = "ops"};
+  c.series.workload = "exec";
+  c.series.cell = id;
+  for (int i = 0; i < 12; ++i) {
+    TrendPoint p;
+    p.build = "n" + std::to_string(i + 1);
+    p.date = "2026-12-01T00:00:00Z";
+    p.run_ids = {i + 1};
+    p.n = 5;
+    p.invalid = i == 3 ? 2 : 0;
+    p.mean = i < 6 ? 100.5 : 90.25;
+    p.coeff_var = i == 0 ? NAN : 1.5;
+    c.series.points.push_back(p);
+  }
+  stats::ChangePoint cp;
+  cp.index = 6;
+  cp.segment_end = 12;
+  cp.mean_before = 100.5;
+  cp.mean_after = 90.25;
+  cp.pct_change = -10.2;
+  cp.p = 1e-9;
+  c.series.change_points.push_back(cp);
+  c.figure_svg = "<svg class=\"nightjar-figure\"></svg>";
+  c.sparkline_svg = "<svg class=\"nightjar-figure small\"></svg>";
+  return c;
+}
+
+TEST(HtmlSite, CellPageHoldsTheBuildsTableAndChangePoints) {
+  SiteIndex site;
+  site.info = {"/db/<r>.db", "2026-12-02T00:00:00Z", "", ""};
+  SiteCell c = cell_of("name=<script>alert('x')</script>");
+  std::string html = render_site_cell_html(site, c);
+  EXPECT_EQ(count(html, "<tr class=\"build-row\">"), 12u);
+  EXPECT_EQ(count(html, "<td class=\"num\">100.5</td>"), 6u + 1);  // + the "before" column
+  EXPECT_EQ(count(html, "<td class=\"num\">90.25</td>"), 6u + 1);  // + the "after" column
+  EXPECT_EQ(count(html, "<td class=\"num\">1.50%</td>"), 11u);
+  EXPECT_EQ(count(html, "<td class=\"num\">undefined</td>"), 1u);        // CoeffVar of n1
+  EXPECT_EQ(count(html, "<td class=\"num\">2</td><td></td></tr>"), 1u);  // invalid samples of n4
+  EXPECT_EQ(count(html, "<tr class=\"change-row\"><td>n7</td>"), 1u);
+  EXPECT_NE(html.find("<td class=\"num\">-10.20%</td><td class=\"num\">1.0e-09</td>"
+                      "<td class=\"regression\">regression</td>"),
+            std::string::npos)
+      << html;
+  EXPECT_NE(html.find("<dd class=\"testbox\">box&quot;1&quot;</dd>"), std::string::npos);
+  EXPECT_NE(html.find("<dd class=\"database\">/db/&lt;r&gt;.db</dd>"), std::string::npos);
+  EXPECT_NE(html.find("name=&lt;script&gt;alert(&apos;x&apos;)&lt;/script&gt;"), std::string::npos);
+  EXPECT_EQ(count(html, "<script"), 0u);
+  EXPECT_EQ(count(html, "<svg class=\"nightjar-figure\"></svg>"), 1u);  // the figure, as markup
+}
+
+TEST(HtmlSite, IndexListsCellsWithFiltersAndStatus) {
+  SiteIndex site;
+  site.cells.push_back(cell_of("a=1"));
+  site.cells.push_back(cell_of("a=2"));
+  site.cells[1].series.change_points.clear();
+  site.cells[1].job = "other";
+  site.notes.push_back("job x left out: <why>");
+  std::string html = render_site_index_html(site);
+  EXPECT_EQ(count(html, "<tr class=\"cell-row\""), 2u);
+  EXPECT_EQ(count(html, "<a href=\"cells/0123456789abcdef.html\">"), 2u);
+  EXPECT_EQ(count(html, "<td class=\"status regression\">regression since n7 (-10.20%)</td>"), 1u)
+      << html;
+  EXPECT_EQ(count(html, "<td class=\"status none\">no change</td>"), 1u);
+  EXPECT_EQ(count(html, "<option>j&lt;1&gt;</option>"), 1u);
+  EXPECT_EQ(count(html, "<option>other</option>"), 1u);
+  EXPECT_EQ(count(html, "<option>box&quot;1&quot;</option>"), 1u);
+  EXPECT_NE(html.find("job x left out: &lt;why&gt;"), std::string::npos);
+  EXPECT_EQ(count(html, "<svg class=\"nightjar-figure small\"></svg>"), 2u);
+  EXPECT_EQ(count(html, "<script"), 1u);  // the filter script only
+}
+
+}  // namespace
+}  // namespace nightjar
