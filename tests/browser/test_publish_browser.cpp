@@ -8,14 +8,14 @@
 //  - `--dump-dom` of the index and of the stepped cell's page: the rows, the
 //    verdicts, the figures and their change-point marker are in the DOM that
 //    Chromium built, and `<script>`/quotes of the cell ids are text;
-//  - `--screenshot` of both pages: a PNG of the window's size (decoded here
-//    with zlib: PNG spec, ISO/IEC 15948) whose pixels of the figure's line
-//    colour show that the figure is drawn.
+//  - `--screenshot` of both pages: a PNG of the window's size (decoded with
+//    libpng) whose pixels of the figure's line colour show that the figure
+//    is drawn.
 // A negative control, the cell page with its figure removed, must fail both
 // checks, so that the checks can fail.
 #include <gtest/gtest.h>
+#include <png.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include <cstdint>
 #include <cstdlib>
@@ -77,76 +77,26 @@ std::size_t count(const std::string& text, const std::string& what) {
   return n;
 }
 
-// A decoded 8-bit RGB or RGBA PNG, non-interlaced (what Chromium writes).
+// A decoded PNG as 8-bit RGBA.
 struct Image {
   std::uint32_t width = 0, height = 0;
-  int channels = 0;
+  int channels = 4;
   std::vector<std::uint8_t> pixels;  // rows top to bottom, `channels` bytes a pixel
 };
 
-std::uint32_t be32(const std::string& s, std::size_t at) {
-  return (std::uint32_t(std::uint8_t(s[at])) << 24) |
-         (std::uint32_t(std::uint8_t(s[at + 1])) << 16) |
-         (std::uint32_t(std::uint8_t(s[at + 2])) << 8) | std::uint32_t(std::uint8_t(s[at + 3]));
-}
-
-int paeth(int a, int b, int c) {
-  int p = a + b - c, pa = std::abs(p - a), pb = std::abs(p - b), pc = std::abs(p - c);
-  return pa <= pb && pa <= pc ? a : pb <= pc ? b : c;
-}
-
-// Decodes `png`, or says why not: signature, IHDR, IDAT chunks inflated with
-// zlib, then each row's filter (None, Sub, Up, Average, Paeth; PNG spec §9).
+// Decodes `png` with libpng's simplified API (png.h "Simplified API",
+// libpng 1.6), or says why not.
 std::string decode_png(const std::string& png, Image& img) {
-  if (png.size() < 33 || png.compare(0, 8, "\x89PNG\r\n\x1a\n") != 0) return "not a PNG";
-  std::string idat;
-  for (std::size_t at = 8; at + 12 <= png.size();) {
-    std::uint32_t len = be32(png, at);
-    std::string type = png.substr(at + 4, 4);
-    if (at + 12 + len > png.size()) return "truncated chunk " + type;
-    if (type == "IHDR") {
-      img.width = be32(png, at + 8);
-      img.height = be32(png, at + 12);
-      int depth = std::uint8_t(png[at + 16]), colour = std::uint8_t(png[at + 17]);
-      if (depth != 8 || (colour != 2 && colour != 6) || png[at + 20] != 0)
-        return "unsupported PNG (depth " + std::to_string(depth) + ", colour type " +
-               std::to_string(colour) + ", or interlaced)";
-      img.channels = colour == 6 ? 4 : 3;
-    } else if (type == "IDAT") {
-      idat += png.substr(at + 8, len);
-    } else if (type == "IEND") {
-      break;
-    }
-    at += 12 + len;
-  }
-  if (img.width == 0 || img.channels == 0) return "no IHDR";
-  const std::size_t stride = std::size_t(img.width) * img.channels;
-  std::vector<std::uint8_t> raw((stride + 1) * img.height);
-  uLongf raw_len = raw.size();
-  if (uncompress(raw.data(), &raw_len, reinterpret_cast<const Bytef*>(idat.data()), idat.size()) !=
-          Z_OK ||
-      raw_len != raw.size())
-    return "IDAT does not inflate to the image's size";
-  img.pixels.assign(stride * img.height, 0);
-  for (std::uint32_t y = 0; y < img.height; ++y) {
-    const std::uint8_t filter = raw[y * (stride + 1)];
-    const std::uint8_t* in = &raw[y * (stride + 1) + 1];
-    std::uint8_t* out = &img.pixels[y * stride];
-    const std::uint8_t* up = y ? &img.pixels[(y - 1) * stride] : nullptr;
-    for (std::size_t i = 0; i < stride; ++i) {
-      int a = i >= std::size_t(img.channels) ? out[i - img.channels] : 0;
-      int b = up ? up[i] : 0;
-      int c = up && i >= std::size_t(img.channels) ? up[i - img.channels] : 0;
-      int pred = filter == 0   ? 0
-                 : filter == 1 ? a
-                 : filter == 2 ? b
-                 : filter == 3 ? (a + b) / 2
-                 : filter == 4 ? paeth(a, b, c)
-                               : -1;
-      if (pred < 0) return "bad filter type " + std::to_string(filter);
-      out[i] = std::uint8_t(in[i] + pred);
-    }
-  }
+  png_image image{};
+  image.version = PNG_IMAGE_VERSION;
+  if (!png_image_begin_read_from_memory(&image, png.data(), png.size()))
+    return std::string("not a PNG libpng reads: ") + image.message;
+  image.format = PNG_FORMAT_RGBA;
+  img.width = image.width;
+  img.height = image.height;
+  img.pixels.assign(PNG_IMAGE_SIZE(image), 0);
+  if (!png_image_finish_read(&image, nullptr, img.pixels.data(), 0, nullptr))
+    return std::string("PNG does not decode: ") + image.message;
   return "";
 }
 
