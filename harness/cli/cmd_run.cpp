@@ -375,6 +375,18 @@ Subcommand add_run_command(CLI::App& app) {
                   "to this binary)");
   cmd->add_option("--vm-keep", a->vm.keep_dir,
                   "DIR: keep each kernel's initramfs, console and qemu logs there");
+  cmd->add_option("--vm-cgroup-options", a->vm.cgroup2_options,
+                  "OPTS: mount options of the guest's cgroup2 (--kernel; \"\" = the "
+                  "kernel's defaults); recorded as vm.cgroup2_options")
+      ->capture_default_str()
+      ->check(
+          [](const std::string& v) {
+            return v.find_first_not_of("abcdefghijklmnopqrstuvwxyz_,") == std::string::npos
+                       ? std::string()
+                       : "a comma list of cgroup2 mount options (letters and _), e.g. "
+                         "memory_recursiveprot";
+          },
+          "OPTS");
   a->until_decided =
       cmd->add_option("--until-decided", a->until_base,
                       "[BASE]: measure in interleaved rounds until every metric row is decided "

@@ -47,6 +47,10 @@ struct QemuOptions {
   /// nightjar guest-run (e.g. "exit 1" to make the guest panic).
   std::string init_override;
   std::string keep_dir;  ///< --vm-keep DIR: keep initramfs and logs there ("" = temp, removed)
+  /// --vm-cgroup-options: mount options of the guest's cgroup2 (comma list,
+  /// e.g. "memory_recursiveprot,nsdelegate"); "" = the kernel's defaults.
+  /// Stored with every run as vm.cgroup2_options.
+  std::string cgroup2_options = "memory_recursiveprot";
 };
 
 /// What nightjar reads from a kernel image before booting it.
