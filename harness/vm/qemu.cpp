@@ -787,7 +787,7 @@ struct GuestReport {
 // Facts stored with every run of one guest session.
 std::map<std::string, std::string> session_facts(const VmSetup& v, const QemuOptions& q,
                                                  const std::string& image) {
-  return {{"vm.accel", v.accel.kvm ? "kvm" : "tcg"},
+  return {{"vm.accelerator", v.accel.kvm ? "kvm" : "tcg"},
           {"vm.kernel_image", fs::absolute(image).string()},
           {"vm.host", v.host.hostname},
           {"vm.host_cpu_model", v.host.cpu_model},
