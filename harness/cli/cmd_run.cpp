@@ -417,6 +417,19 @@ Subcommand add_run_command(CLI::App& app) {
   cmd->add_option("--vm-init", a->vm.init_override,
                   "test hook: shell text run by the guest's /init")
       ->group("");
+  cmd->add_option_function<std::vector<std::string>>(
+         "--vm-file",
+         [a](const std::vector<std::string>& files) {
+           for (const auto& f : files) {
+             auto eq = f.find('=');
+             if (eq == std::string::npos || eq == 0 || f.size() <= eq + 1 || f[eq + 1] != '/')
+               throw UsageError("--vm-file " + f +
+                                ": write SRC=DEST with DEST an absolute path in the guest");
+             a->vm.extra_files.emplace_back(f.substr(0, eq), f.substr(eq + 1));
+           }
+         },
+         "test hook: SRC=DEST, copy SRC into the guest's initramfs at DEST")
+      ->group("");
   s.cmd = cmd;
   s.run = [a] {
     if (a->jobs.empty())

@@ -385,8 +385,7 @@ std::string stage_module(const std::string& modules_dir, const std::string& rel,
 
 void build_initramfs(const fs::path& staging, const std::string& out, const KernelImage& k,
                      const std::string& guest_binary, const std::string& busybox, const json& spec,
-                     const std::vector<std::string>& job_paths, const std::string& init_override,
-                     const std::string& cgroup2_options) {
+                     const std::vector<std::string>& job_paths, const QemuOptions& q) {
   fs::create_directories(staging / "bin");
   fs::create_directories(staging / "nightjar/modules");
   fs::create_directories(staging / "boot");
@@ -401,6 +400,11 @@ void build_initramfs(const fs::path& staging, const std::string& out, const Kern
                   fs::copy_options::overwrite_existing);
   }
   spew((staging / "nightjar/spec.json").string(), spec.dump(2) + "\n");
+  for (const auto& [src, dest] : q.extra_files) {
+    const fs::path to = staging / fs::path(dest).relative_path();
+    fs::create_directories(to.parent_path());
+    fs::copy(src, to, fs::copy_options::recursive | fs::copy_options::overwrite_existing);
+  }
   if (!k.config.empty())
     fs::copy_file(k.config, staging / "boot" / ("config-" + k.release),
                   fs::copy_options::overwrite_existing);
@@ -408,7 +412,8 @@ void build_initramfs(const fs::path& staging, const std::string& out, const Kern
   for (const auto& rel : guest_modules(k.modules_dir, {"virtio_pci", "virtio_console", "zram"}))
     order += stage_module(k.modules_dir, rel, staging / "nightjar/modules") + "\n";
   if (!order.empty()) spew((staging / "nightjar/modules.order").string(), order);
-  spew((staging / "init").string(), init_script(init_override, cgroup2_options), fs::perms(0755));
+  spew((staging / "init").string(), init_script(q.init_override, q.cgroup2_options),
+       fs::perms(0755));
 
   // The archive: `cpio -o -H newc` (the format the kernel unpacks), every file
   // owned by root, names NUL-separated from a list written here.
@@ -919,7 +924,7 @@ bool run_one_kernel(const std::string& image, const std::vector<PlannedJob>& pla
                            image, work.path.string());
   const SessionFiles f(work.path);
   build_initramfs(work.path / "root", f.initrd, k, v.guest_binary, v.busybox, v.spec,
-                  v.host_job_paths, q.init_override, q.cgroup2_options);
+                  v.host_job_paths, q);
   if (k.modules_dir.empty())
     std::cerr << "nightjar: note: no modules for " << k.release
               << " (--modules DIR); virtio_console and zram must be built in, else the "
