@@ -11,6 +11,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libfccp-dev libgnuplot-iostream-dev gnuplot-nox
   procps
+  jq  # tests/vm/guest-tests.sh reads the guest's gtest JSON report
   clang-16 libclang-rt-16-dev  # the libFuzzer targets (ci/test.sh --fuzz): C++20 needs clang >= 16
 )
 

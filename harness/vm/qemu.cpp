@@ -789,10 +789,21 @@ struct GuestReport {
   std::string error;
 };
 
+// "yes" when the kernel is a PREEMPT_RT one: CONFIG_PREEMPT_RT=y in its
+// config-<release>, else "PREEMPT_RT" in its version string (uname -v);
+// "no" otherwise. `nightjar report --group kernel` titles its tables by it.
+std::string preempt_rt(const KernelImage& k) {
+  if (!k.config.empty())
+    return slurp(k.config).find("\nCONFIG_PREEMPT_RT=y\n") != std::string::npos ? "yes" : "no";
+  return k.version.find("PREEMPT_RT") != std::string::npos ? "yes" : "no";
+}
+
 // Facts stored with every run of one guest session.
 std::map<std::string, std::string> session_facts(const VmSetup& v, const QemuOptions& q,
-                                                 const std::string& image) {
+                                                 const KernelImage& k) {
+  const std::string& image = k.path;
   return {{"vm.accelerator", v.accel.kvm ? "kvm" : "tcg"},
+          {"kernel.preempt_rt", preempt_rt(k)},
           {"vm.kernel_image", fs::absolute(image).string()},
           {"vm.host", v.host.hostname},
           {"vm.host_cpu_model", v.host.cpu_model},
@@ -934,7 +945,7 @@ bool run_one_kernel(const std::string& image, const std::vector<PlannedJob>& pla
   std::string lines = slurp(f.results);
   if (lines.empty()) lines = slurp(f.results_serial);
   const std::string console_text = slurp(f.console), qemu_text = slurp(f.qemu_log);
-  auto facts = session_facts(v, q, image);
+  auto facts = session_facts(v, q, k);
   std::vector<std::string> warnings;
   if (!v.accel_warning.empty()) warnings.push_back(v.accel_warning);
   GuestReport g = read_guest_report(lines, v, facts, warnings, end.seconds, store, outcome);
