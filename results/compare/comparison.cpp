@@ -736,7 +736,10 @@ void add_guest_warnings(Comparison& cmp, const std::vector<LoadedSide>& sides) {
     if (g.emulated) emulated.push_back(s.selector.text);
     cmp.guests.push_back(std::move(g));
   }
-  if (!emulated.empty())
+  if (emulated.size() == sides.size())
+    cmp.warnings.push_back(std::string(kEmulationMark) +
+                           " (qemu TCG, no KVM): the figures are not those of hardware");
+  else if (!emulated.empty())
     cmp.warnings.push_back(fmt::format(
         "{}: {} ran under qemu TCG (software emulation); the figures are not those of hardware",
         kEmulationMark, join(emulated, ", ")));
