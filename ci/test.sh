@@ -7,9 +7,23 @@
 #   ci/test.sh --fuzz       the libFuzzer targets (clang++, build-fuzz/): each
 #                           job, csv and gbench target 60 s on its seed corpus
 #                           (bench/fuzz.sh; docs/input.md "Fuzzing")
+#   ci/test.sh --vm         the qemu tests (label vm) in build/: fetches the
+#                           Debian generic and PREEMPT_RT kernels into
+#                           build/kernels (apt-get download, cached there),
+#                           builds with -DNIGHTJAR_STATIC=ON (nightjar-static
+#                           and the static needs-root test binary: links of
+#                           the same objects) and runs `ctest -L vm`: the
+#                           kernel-axis tests and the needs-root tests inside
+#                           a cgroup v2 guest (docs/qemu.md "In CI")
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
-if [ "${1:-}" = "--fuzz" ]; then
+if [ "${1:-}" = "--vm" ]; then
+  build=$here/build
+  "$here/ci/build.sh" "$build" -DNIGHTJAR_WERROR=ON -DNIGHTJAR_STATIC=ON
+  NIGHTJAR_KERNELS=${NIGHTJAR_KERNELS:-$build/kernels} "$here/ci/fetch-kernels.sh" \
+    "${NIGHTJAR_KERNELS:-$build/kernels}" amd64 rt-amd64
+  cd "$build" && exec ctest --output-on-failure -j 1 -L vm
+elif [ "${1:-}" = "--fuzz" ]; then
   "$here/ci/install-deps.sh"
   exec "$here/bench/fuzz.sh" "${FUZZ_SECONDS:-60}" "$here/build-fuzz"
 elif [ "${1:-}" = "--sanitize" ]; then

@@ -73,6 +73,25 @@ std::string narrowed(const Selector& s, const std::string& attr, const std::stri
   return (bare ? "variant=" + s.text : s.text) + "," + attr + "=" + value;
 }
 
+// The title of one --group table: "PREEMPT_RT config" / "!PREEMPT_RT
+// config" (the netperf posts' tables) for a kernel whose runs all recorded
+// kernel.preempt_rt (harness/vm/qemu.cpp) alike, else "VALUE ATTR".
+std::string group_title(const ResultsStore& store, const Comparison& c, const std::string& attr,
+                        const std::string& value) {
+  if (attr == "kernel") {
+    std::set<std::string> rt;
+    for (const auto& side : c.sides)
+      for (const auto id : side.run_ids) {
+        const auto context = store.run_context(id);
+        auto it = context.find("kernel.preempt_rt");
+        rt.insert(it == context.end() ? "" : it->second);
+      }
+    if (rt.size() == 1 && *rt.begin() == "yes") return "PREEMPT_RT config";
+    if (rt.size() == 1 && *rt.begin() == "no") return "!PREEMPT_RT config";
+  }
+  return value + " " + attr;
+}
+
 ExitCode cmd_report(const ReportArgs& a) {
   if (a.sides.size() < 2)
     throw UsageError(
@@ -108,7 +127,7 @@ ExitCode cmd_report(const ReportArgs& a) {
       auto c =
           std::make_unique<Comparison>(compare_selectors(store, narrowed_sides, query, options));
       for (std::size_t i = 0; i < c->sides.size(); ++i) c->sides[i].name = a.sides[i];
-      groups.push_back({v + " " + a.group, c.get()});
+      groups.push_back({group_title(store, *c, a.group, v), c.get()});
       comparisons.push_back(std::move(c));
     }
   } else {

@@ -375,6 +375,18 @@ Subcommand add_run_command(CLI::App& app) {
                   "to this binary)");
   cmd->add_option("--vm-keep", a->vm.keep_dir,
                   "DIR: keep each kernel's initramfs, console and qemu logs there");
+  cmd->add_option("--vm-cgroup-options", a->vm.cgroup2_options,
+                  "OPTS: mount options of the guest's cgroup2 (--kernel; \"\" = the "
+                  "kernel's defaults); recorded as vm.cgroup2_options")
+      ->capture_default_str()
+      ->check(
+          [](const std::string& v) {
+            return v.find_first_not_of("abcdefghijklmnopqrstuvwxyz_,") == std::string::npos
+                       ? std::string()
+                       : "a comma list of cgroup2 mount options (letters and _), e.g. "
+                         "memory_recursiveprot";
+          },
+          "OPTS");
   a->until_decided =
       cmd->add_option("--until-decided", a->until_base,
                       "[BASE]: measure in interleaved rounds until every metric row is decided "
@@ -404,6 +416,19 @@ Subcommand add_run_command(CLI::App& app) {
                   "job's min_effect, else 1)");
   cmd->add_option("--vm-init", a->vm.init_override,
                   "test hook: shell text run by the guest's /init")
+      ->group("");
+  cmd->add_option_function<std::vector<std::string>>(
+         "--vm-file",
+         [a](const std::vector<std::string>& files) {
+           for (const auto& f : files) {
+             auto eq = f.find('=');
+             if (eq == std::string::npos || eq == 0 || f.size() <= eq + 1 || f[eq + 1] != '/')
+               throw UsageError("--vm-file " + f +
+                                ": write SRC=DEST with DEST an absolute path in the guest");
+             a->vm.extra_files.emplace_back(f.substr(0, eq), f.substr(eq + 1));
+           }
+         },
+         "test hook: SRC=DEST, copy SRC into the guest's initramfs at DEST")
       ->group("");
   s.cmd = cmd;
   s.run = [a] {

@@ -295,7 +295,7 @@ namespace {
 
 // The guest's /init. Output goes to the console (ttyS0), which the host keeps
 // as the console log; the "nightjar-guest:" lines mark the stages.
-std::string init_script(const std::string& override_text) {
+std::string init_script(const std::string& override_text, const std::string& cgroup2_options) {
   std::string body =
       override_text.empty()
           ? "/nightjar/nightjar guest-run --port \"$port\" --spec /nightjar/spec.json\n"
@@ -311,7 +311,7 @@ mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev 2>/dev/null || mdev -s
 mount -t tmpfs -o size=50% tmpfs /tmp
-mount -t cgroup2 cgroup2 /sys/fs/cgroup 2>/dev/null
+mount -t tmpfs -o mode=0755 tmpfs /run
 hostname nightjar-vm
 echo "nightjar-guest: init started, uptime $(cut -d' ' -f1 /proc/uptime) s, kernel $(uname -r)"
 if [ -f /nightjar/modules.order ]; then
@@ -319,6 +319,22 @@ if [ -f /nightjar/modules.order ]; then
     insmod "/nightjar/modules/$m" 2>/dev/null || echo "nightjar-guest: insmod $m failed"
   done < /nightjar/modules.order
 fi
+# Loopback for tcp_sendfile: lo up gives 127.0.0.1/8 and ::1 on a default
+# kernel; the addresses are added explicitly in case it did not.
+ip link set lo up
+ip addr add 127.0.0.1/8 dev lo 2>/dev/null
+ip -6 addr add ::1/128 dev lo 2>/dev/null
+echo "nightjar-guest: lo $(ip -o addr show dev lo | awk '{print $4}' | tr '\n' ' ')"
+# cgroup v2 with the mount options of the run (@CGOPTS@). nightjar owns this
+# guest, so here, and only here, the memory controller is enabled in the
+# root's subtree_control for the workloads' memcgs (on a host nightjar never
+# changes a cgroup it did not create: workloads/sys/cgroup.cpp).
+mount -t cgroup2 -o "@CGOPTS@" cgroup2 /sys/fs/cgroup 2>/dev/null ||
+  mount -t cgroup2 cgroup2 /sys/fs/cgroup ||
+  echo "nightjar-guest: cannot mount cgroup2"
+echo +memory > /sys/fs/cgroup/cgroup.subtree_control ||
+  echo "nightjar-guest: cannot enable +memory in /sys/fs/cgroup/cgroup.subtree_control"
+echo "nightjar-guest: cgroup2 $(grep cgroup2 /proc/mounts | cut -d' ' -f4), subtree_control: $(cat /sys/fs/cgroup/cgroup.subtree_control)"
 port=
 for p in /sys/class/virtio-ports/*; do
   [ "$(cat "$p/name" 2>/dev/null)" = "@PORT@" ] && port=/dev/${p##*/}
@@ -334,6 +350,10 @@ poweroff -f
   for (std::size_t p; (p = script.find("@PORT@")) != std::string::npos;)
     script.replace(p, 6, kPortName);
   script.replace(script.find("@BODY@"), 6, body);
+  // "" mounts with the kernel's defaults ("-o" with an empty list is refused).
+  const std::string opts = cgroup2_options.empty() ? "defaults" : cgroup2_options;
+  for (std::size_t p; (p = script.find("@CGOPTS@")) != std::string::npos;)
+    script.replace(p, 8, opts);
   return script;
 }
 
@@ -365,7 +385,7 @@ std::string stage_module(const std::string& modules_dir, const std::string& rel,
 
 void build_initramfs(const fs::path& staging, const std::string& out, const KernelImage& k,
                      const std::string& guest_binary, const std::string& busybox, const json& spec,
-                     const std::vector<std::string>& job_paths, const std::string& init_override) {
+                     const std::vector<std::string>& job_paths, const QemuOptions& q) {
   fs::create_directories(staging / "bin");
   fs::create_directories(staging / "nightjar/modules");
   fs::create_directories(staging / "boot");
@@ -380,6 +400,11 @@ void build_initramfs(const fs::path& staging, const std::string& out, const Kern
                   fs::copy_options::overwrite_existing);
   }
   spew((staging / "nightjar/spec.json").string(), spec.dump(2) + "\n");
+  for (const auto& [src, dest] : q.extra_files) {
+    const fs::path to = staging / fs::path(dest).relative_path();
+    fs::create_directories(to.parent_path());
+    fs::copy(src, to, fs::copy_options::recursive | fs::copy_options::overwrite_existing);
+  }
   if (!k.config.empty())
     fs::copy_file(k.config, staging / "boot" / ("config-" + k.release),
                   fs::copy_options::overwrite_existing);
@@ -387,7 +412,8 @@ void build_initramfs(const fs::path& staging, const std::string& out, const Kern
   for (const auto& rel : guest_modules(k.modules_dir, {"virtio_pci", "virtio_console", "zram"}))
     order += stage_module(k.modules_dir, rel, staging / "nightjar/modules") + "\n";
   if (!order.empty()) spew((staging / "nightjar/modules.order").string(), order);
-  spew((staging / "init").string(), init_script(init_override), fs::perms(0755));
+  spew((staging / "init").string(), init_script(q.init_override, q.cgroup2_options),
+       fs::perms(0755));
 
   // The archive: `cpio -o -H newc` (the format the kernel unpacks), every file
   // owned by root, names NUL-separated from a list written here.
@@ -649,7 +675,9 @@ VmSetup prepare_vm_setup(const std::vector<PlannedJob>& plan, const RunOptions& 
 // temporary directory removed afterwards.
 void make_work_dir(WorkDir& work, const QemuOptions& q, const KernelImage& k) {
   if (!q.keep_dir.empty()) {
-    work.path = fs::path(q.keep_dir) / fmt::format("{}-{}", k.release, getpid());
+    // Absolute: cpio runs inside the staging directory, and a relative
+    // --vm-keep made its list and archive paths point nowhere (exit 127).
+    work.path = fs::absolute(q.keep_dir) / fmt::format("{}-{}", k.release, getpid());
     work.keep = true;
     fs::create_directories(work.path);
     return;
@@ -761,15 +789,27 @@ struct GuestReport {
   std::string error;
 };
 
+// "yes" when the kernel is a PREEMPT_RT one: CONFIG_PREEMPT_RT=y in its
+// config-<release>, else "PREEMPT_RT" in its version string (uname -v);
+// "no" otherwise. `nightjar report --group kernel` titles its tables by it.
+std::string preempt_rt(const KernelImage& k) {
+  if (!k.config.empty())
+    return slurp(k.config).find("\nCONFIG_PREEMPT_RT=y\n") != std::string::npos ? "yes" : "no";
+  return k.version.find("PREEMPT_RT") != std::string::npos ? "yes" : "no";
+}
+
 // Facts stored with every run of one guest session.
 std::map<std::string, std::string> session_facts(const VmSetup& v, const QemuOptions& q,
-                                                 const std::string& image) {
-  return {{"vm.accel", v.accel.kvm ? "kvm" : "tcg"},
+                                                 const KernelImage& k) {
+  const std::string& image = k.path;
+  return {{"vm.accelerator", v.accel.kvm ? "kvm" : "tcg"},
+          {"kernel.preempt_rt", preempt_rt(k)},
           {"vm.kernel_image", fs::absolute(image).string()},
           {"vm.host", v.host.hostname},
           {"vm.host_cpu_model", v.host.cpu_model},
           {"vm.memory_mb", std::to_string(q.memory_mb)},
-          {"vm.cpus", std::to_string(v.cpus)}};
+          {"vm.cpus", std::to_string(v.cpus)},
+          {"vm.cgroup2_options", q.cgroup2_options}};
 }
 
 // One JSON line of the guest: hello, plan, run (imported into `store` at
@@ -895,7 +935,7 @@ bool run_one_kernel(const std::string& image, const std::vector<PlannedJob>& pla
                            image, work.path.string());
   const SessionFiles f(work.path);
   build_initramfs(work.path / "root", f.initrd, k, v.guest_binary, v.busybox, v.spec,
-                  v.host_job_paths, q.init_override);
+                  v.host_job_paths, q);
   if (k.modules_dir.empty())
     std::cerr << "nightjar: note: no modules for " << k.release
               << " (--modules DIR); virtio_console and zram must be built in, else the "
@@ -905,7 +945,7 @@ bool run_one_kernel(const std::string& image, const std::vector<PlannedJob>& pla
   std::string lines = slurp(f.results);
   if (lines.empty()) lines = slurp(f.results_serial);
   const std::string console_text = slurp(f.console), qemu_text = slurp(f.qemu_log);
-  auto facts = session_facts(v, q, image);
+  auto facts = session_facts(v, q, k);
   std::vector<std::string> warnings;
   if (!v.accel_warning.empty()) warnings.push_back(v.accel_warning);
   GuestReport g = read_guest_report(lines, v, facts, warnings, end.seconds, store, outcome);

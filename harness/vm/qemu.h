@@ -26,6 +26,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "harness/run/runner.h"
@@ -46,7 +47,15 @@ struct QemuOptions {
   /// Test hook (hidden --vm-init): shell text run by /init instead of
   /// nightjar guest-run (e.g. "exit 1" to make the guest panic).
   std::string init_override;
+  /// Test hook (hidden --vm-file SRC=DEST, repeatable): files or directories
+  /// copied into the initramfs at the absolute guest path DEST (the static
+  /// test binary and the paths it expects, tests/vm/guest-tests.sh).
+  std::vector<std::pair<std::string, std::string>> extra_files;
   std::string keep_dir;  ///< --vm-keep DIR: keep initramfs and logs there ("" = temp, removed)
+  /// --vm-cgroup-options: mount options of the guest's cgroup2 (comma list,
+  /// e.g. "memory_recursiveprot,nsdelegate"); "" = the kernel's defaults.
+  /// Stored with every run as vm.cgroup2_options.
+  std::string cgroup2_options = "memory_recursiveprot";
 };
 
 /// What nightjar reads from a kernel image before booting it.

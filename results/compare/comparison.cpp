@@ -1,5 +1,6 @@
 #include "results/compare/comparison.h"
 #include "results/model/metric.h"
+#include "results/model/text.h"
 #include "results/stats/sorting.h"
 
 #include <algorithm>
@@ -713,6 +714,55 @@ std::string format_counts(const VerdictCounts& c) {
   return s;
 }
 
+namespace {
+
+// "tcg" / "kvm" / "bare metal" for one side's accelerators, joined.
+std::string accelerator_text(const std::vector<std::string>& accels) {
+  std::vector<std::string> named;
+  for (const auto& a : accels) named.push_back(a.empty() ? "bare metal" : a);
+  return join(named, "+");
+}
+
+// The warnings of sides measured in qemu: kEmulationMark when a side ran
+// under TCG, and when the sides differ in accelerator or guest size (their
+// figures are then not comparable: docs/qemu.md).
+void add_guest_warnings(Comparison& cmp, const std::vector<LoadedSide>& sides) {
+  std::vector<std::string> emulated;
+  for (const auto& s : sides) {
+    SideGuest g;
+    g.accelerators.assign(s.accelerators.begin(), s.accelerators.end());
+    g.guest_sizes.assign(s.guest_sizes.begin(), s.guest_sizes.end());
+    g.emulated = s.accelerators.count("tcg") > 0;
+    if (g.emulated) emulated.push_back(s.selector.text);
+    cmp.guests.push_back(std::move(g));
+  }
+  if (emulated.size() == sides.size())
+    cmp.warnings.push_back(std::string(kEmulationMark) +
+                           " (qemu TCG, no KVM): the figures are not those of hardware");
+  else if (!emulated.empty())
+    cmp.warnings.push_back(fmt::format(
+        "{}: {} ran under qemu TCG (software emulation); the figures are not those of hardware",
+        kEmulationMark, join(emulated, ", ")));
+  const SideGuest& base = cmp.guests[0];
+  for (std::size_t i = 1; i < cmp.guests.size(); ++i) {
+    const SideGuest& s = cmp.guests[i];
+    if (s.accelerators != base.accelerators)
+      cmp.warnings.push_back(
+          fmt::format("the sides ran under different accelerators ({}: {}, {}: {}): the difference "
+                      "measures the accelerator, not the change",
+                      cmp.sides[0].name, accelerator_text(base.accelerators), cmp.sides[i].name,
+                      accelerator_text(s.accelerators)));
+    else if (s.guest_sizes != base.guest_sizes)
+      cmp.warnings.push_back(fmt::format(
+          "the sides ran in different guest sizes ({}: {}, {}: {}): compare with the same "
+          "--vm-cpus and --vm-memory",
+          cmp.sides[0].name, join(base.guest_sizes, "; "), cmp.sides[i].name,
+          join(s.guest_sizes, "; ")));
+  }
+}
+
+}  // namespace
+
 Comparison build_comparison(const std::vector<LoadedSide>& sides, const MetricCatalog& catalog,
                             const stats::SignificanceOptions& options, bool include_invalid,
                             const CalibrationLookup& calibration, const MinEffects& min_effects) {
@@ -736,6 +786,7 @@ Comparison build_comparison(const std::vector<LoadedSide>& sides, const MetricCa
   fill_and_decide(cmp, src, metric_rows, sides, calibration, min_effects);
   make_labels_unique(cmp.rows, label);
   cmp.verdict = verdict_line(cmp, sides);
+  add_guest_warnings(cmp, sides);
 
   if (include_invalid)
     cmp.notes.push_back(

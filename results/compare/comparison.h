@@ -43,6 +43,15 @@ struct ComparisonSide {
   std::vector<ExcludedRun> excluded;                              ///< matching runs without samples
 };
 
+/// Where one side's runs were measured: qemu's accelerator and guest size.
+struct SideGuest {
+  /// LoadedSide::accelerators and guest_sizes ("" = not in qemu), sorted.
+  std::vector<std::string> accelerators, guest_sizes;
+  /// Some of the side's runs were measured under qemu TCG: renderers show
+  /// kEmulationMark with its figures.
+  bool emulated = false;
+};
+
 /// One side's figures of one row.
 struct SideFigures {
   int runs = 0;          ///< runs pooled (0 when the cell has no such metric on this side)
@@ -111,6 +120,7 @@ struct VerdictCounts {
 /// The whole comparison.
 struct Comparison {
   std::vector<ComparisonSide> sides;  ///< [0] = BASE
+  std::vector<SideGuest> guests;      ///< [i] = sides[i]
   stats::SignificanceOptions options;
   /// Metric rows (cells in the order they were first run, metrics in declared
   /// order within a job), then monitor rows (grouped by name prefix).
@@ -128,8 +138,10 @@ struct Comparison {
   /// (SideQuery::include_invalid), for inspection.
   bool include_invalid = false;
   /// Warnings every layout shows next to the verdict (kOneRunWarning when a
-  /// metric row has one run on a side and no calibration): each layout
-  /// prints them on the line after the verdict line, as "warning: ...".
+  /// metric row has one run on a side and no calibration; kEmulationMark
+  /// when a side ran under TCG; sides under different accelerators or guest
+  /// sizes): each layout prints them on the line after the verdict line, as
+  /// "warning: ...".
   std::vector<std::string> warnings;
   /// Metric rows tested with a calibrated between-run variance, and the
   /// note saying so (also in `notes`).

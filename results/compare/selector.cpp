@@ -223,6 +223,18 @@ std::string describe_stored_runs(const ResultsStore& store) {
   return out;
 }
 
+std::string run_accelerator(const std::map<std::string, std::string>& context) {
+  for (const char* key : {"vm.accelerator", "vm.accel"})
+    if (auto it = context.find(key); it != context.end()) return it->second;
+  return "";
+}
+
+std::string run_guest_size(const std::map<std::string, std::string>& context) {
+  auto cpus = context.find("vm.cpus"), memory = context.find("vm.memory_mb");
+  if (cpus == context.end() || memory == context.end()) return "";
+  return fmt::format("{} CPUs, {} MiB", cpus->second, memory->second);
+}
+
 LoadedSide load_side(const ResultsStore& store, const Selector& selector, const SideQuery& query,
                      const std::string& role) {
   StoredSide read = store.side_samples(side_filter(selector, query));
@@ -238,6 +250,11 @@ LoadedSide load_side(const ResultsStore& store, const Selector& selector, const 
   side.builds = std::move(read.builds);
   side.kernels = std::move(read.kernels);
   side.testboxes = std::move(read.testboxes);
+  for (const auto id : side.run_ids) {
+    const auto context = store.run_context(id);
+    side.accelerators.insert(run_accelerator(context));
+    side.guest_sizes.insert(run_guest_size(context));
+  }
   pool_cells(read.cells, {query.ignore_params.begin(), query.ignore_params.end()}, side);
   return side;
 }

@@ -112,8 +112,25 @@ struct LoadedSide {
   /// store's record (results/store/side_query.h).
   std::vector<ExcludedRun> excluded;
   std::set<std::string> variants, builds, kernels, testboxes;  ///< of run_ids
+  /// Of run_ids, by run_accelerator() and run_guest_size(): "tcg", "kvm" or
+  /// "" (not in qemu); "2 CPUs, 1024 MiB" or "" (not in qemu).
+  std::set<std::string> accelerators, guest_sizes;
   std::map<CellKey, CellSamples> cells;
 };
+
+/// The mark every renderer shows for figures measured under qemu's TCG
+/// (software emulation): in legends, warnings and plot titles.
+inline constexpr const char* kEmulationMark = "TCG: measures emulation";
+
+/// The accelerator a run was measured under, from its context: the run fact
+/// vm.accelerator that `nightjar run --kernel` stores (harness/vm/qemu.cpp;
+/// vm.accel in databases written before it), "tcg" or "kvm"; "" for a run
+/// not in a qemu guest. The one place that reads it: renderers ask this.
+std::string run_accelerator(const std::map<std::string, std::string>& context);
+
+/// The guest size of a run from its context (vm.cpus, vm.memory_mb):
+/// "2 CPUs, 1024 MiB"; "" for a run not in a qemu guest.
+std::string run_guest_size(const std::map<std::string, std::string>& context);
 
 /// Loads the samples and monitor deltas of every run matching `selector` and
 /// `query`. `role` ("BASE", "NEW") names the side in errors. Throws

@@ -672,5 +672,44 @@ TEST(RenderLkp, AveragesFollowLkpFormatting) {
       << out;
 }
 
+TEST(Comparison, RunsInQemuGuestsCarryTheEmulationMarkAndDifferingSidesAreWarned) {
+  EXPECT_EQ(run_accelerator({{"vm.accelerator", "tcg"}}), "tcg");
+  EXPECT_EQ(run_accelerator({{"vm.accel", "kvm"}}), "kvm");  // databases before vm.accelerator
+  EXPECT_EQ(run_accelerator({{"cgroup.version", "v2"}}), "");
+  EXPECT_EQ(run_guest_size({{"vm.cpus", "2"}, {"vm.memory_mb", "1024"}}), "2 CPUs, 1024 MiB");
+  LoadedSide a = side("a", {{"j", {{"clients", "1"}}, {{"throughput", kBase}}, {}, 1, 1}});
+  LoadedSide b = side("b", {{"j", {{"clients", "1"}}, {{"throughput", kBase}}, {}, 1, 2}});
+  a.accelerators = {"tcg"};
+  b.accelerators = {"tcg"};
+  a.guest_sizes = b.guest_sizes = {"2 CPUs, 1024 MiB"};
+  Comparison same = build_comparison({a, b}, kCatalog, {});
+  ASSERT_FALSE(same.warnings.empty());
+  EXPECT_TRUE(same.guests.at(0).emulated && same.guests.at(1).emulated);
+  EXPECT_EQ(std::count_if(same.warnings.begin(), same.warnings.end(),
+                          [](const std::string& w) { return w.rfind(kEmulationMark, 0) == 0; }),
+            1);
+  for (const auto& w : same.warnings) EXPECT_EQ(w.find("different"), std::string::npos) << w;
+
+  b.accelerators = {"kvm"};
+  Comparison accel = build_comparison({a, b}, kCatalog, {});
+  EXPECT_TRUE(std::any_of(accel.warnings.begin(), accel.warnings.end(), [](const std::string& w) {
+    return w.find("different accelerators (a: tcg, b: kvm)") != std::string::npos;
+  }));
+  b.accelerators = {"tcg"};
+  b.guest_sizes = {"2 CPUs, 2048 MiB"};
+  Comparison size = build_comparison({a, b}, kCatalog, {});
+  EXPECT_TRUE(std::any_of(size.warnings.begin(), size.warnings.end(), [](const std::string& w) {
+    return w.find("different guest sizes") != std::string::npos;
+  }));
+  // Bare-metal sides: no mark, no warning about guests.
+  a.accelerators = b.accelerators = {""};
+  a.guest_sizes = b.guest_sizes = {""};
+  Comparison metal = build_comparison({a, b}, kCatalog, {});
+  for (const auto& w : metal.warnings) {
+    EXPECT_EQ(w.find(kEmulationMark), std::string::npos) << w;
+    EXPECT_EQ(w.find("different"), std::string::npos) << w;
+  }
+}
+
 }  // namespace
 }  // namespace nightjar

@@ -14,6 +14,8 @@
 #include <cctype>
 #include <cerrno>
 #include <chrono>
+#include <climits>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -445,6 +447,53 @@ std::string find_mkswap() {
   return find_program("mkswap", program_search_path() + ":/usr/sbin:/sbin:/usr/bin:/bin");
 }
 
+namespace {
+
+// Writes a version-1 swap header on `device` as util-linux mkswap does
+// (union swap_header, include/linux/swap.h: bootbits[1024], version = 1,
+// last_page, nr_badpages = 0, sws_uuid[16], sws_volume[16]; "SWAPSPACE2"
+// in the last 10 bytes of the first page). Used where the only mkswap is
+// busybox's, which cannot set the UUID (-U) the sweep identifies the area by:
+// the qemu guest (harness/vm/qemu.cpp). Throws EnvironmentError.
+void write_swap_header(const std::string& device, const std::string& uuid,
+                       const std::string& label) {
+  const int fd = ::open(device.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) throw EnvironmentError("cannot open " + device + ": " + errno_text(errno));
+  const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  const off_t size = ::lseek(fd, 0, SEEK_END);
+  if (size < static_cast<off_t>(10 * page)) {
+    ::close(fd);
+    throw EnvironmentError("cannot make swap on " + device + ": smaller than 10 pages");
+  }
+  std::string buf(page, '\0');
+  auto put_u32 = [&buf](std::size_t at, std::uint32_t v) { std::memcpy(&buf[at], &v, 4); };
+  put_u32(1024, 1);
+  put_u32(1028, static_cast<std::uint32_t>(static_cast<std::size_t>(size) / page - 1));
+  std::string hex;
+  for (char c : uuid)
+    if (std::isxdigit(static_cast<unsigned char>(c))) hex += c;
+  for (std::size_t i = 0; i < 16 && 2 * i + 1 < hex.size(); ++i)
+    buf[1036 + i] = static_cast<char>(std::stoi(hex.substr(2 * i, 2), nullptr, 16));
+  label.copy(&buf[1052], std::min<std::size_t>(label.size(), 16));
+  buf.replace(page - 10, 10, "SWAPSPACE2");
+  const ssize_t n = ::pwrite(fd, buf.data(), page, 0);
+  const int err = errno;
+  const bool synced = ::fsync(fd) == 0;
+  ::close(fd);
+  if (n != static_cast<ssize_t>(page) || !synced)
+    throw EnvironmentError("writing the swap header of " + device + " failed: " + errno_text(err));
+}
+
+// True when `program` is busybox (a link to it, or it itself).
+bool is_busybox(const std::string& program) {
+  char real[PATH_MAX];
+  if (!::realpath(program.c_str(), real)) return false;
+  const std::string r = real;
+  return r.size() >= 7 && r.compare(r.size() - 7, 7, "busybox") == 0;
+}
+
+}  // namespace
+
 SwapArea::SwapArea(const std::string& device, int priority, const std::string& label)
     : device_(device), priority_(priority) {
   const std::string mkswap = find_mkswap();
@@ -459,17 +508,21 @@ SwapArea::SwapArea(const std::string& device, int priority, const std::string& l
       if (!area.active_) Journal::process().done(std::exchange(area.journal_, 0));
     }
   } unrecord{*this};
-  CommandSpec spec;
-  spec.argv = {mkswap, "-L", label.substr(0, 16), device};
-  if (!uuid.empty()) spec.argv.insert(spec.argv.begin() + 3, {"-U", uuid});
-  spec.stdout_path = "/dev/null";
-  spec.capture_limit = 8192;
-  spec.interrupted = [] { return false; };  // a swap header takes an instant: let it finish
-  const CommandResult r = run_command(spec);
-  if (!r.ok()) {
-    const std::string why = r.started ? describe_exit(r.wait_status) : r.error;
-    throw EnvironmentError("mkswap " + device + " failed (" + why +
-                           "): " + std::string(trim(r.err)));
+  if (is_busybox(mkswap)) {
+    write_swap_header(device, uuid, label.substr(0, 16));
+  } else {
+    CommandSpec spec;
+    spec.argv = {mkswap, "-L", label.substr(0, 16), device};
+    if (!uuid.empty()) spec.argv.insert(spec.argv.begin() + 3, {"-U", uuid});
+    spec.stdout_path = "/dev/null";
+    spec.capture_limit = 8192;
+    spec.interrupted = [] { return false; };  // a swap header takes an instant: let it finish
+    const CommandResult r = run_command(spec);
+    if (!r.ok()) {
+      const std::string why = r.started ? describe_exit(r.wait_status) : r.error;
+      throw EnvironmentError("mkswap " + device + " failed (" + why +
+                             "): " + std::string(trim(r.err)));
+    }
   }
   const int p = std::clamp(priority, 0, kMaxSwapPriority);
   const int flags = SWAP_FLAG_PREFER | ((p << SWAP_FLAG_PRIO_SHIFT) & SWAP_FLAG_PRIO_MASK);

@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# The needs-root tests inside a cgroup v2 qemu guest, as ctest runs them
+# (tests/CMakeLists.txt, label vm; docs/qemu.md "In CI").
+#
+#   guest-tests.sh boot DIR NIGHTJAR NIGHTJAR_STATIC TESTS_STATIC SOURCE_DIR KERNELS
+#     The fixture test guest:boot: boots the generic Debian kernel
+#     ($NIGHTJAR_KERNELS/amd64, else KERNELS/amd64, as ci/fetch-kernels.sh
+#     leaves it) with `nightjar run --kernel` and runs the static test binary
+#     TESTS_STATIC in it, with nightjar-static at NIGHTJAR's path and
+#     SOURCE_DIR/jobs at its path (where the tests look for them). gtest's JSON
+#     report comes back over the results port into DIR/results.json; the
+#     console log stays in DIR/keep. Exit 77 (skip) with DIR/skip holding the
+#     reason when there is no kernel or qemu.
+#   guest-tests.sh result DIR TESTS_STATIC ARGS...
+#     The CROSSCOMPILING_EMULATOR of TESTS_STATIC: --gtest_list_tests runs on
+#     the host; --gtest_filter=Suite.Name reads that test's result from
+#     DIR/results.json: passed 0, skipped 77, failed 1 (with its messages).
+set -uo pipefail
+mode=$1 dir=$2
+shift 2
+
+if [ "$mode" = result ]; then
+  binary=$1
+  shift
+  filter=
+  for a in "$@"; do
+    case $a in
+      --gtest_list_tests) exec "$binary" "$@" ;;
+      --gtest_filter=*) filter=${a#--gtest_filter=} ;;
+    esac
+  done
+  known=$(grep -v '^#' "$(dirname "$0")/guest-known.txt" | awk -F'\t' -v t="$filter" '$1 == t {print $2}')
+  if [ -n "$known" ]; then
+    echo "$filter is left out of the guest run (tests/vm/guest-known.txt): $known"
+    exit 77
+  fi
+  if [ -f "$dir/skip" ]; then
+    echo "guest tests skipped: $(cat "$dir/skip")"
+    exit 77
+  fi
+  if [ ! -s "$dir/results.json" ]; then
+    echo "no guest results in $dir/results.json: guest:boot failed (see its output and $dir/keep)"
+    exit 1
+  fi
+  suite=${filter%%.*} name=${filter#*.}
+  entry=$(jq -c --arg s "$suite" --arg n "$name" \
+    '.testsuites[] | select(.name == $s) | .testsuite[] | select(.name == $n)' "$dir/results.json")
+  if [ -z "$entry" ]; then
+    echo "$filter did not run in the guest (not in $dir/results.json: did the suite crash?)"
+    exit 1
+  fi
+  echo "$filter in the guest ($(jq -r '.kernel // ""' "$dir/meta.json" 2>/dev/null)):"
+  echo "$entry" | jq -r '.failures[]?.failure // empty'
+  echo "$entry" | jq -r '"result \(.result), status \(.status), time \(.time)"'
+  case $(echo "$entry" | jq -r '.result') in
+    SKIPPED) exit 77 ;;
+  esac
+  if [ "$(echo "$entry" | jq '.failures | length // 0')" != 0 ]; then exit 1; fi
+  exit 0
+fi
+
+[ "$mode" = boot ] || {
+  echo "usage: guest-tests.sh boot|result DIR ..." >&2
+  exit 2
+}
+nightjar=$1 nightjar_static=$2 tests=$3 source=$4 kernels=${NIGHTJAR_KERNELS:-$5}
+rm -rf "$dir" && mkdir -p "$dir/keep"
+image=$(ls "$kernels"/amd64/boot/vmlinuz-* 2>/dev/null | head -n1)
+if [ -z "$image" ]; then
+  echo "no Debian kernel in $kernels/amd64 (ci/fetch-kernels.sh $kernels amd64, or set NIGHTJAR_KERNELS)" |
+    tee "$dir/skip"
+  exit 77
+fi
+if ! command -v qemu-system-x86_64 >/dev/null || ! command -v jq >/dev/null; then
+  echo "qemu-system-x86_64 or jq is not installed (ci/fetch-kernels.sh, ci/install-deps.sh)" |
+    tee "$dir/skip"
+  exit 77
+fi
+# The guest's /init runs this instead of `nightjar guest-run`; $port is the
+# results port it found.
+excluded=$(grep -v '^#' "$(dirname "$0")/guest-known.txt" | cut -f1 | paste -sd:)
+init="cd /tmp
+/nightjar/root-tests --gtest_color=no --gtest_filter=-$excluded \\
+  --gtest_output=json:/tmp/root-tests.json >/dev/console 2>&1"
+init+='
+echo "nightjar-guest: root tests exited $?"
+cat /tmp/root-tests.json > "$port"'
+start=$(date +%s)
+"$nightjar" run "$source/jobs/pft-quick.yaml" --db "$dir/boot.db" --kernel "$image" \
+  --vm-memory 2048 --vm-timeout 1200 --vm-keep "$dir/keep" --guest-binary "$nightjar_static" \
+  --vm-file "$nightjar_static=$nightjar" --vm-file "$tests=/nightjar/root-tests" \
+  --vm-file "$source/jobs=$source/jobs" --vm-init "$init" >"$dir/run.out" 2>"$dir/run.err"
+# The run itself "fails" (the override never sends the job's runs): the
+# report is what counts.
+cat "$dir"/keep/*/results.jsonl >"$dir/results.json" 2>/dev/null
+printf '{"kernel": "%s", "seconds": %d}\n' "${image##*/vmlinuz-}" $(($(date +%s) - start)) >"$dir/meta.json"
+grep -ah 'nightjar-guest:\|^\[ *\(OK\|FAILED\|SKIPPED\|PASSED\) *\]' "$dir"/keep/*/console.log
+echo "guest:boot: $(($(date +%s) - start)) s under $(grep -o 'booting qemu ([A-Z]*' "$dir/run.err" | cut -d'(' -f2)"
+if ! jq -e '.testsuites' "$dir/results.json" >/dev/null 2>&1; then
+  echo "no gtest report from the guest; console tail:"
+  tail -n 30 "$dir"/keep/*/console.log
+  rm -f "$dir/results.json"
+  exit 1
+fi
+exit 0
