@@ -1,20 +1,20 @@
 #!/usr/bin/env bash
 # README command (2): install what is missing, build, and run the whole ctest
 # suite. Tests that need root or a kernel feature skip (77) with the reason.
-#   ci/test.sh              normal build in build/, every test
+#   ci/test.sh              normal build in build/ with -DNIGHTJAR_STATIC=ON
+#                           (nightjar-static and the static needs-root test
+#                           binary for the guests: links of the same objects),
+#                           the Debian generic and PREEMPT_RT kernels fetched
+#                           into build/kernels (ci/fetch-kernels.sh: apt-get
+#                           download, cached there), every test: the vm label
+#                           boots them under qemu, the needs-root tests among
+#                           them inside a cgroup v2 guest (docs/qemu.md "In CI")
 #   ci/test.sh --sanitize   AddressSanitizer + UBSan build in build-asan/,
 #                           every test except those labelled slow
 #   ci/test.sh --fuzz       the libFuzzer targets (clang++, build-fuzz/): each
 #                           job, csv and gbench target 60 s on its seed corpus
 #                           (bench/fuzz.sh; docs/input.md "Fuzzing")
-#   ci/test.sh --vm         the qemu tests (label vm) in build/: fetches the
-#                           Debian generic and PREEMPT_RT kernels into
-#                           build/kernels (apt-get download, cached there),
-#                           builds with -DNIGHTJAR_STATIC=ON (nightjar-static
-#                           and the static needs-root test binary: links of
-#                           the same objects) and runs `ctest -L vm`: the
-#                           kernel-axis tests and the needs-root tests inside
-#                           a cgroup v2 guest (docs/qemu.md "In CI")
+#   ci/test.sh --vm         the same build, only the qemu tests (label vm)
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 if [ "${1:-}" = "--vm" ]; then
@@ -35,7 +35,8 @@ elif [ "${1:-}" = "--sanitize" ]; then
   cd "$build" && ctest --output-on-failure -j 2 --label-exclude slow
 else
   build=$here/build
-  "$here/ci/build.sh" "$build" -DNIGHTJAR_WERROR=ON
+  "$here/ci/build.sh" "$build" -DNIGHTJAR_WERROR=ON -DNIGHTJAR_STATIC=ON
   "$here/ci/install-browser.sh"  # the `browser` label (docs/publish.md)
+  "$here/ci/fetch-kernels.sh" "${NIGHTJAR_KERNELS:-$build/kernels}" amd64 rt-amd64
   cd "$build" && ctest --output-on-failure -j 2
 fi
