@@ -26,8 +26,9 @@ void write_tar_gz(const std::string& path, const std::vector<ArchiveMember>& mem
                   std::int64_t mtime);
 
 /// True when `path` names a gzip file: its name ends in .tar.gz or .tgz, or
-/// its first two bytes are the gzip magic 1f 8b (RFC 1952). False for "-"
-/// and for a file that cannot be read (the caller's open reports that).
+/// it is a regular file whose first two bytes are the gzip magic 1f 8b (RFC
+/// 1952). False for "-", for FIFOs and devices (never read here) and for a
+/// file that cannot be read (the caller's open reports those).
 bool looks_like_tar_gz(const std::string& path);
 
 /// The bytes of member `name` of the gzip'd tar archive `path`, at most
