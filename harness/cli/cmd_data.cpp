@@ -12,10 +12,12 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include "harness/cli/commands.h"
 #include "harness/job/job.h"
 #include "results/compare/selector.h"
+#include "results/io/bundle.h"
 #include "results/io/csv.h"
 #include "results/io/gbench.h"
 #include "results/io/input_file.h"
@@ -131,6 +133,8 @@ std::string describe_ids(const std::vector<std::int64_t>& ids) {
   return fmt::format(" (ids {}...{})", lo, hi);
 }
 
+ExitCode store_csv(const ImportArgs& a, const SamplesCsv& csv);
+
 ExitCode import_csv(const ImportArgs& a) {
   std::vector<std::string> gbench_only;
   if (!a.variant.empty()) gbench_only.push_back("--variant");
@@ -147,6 +151,13 @@ ExitCode import_csv(const ImportArgs& a) {
         "build and kernel in its rows",
         flags));
   }
+  if (looks_like_tar_gz(a.file)) {
+    // A bundle (`nightjar bundle`): its samples.csv, read into memory (capped
+    // as a CSV file is), then imported as any tidy CSV file.
+    const std::string source = a.file + ":samples.csv";
+    std::istringstream in(read_tar_gz_member(a.file, "samples.csv", kMaxCsvImportBytes));
+    return store_csv(a, parse_samples_csv(in, source, workload_catalog(), probe_machine_facts()));
+  }
   InputFile input = open_import(a.file, false);
   const std::string& source = input.source();
   const std::string_view head = input.head();
@@ -157,8 +168,13 @@ ExitCode import_csv(const ImportArgs& a) {
         "--variant NAME",
         source));
   // Streamed: every row checked before the database is opened.
-  SamplesCsv csv =
-      parse_samples_csv(input.stream(), source, workload_catalog(), probe_machine_facts());
+  return store_csv(
+      a, parse_samples_csv(input.stream(), source, workload_catalog(), probe_machine_facts()));
+}
+
+// Stores a parsed CSV file (or a bundle's samples.csv) and says what it added.
+ExitCode store_csv(const ImportArgs& a, const SamplesCsv& csv) {
+  const std::string& source = csv.source;
   ResultsStore store = open_store(a.db);
   CsvImportResult r = import_samples_csv(store, csv, workload_catalog(), probe_machine_facts());
   for (const auto& note : r.notes) std::cerr << "nightjar: " << note << "\n";
@@ -258,7 +274,8 @@ Subcommand add_import_command(CLI::App& app) {
   s.cmd
       ->add_option("file", a->file,
                    "FILE.csv or FILE.json to import (a regular file of at most 1 GiB of CSV or 64 "
-                   "MiB of JSON; docs/input.md), or - for stdin")
+                   "MiB of JSON; docs/input.md), FILE.tar.gz written by `nightjar bundle` (its "
+                   "samples.csv), or - for stdin")
       ->required();
   s.cmd
       ->add_option("--format", a->format,

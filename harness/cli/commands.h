@@ -68,6 +68,9 @@ Subcommand add_plot_command(CLI::App& app);
 /// `nightjar publish`: a static HTML site of the nightly history
 /// (harness/cli/cmd_publish.cpp, docs/publish.md).
 Subcommand add_publish_command(CLI::App& app);
+/// `nightjar bundle`: a reproducer .tar.gz of a comparison
+/// (harness/cli/cmd_bundle.cpp, docs/publish.md "Bundles").
+Subcommand add_bundle_command(CLI::App& app);
 
 /// Opens for writing (ResultsStore::Access::read_write: created if needed,
 /// migrated, WAL) the results database named by --db (or the default path,

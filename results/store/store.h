@@ -187,6 +187,11 @@ class ResultsStore {
   /// Run `run_id` with everything stored for it, or nullopt when there is no
   /// such run (what a qemu guest sends to the host: harness/vm/qemu.cpp).
   std::optional<RunRecord> run_record(std::int64_t run_id) const;
+  /// The kernel and testbox rows run `run_id` refers to (run_machine.cpp;
+  /// `nightjar bundle`); each nullopt when the run has none (or no such
+  /// run). config_source is not stored and stays "".
+  std::pair<std::optional<KernelIdentity>, std::optional<Testbox>> run_machine(
+      std::int64_t run_id) const;
 
   // -------------------------------------------------------------------------
   // Sides of compare/check/plot (side_queries.cpp)

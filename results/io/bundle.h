@@ -1,0 +1,41 @@
+// Reproducer bundles: the gzip'd tar archive `nightjar bundle` writes and
+// `nightjar import FILE.tar.gz` reads (docs/publish.md "Bundles"). This file
+// is the archive layer only (libarchive: ustar members, gzip filter); what
+// goes into a bundle is harness/cli/cmd_bundle.cpp's business.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace nightjar {
+
+/// One file of an archive: its path inside the archive ("README.txt",
+/// "jobs/fake.yaml") and its bytes.
+struct ArchiveMember {
+  std::string name;
+  std::string data;
+};
+
+/// Writes `members`, in order, as a gzip'd ustar archive to `path` (mode
+/// 0644 files, modification time `mtime`, seconds since the epoch). Written
+/// as PATH.tmpPID and renamed, so a failure leaves no half archive. Throws
+/// EnvironmentError naming `path` and libarchive's message when the file
+/// cannot be created or written.
+void write_tar_gz(const std::string& path, const std::vector<ArchiveMember>& members,
+                  std::int64_t mtime);
+
+/// True when `path` names a gzip file: its name ends in .tar.gz or .tgz, or
+/// it is a regular file whose first two bytes are the gzip magic 1f 8b (RFC
+/// 1952). False for "-", for FIFOs and devices (never read here) and for a
+/// file that cannot be read (the caller's open reports those).
+bool looks_like_tar_gz(const std::string& path);
+
+/// The bytes of member `name` of the gzip'd tar archive `path`, at most
+/// `max_bytes`. Throws UsageError naming `path` and the fix when the file is
+/// not a gzip'd tar archive, is truncated or damaged (libarchive's message),
+/// holds no member `name`, or the member is larger than `max_bytes`.
+std::string read_tar_gz_member(const std::string& path, const std::string& name,
+                               std::uintmax_t max_bytes);
+
+}  // namespace nightjar
