@@ -29,9 +29,8 @@ inline const char* const kUnicodeArg = "ünïcødé→";
 
 /// "night01", "night02", ...
 inline std::string night_label(int i) {
-  char buf[16];
-  std::snprintf(buf, sizeof buf, "night%02d", i);
-  return buf;
+  std::string n = std::to_string(i);
+  return "night" + std::string(n.size() < 2 ? 2 - n.size() : 0, '0') + n;
 }
 
 /// The history in a temporary directory: `db` is the database.
