@@ -327,6 +327,51 @@ bool any_row(const SQLite::Database& db, const char* sql) {
   return q.executeStep() && q.getColumn(0).getInt64() != 0;
 }
 
+// 5. The distinct sets of the `keys` facts of the used runs
+// (StoredSide::fact_sets). One EXISTS through run_context_by_fact first:
+// most databases hold no vm.* fact, and then nothing more is read. Else one
+// range scan of run_context's primary key per range of consecutive run ids
+// ("+key" keeps SQLite from picking run_context_by_fact, which would read
+// every run's facts of those keys once per range).
+void read_fact_sets(const SQLite::Database& db, const std::vector<std::string>& keys,
+                    StoredSide& side) {
+  if (keys.empty()) return;
+  std::string in;
+  for (std::size_t i = 0; i < keys.size(); ++i) in += (i ? ",?" : "?") + std::to_string(i + 3);
+  {
+    SQLite::Statement any(db, "SELECT EXISTS(SELECT 1 FROM run_context WHERE key IN (" + in + "))");
+    for (std::size_t i = 0; i < keys.size(); ++i) any.bind(static_cast<int>(i + 3), keys[i]);
+    if (!any.executeStep() || any.getColumn(0).getInt64() == 0) {
+      side.fact_sets.emplace();  // every run: none of the keys
+      return;
+    }
+  }
+  RowScan q(db,
+            "SELECT run_id, key, value FROM run_context WHERE run_id BETWEEN ?1 AND ?2 AND "
+            "+key IN (" +
+                in + ") ORDER BY run_id");
+  std::map<std::string, std::string> facts;      // of the run being read
+  auto next_run = side.run_ids.begin();          // runs before it are done
+  auto finish_through = [&](std::int64_t run) {  // the runs up to `run` are read
+    for (; next_run != side.run_ids.end() && *next_run <= run; ++next_run) {
+      side.fact_sets.insert(facts);
+      facts.clear();
+    }
+  };
+  for_each_range(side.run_ids, [&](std::int64_t lo, std::int64_t hi) {
+    q.reset();
+    q.bind(1, lo);
+    q.bind(2, hi);
+    for (std::size_t i = 0; i < keys.size(); ++i) q.bind(static_cast<int>(i + 3), keys[i]);
+    while (q.step()) {
+      const std::int64_t run = q.int64(0);
+      finish_through(run - 1);
+      facts.emplace(q.text(1), q.text(2));
+    }
+    finish_through(hi);
+  });
+}
+
 }  // namespace
 
 StoredSide ResultsStore::side_samples(const SideFilter& filter) const {
@@ -348,6 +393,7 @@ StoredSide ResultsStore::side_samples(const SideFilter& filter) const {
     read_values(db, "monitor", "name", r, {false, filter.include_invalid, &skip}, monitor_names,
                 r.monitors, side);
   }
+  read_fact_sets(db, filter.fact_keys, side);
   file_values(metric_names, r.metrics, side.cells, &StoredCell::metrics);
   file_values(monitor_names, r.monitors, side.cells, &StoredCell::monitors);
   for (std::size_t c = 0; c < side.cells.size(); ++c)
