@@ -140,6 +140,13 @@ ALTER TABLE sample ADD COLUMN invalid TEXT;
     R"sql(
 CREATE INDEX run_context_by_fact ON run_context(key, value);
 )sql",
+    // 5 -> 6: the invalid samples, indexed (a partial index: only they have an
+    // entry), so that a side's scan of up to a million samples need not read
+    // the invalid column of every row to find the few invalid ones
+    // (results/store/side_queries.cpp; issue 19).
+    R"sql(
+CREATE INDEX sample_invalid ON sample(run_id) WHERE invalid IS NOT NULL;
+)sql",
 };
 static_assert(std::size(kMigrations) == ResultsStore::kSchemaVersion);
 

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <exception>
+#include <memory>
 #include <optional>
 #include <set>
 #include <stdexcept>
@@ -387,29 +388,68 @@ void set_invalid_iterations(const SQLite::Database& db, StoredSide& side) {
     }
 }
 
+bool any_row(const SQLite::Database& db, const char* sql) {
+  SQLite::Statement q(db, sql);
+  return q.executeStep() && q.getColumn(0).getInt64() != 0;
+}
+
+// Which of the used runs (r.run_cells) hold invalid samples: through the
+// partial index sample_invalid (schema version 6), one seek per range of
+// consecutive run ids. Without the index (a version 4 or 5 file read by a
+// read-only command) every run is taken to hold some: its samples are then
+// all read with their invalid column, as before the index.
+std::vector<char> runs_with_invalid(const SQLite::Database& db, const Reading& r) {
+  const auto& runs = r.run_cells;
+  if (!any_row(db,
+               "SELECT EXISTS(SELECT 1 FROM sqlite_master WHERE type='index' AND "
+               "name='sample_invalid')"))
+    return std::vector<char>(runs.size(), 1);
+  std::vector<char> flagged(runs.size(), 0);
+  RowScan q(db,
+            "SELECT DISTINCT run_id FROM sample WHERE run_id BETWEEN ?1 AND ?2 AND invalid IS "
+            "NOT NULL ORDER BY run_id");
+  for (std::size_t first = 0, last = 0; first < runs.size(); first = last + 1) {
+    last = first;
+    while (last + 1 < runs.size() && runs[last + 1].first == runs[last].first + 1) ++last;
+    q.reset();
+    q.bind(1, runs[first].first);
+    q.bind(2, runs[last].first);
+    while (q.step()) flagged[first + static_cast<std::size_t>(q.int64(0) - runs[first].first)] = 1;
+  }
+  return flagged;
+}
+
 // 4. The (run_id, name, value) rows of `table` (sample or monitor) of the used
 // runs, appended to their cell's values in run order; invalid ones as `rule`
 // says. Runs are read as ranges of consecutive ids, one primary-key range scan
 // each, through `sink`: no join with the run table, which read_runs already
-// read.
+// read. Of the sample table, only the runs holding invalid samples
+// (runs_with_invalid) are read with the invalid column: reading it for every
+// row was a seventh of a 1M-sample compare (issue 19).
 void read_values(const SQLite::Database& db, RowSink& sink, const char* table,
                  const char* name_column, const Reading& r, const ValidityRule& rule,
                  Interned& names, std::vector<std::vector<std::vector<double>>>& by_cell,
                  StoredSide& side,
                  std::vector<std::vector<std::vector<std::size_t>>>* run_sizes = nullptr) {
   const bool skip = rule.skip && !rule.skip->empty() && !rule.include_invalid;
-  // Only the columns used: the reason only of samples, the iteration only
-  // when iterations are skipped. Arguments: run_id, name, value[, invalid][,
-  // iteration].
-  const int iteration_arg = rule.samples ? 4 : 3;
-  RowScan q(db, std::string("SELECT nightjar_rows(run_id, ") + name_column + ", value" +
-                    (rule.samples ? ", invalid" : "") + (skip ? ", iteration" : "") + ") FROM " +
-                    table + " WHERE run_id BETWEEN ?1 AND ?2");
+  // Only the columns used: the reason only of samples of runs holding
+  // invalid ones, the iteration only when iterations are skipped (monitors).
+  // Arguments: run_id, name, value[, invalid | iteration].
+  auto scan = [&](bool with_invalid) {
+    return std::make_unique<RowScan>(
+        db, std::string("SELECT nightjar_rows(run_id, ") + name_column + ", value" +
+                (with_invalid ? ", invalid" : "") + (skip ? ", iteration" : "") + ") FROM " +
+                table + " WHERE run_id BETWEEN ?1 AND ?2");
+  };
   const auto& runs = r.run_cells;
-  std::size_t pos = 0, last = 0;          // the run being read and the range's last run
-  std::size_t name = 0;                   // the interned name of the last row
-  std::vector<double>* values = nullptr;  // where the last row went (null: fresh run)
-  std::size_t* size = nullptr;            // its run's count of that name (run_sizes)
+  const std::vector<char> flagged =
+      rule.samples ? runs_with_invalid(db, r) : std::vector<char>(runs.size(), 0);
+  std::unique_ptr<RowScan> plain, checked;  // prepared when first needed
+  bool with_invalid = false;                // the range being read has the invalid column
+  std::size_t pos = 0, last = 0;            // the run being read and the range's last run
+  std::size_t name = 0;                     // the interned name of the last row
+  std::vector<double>* values = nullptr;    // where the last row went (null: fresh run)
+  std::size_t* size = nullptr;              // its run's count of that name (run_sizes)
   auto visit = [&](sqlite3_value** row) {
     const std::int64_t run = sqlite3_value_int64(row[0]);
     if (run != runs[pos].first) {  // rows come in run_id order: the range's next runs
@@ -420,11 +460,11 @@ void read_values(const SQLite::Database& db, RowSink& sink, const char* table,
       values = nullptr;
     }
     const std::string_view text = text_of(row[1]);
-    if (rule.samples && sqlite3_value_type(row[3]) != SQLITE_NULL) {
+    if (with_invalid && sqlite3_value_type(row[3]) != SQLITE_NULL) {
       count_invalid(side.cells[runs[pos].second], text, run, text_of(row[3]));
       if (!rule.include_invalid) return;
     }
-    if (skip && rule.skip->count({run, sqlite3_value_int64(row[iteration_arg])})) return;
+    if (skip && rule.skip->count({run, sqlite3_value_int64(row[3])})) return;
     if (name >= names.names.size() || names.names[name] != text) {
       name = names.index(text);
       values = nullptr;
@@ -445,15 +485,21 @@ void read_values(const SQLite::Database& db, RowSink& sink, const char* table,
     values->push_back(sqlite3_value_double(row[2]));
     if (size) ++*size;
   };
+  // Ranges of consecutive run ids that are all flagged or all not.
   for (std::size_t first = 0; first < runs.size(); first = last + 1) {
     last = first;
-    while (last + 1 < runs.size() && runs[last + 1].first == runs[last].first + 1) ++last;
-    q.reset();
-    q.bind(1, runs[first].first);
-    q.bind(2, runs[last].first);
+    while (last + 1 < runs.size() && runs[last + 1].first == runs[last].first + 1 &&
+           flagged[last + 1] == flagged[first])
+      ++last;
+    with_invalid = flagged[first] != 0;
+    std::unique_ptr<RowScan>& q = with_invalid ? checked : plain;
+    if (!q) q = scan(with_invalid);
+    q->reset();
+    q->bind(1, runs[first].first);
+    q->bind(2, runs[last].first);
     pos = first;
     values = nullptr;
-    sink.run(q, visit);
+    sink.run(*q, visit);
   }
 }
 
@@ -464,11 +510,6 @@ void file_values(const Interned& names, std::vector<std::vector<std::vector<doub
   for (std::size_t c = 0; c < cells.size(); ++c)
     for (std::size_t i = 0; i < by_cell[c].size(); ++i)
       if (!by_cell[c][i].empty()) (cells[c].*to)[names.names[i]] = std::move(by_cell[c][i]);
-}
-
-bool any_row(const SQLite::Database& db, const char* sql) {
-  SQLite::Statement q(db, sql);
-  return q.executeStep() && q.getColumn(0).getInt64() != 0;
 }
 
 // 5. The distinct sets of the `keys` facts of the used runs
@@ -519,7 +560,13 @@ void read_fact_sets(const SQLite::Database& db, const std::vector<std::string>& 
 }  // namespace
 
 StoredSide ResultsStore::side_samples(const SideFilter& filter) const {
-  const SQLite::Database db = open_reader(path_, immutable_);
+  SQLite::Database db = open_reader(path_, immutable_);
+  // One read transaction for all of the side's queries: they read one
+  // snapshot (a run committed meanwhile is in all of them or in none), and
+  // the up to thousands of range scans do not each take and drop the WAL
+  // read lock (an fstat and fcntl calls apiece). Rolled back on every path;
+  // nothing is written.
+  SQLite::Transaction snapshot(db, SQLite::TransactionBehavior::DEFERRED);
   StoredSide side;
   Reading r;
   RowSink sink(db);

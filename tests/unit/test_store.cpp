@@ -319,6 +319,75 @@ TEST(StoreInvalid, SidesCountInvalidSamplesPerCellAndMetricAndDropTheirMonitors)
   EXPECT_EQ(all.cells[0].monitors.at("vmstat.pgfault"), (std::vector<double>{10, 20, 30, 40, 99}));
 }
 
+// Only the runs holding invalid samples are read with the invalid column
+// (the partial index sample_invalid of schema version 6 finds them); a side
+// read without the index (a version 5 file opened read-only) is the same:
+// runs of clean and invalid-holding samples interleaved, a cell whose
+// invalid sample is the only one of its run, and --include-invalid.
+TEST(StoreInvalid, SidesAreTheSameWithAndWithoutTheInvalidIndex) {
+  TempDir dir;
+  const std::string path = dir.path() + "/x.db";
+  {
+    ResultsStore store(path);
+    int k = 0;
+    for (int r = 0; r < 12; ++r) {
+      const std::int64_t id = store.begin_run(new_run(r % 3 == 2 ? "b" : "a", r % 2 ? "1" : "2"));
+      for (int i = 1; i <= 3; ++i) {
+        IterationResult it;
+        it.metrics = {{"throughput", 100.0 + ++k}, {"latency", 1.0 + k}};
+        if (r % 4 == 1 && i == 2) it.invalid = "run " + std::to_string(r) + " iteration 2";
+        if (r == 6 && i == 3) it.invalid_metrics["latency"] = "own reason";
+        store.add_iteration(id, i, it, {{"vmstat.pgfault", 1.0 * k}}, 0.1);
+      }
+      store.finish_run(id, RunStatus::complete);
+    }
+  }
+  ASSERT_EQ(query_one(path, "SELECT count(*) FROM sqlite_master WHERE name='sample_invalid'"), "1");
+  auto read = [&](bool include_invalid) {
+    ResultsStore store(path, ResultsStore::Access::read_only);
+    SideFilter f;
+    f.variant = "a";
+    f.include_invalid = include_invalid;
+    return store.side_samples(f);
+  };
+  const StoredSide indexed = read(false), indexed_all = read(true);
+  exec_sql(path, "DROP INDEX sample_invalid");
+  const StoredSide plain = read(false), plain_all = read(true);
+  for (const auto* pair : {&indexed, &indexed_all}) {
+    const StoredSide& a = *pair;
+    const StoredSide& b = pair == &indexed ? plain : plain_all;
+    EXPECT_EQ(a.run_ids, b.run_ids);
+    ASSERT_EQ(a.cells.size(), b.cells.size());
+    for (std::size_t c = 0; c < a.cells.size(); ++c) {
+      EXPECT_EQ(a.cells[c].metrics, b.cells[c].metrics);
+      EXPECT_EQ(a.cells[c].monitors, b.cells[c].monitors);
+      EXPECT_EQ(a.cells[c].metric_run_sizes, b.cells[c].metric_run_sizes);
+      ASSERT_EQ(a.cells[c].invalid.size(), b.cells[c].invalid.size());
+      for (const auto& [name, inv] : a.cells[c].invalid) {
+        const InvalidSamples& other = b.cells[c].invalid.at(name);
+        EXPECT_EQ(inv.count, other.count) << name;
+        EXPECT_EQ(inv.reason, other.reason) << name;
+        EXPECT_EQ(inv.run_id, other.run_id) << name;
+        EXPECT_EQ(inv.iteration, other.iteration) << name;
+      }
+    }
+  }
+  // What the side holds: of its runs (0, 1, 3, 4, 6, 7, 9, 10), runs 1 and 9
+  // (both values of iteration 2) and run 6 (latency of iteration 3) hold
+  // invalid samples.
+  ASSERT_EQ(indexed.cells.size(), 2u);
+  int invalid = 0;
+  std::size_t valid = 0, all = 0;
+  for (std::size_t c = 0; c < 2; ++c) {
+    for (const auto& [name, inv] : indexed.cells[c].invalid) invalid += inv.count;
+    for (const auto& [name, v] : indexed.cells[c].metrics) valid += v.size();
+    for (const auto& [name, v] : indexed_all.cells[c].metrics) all += v.size();
+  }
+  EXPECT_EQ(invalid, 2 * 2 + 1);
+  EXPECT_EQ(all, 8u * 3 * 2);
+  EXPECT_EQ(valid, all - 5);
+}
+
 // A version 3 database: the version 4 schema with the 3 -> 4 change undone
 // (iteration's CHECK without 'invalid', no sample.invalid), holding a run.
 TEST(StoreInvalid, MigratesAVersion3DatabaseKeepingEverySample) {
@@ -337,7 +406,7 @@ TEST(StoreInvalid, MigratesAVersion3DatabaseKeepingEverySample) {
            "REAL NOT NULL, PRIMARY KEY(run_id, iteration));"
            "INSERT INTO iteration_v3 SELECT * FROM iteration;"
            "DROP TABLE iteration; ALTER TABLE iteration_v3 RENAME TO iteration;"
-           "ALTER TABLE sample DROP COLUMN invalid;"
+           "DROP INDEX sample_invalid; ALTER TABLE sample DROP COLUMN invalid;"
            "DROP INDEX run_context_by_fact;"
            "PRAGMA user_version=3; COMMIT;");
   ASSERT_EQ(query_one(path, "PRAGMA user_version"), "3");
@@ -345,7 +414,8 @@ TEST(StoreInvalid, MigratesAVersion3DatabaseKeepingEverySample) {
 
   ResultsStore store(path);
   EXPECT_EQ(query_one(path, "PRAGMA user_version"), std::to_string(ResultsStore::kSchemaVersion));
-  EXPECT_EQ(ResultsStore::kSchemaVersion, 5);
+  EXPECT_EQ(ResultsStore::kSchemaVersion, 6);
+  EXPECT_EQ(query_one(path, "SELECT count(*) FROM sqlite_master WHERE name='sample_invalid'"), "1");
   EXPECT_EQ(query_one(path, "SELECT count(*) FROM iteration WHERE status='ok'"), "2");
   EXPECT_EQ(query_one(path, "SELECT count(*) FROM sample WHERE invalid IS NULL"), "2");
   const auto samples = store.samples(id);
