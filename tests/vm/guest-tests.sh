@@ -78,9 +78,11 @@ if ! command -v qemu-system-x86_64 >/dev/null || ! command -v jq >/dev/null; the
 fi
 # The guest's /init runs this instead of `nightjar guest-run`; $port is the
 # results port it found.
-excluded=$(grep -v '^#' "$(dirname "$0")/guest-known.txt" | cut -f1 | paste -sd:)
+excluded=$(grep -v '^#' "$(dirname "$0")/guest-known.txt" | grep . | cut -f1 | paste -sd:)
+filter=
+[ -z "$excluded" ] || filter="--gtest_filter=-$excluded"
 init="cd /tmp
-/nightjar/root-tests --gtest_color=no --gtest_filter=-$excluded \\
+/nightjar/root-tests --gtest_color=no $filter \\
   --gtest_output=json:/tmp/root-tests.json >/dev/console 2>&1"
 init+='
 echo "nightjar-guest: root tests exited $?"
