@@ -43,10 +43,11 @@ CommandResult run_nightjar(const std::vector<std::string>& args,
 CommandResult run_nightjar_under(const std::vector<std::string>& wrapper,
                                  const std::vector<std::string>& args);
 
-/// Starts nightjar in the background with stdout/stderr to files in `dir`;
-/// returns its pid. Use wait_exit_code() to reap it.
+/// Starts nightjar in the background (with extra environment variables)
+/// with stdout/stderr to files in `dir`; returns its pid. Use
+/// wait_exit_code() to reap it.
 pid_t spawn_nightjar(const std::vector<std::string>& args, const std::string& dir,
-                     const std::string& tag);
+                     const std::string& tag, const std::map<std::string, std::string>& env = {});
 /// Waits for `pid` and returns its exit code (128+signal when killed).
 int wait_exit_code(pid_t pid);
 /// Reads a whole file ("" when missing).
