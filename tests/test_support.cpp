@@ -133,8 +133,8 @@ CommandResult run_nightjar_as(const Credentials& who, const std::vector<std::str
 }
 
 pid_t spawn_nightjar(const std::vector<std::string>& args, const std::string& dir,
-                     const std::string& tag) {
-  return start(args, {}, dir + "/" + tag + ".out", dir + "/" + tag + ".err");
+                     const std::string& tag, const std::map<std::string, std::string>& env) {
+  return start(args, env, dir + "/" + tag + ".out", dir + "/" + tag + ".err");
 }
 
 pid_t fork_sleeper() {

@@ -58,10 +58,11 @@ struct Credentials {
 /// executed as `who` (a parent directory not searchable).
 CommandResult run_nightjar_as(const Credentials& who, const std::vector<std::string>& args);
 
-/// Starts nightjar in the background with stdout/stderr to files in `dir`;
-/// returns its pid. Use wait_exit_code() to reap it.
+/// Starts nightjar in the background (with extra environment variables)
+/// with stdout/stderr to files in `dir`; returns its pid. Use
+/// wait_exit_code() to reap it.
 pid_t spawn_nightjar(const std::vector<std::string>& args, const std::string& dir,
-                     const std::string& tag);
+                     const std::string& tag, const std::map<std::string, std::string>& env = {});
 /// Waits for `pid` and returns its exit code (128+signal when killed).
 int wait_exit_code(pid_t pid);
 /// Reads a whole file ("" when missing).
