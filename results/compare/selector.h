@@ -115,12 +115,21 @@ struct LoadedSide {
   /// Of run_ids, by run_accelerator() and run_guest_size(): "tcg", "kvm" or
   /// "" (not in qemu); "2 CPUs, 1024 MiB" or "" (not in qemu).
   std::set<std::string> accelerators, guest_sizes;
+  /// Of run_ids, those measured under qemu TCG (run_accelerator() "tcg"):
+  /// the rows and plot points built from them carry kEmulationTag.
+  std::set<std::int64_t> emulated_runs;
   std::map<CellKey, CellSamples> cells;
 };
 
 /// The mark every renderer shows for figures measured under qemu's TCG
 /// (software emulation): in legends, warnings and plot titles.
 inline constexpr const char* kEmulationMark = "TCG: measures emulation";
+
+/// The per-row (and per-point) tag of figures measured under qemu TCG, the
+/// same in every layout (plain ASCII, for changelogs); each layout's legend
+/// (the emulation warning of Comparison::warnings, a report's legend, a
+/// plot's key and footnote) explains it with kEmulationMark.
+inline constexpr const char* kEmulationTag = "[TCG]";
 
 /// The accelerator a run was measured under, from its context: the run fact
 /// vm.accelerator that `nightjar run --kernel` stores (harness/vm/qemu.cpp;
