@@ -131,12 +131,6 @@ std::vector<Side> load_sides(const ResultsStore& store, const PlotRequest& r,
   return sides;
 }
 
-// Some of `runs` were measured under qemu TCG.
-bool any_emulated(const std::vector<std::int64_t>& runs, const LoadedSide& side) {
-  return std::any_of(runs.begin(), runs.end(),
-                     [&](std::int64_t id) { return side.emulated_runs.count(id) > 0; });
-}
-
 // A cell of one side that passed --cell.
 struct UsedCell {
   std::size_t side = 0;
@@ -437,7 +431,7 @@ void build_scaling(const ResultsStore& store, const PlotRequest& r, const std::v
       p.x = axis.x_of.at(c.cell);
       p.label = *param_of(c.cell->params, r.x);
       p.run_ids = c.cell->run_ids;
-      p.emulated = any_emulated(p.run_ids, sides[c.side].loaded);
+      p.emulated = runs_emulated(sides[c.side].loaded, p.run_ids);
       if (auto inv = c.cell->invalid.find(r.metric); inv != c.cell->invalid.end())
         p.invalid = static_cast<std::size_t>(inv->second.count);
       if (!fill_point(p, c.cell->metrics.at(r.metric), d.metric, r.error_bars, alpha)) {
@@ -537,7 +531,7 @@ void build_history(const ResultsStore& store, const PlotRequest& r, const std::v
       p.run_ids = pool.run_ids;
       p.invalid = pool.invalid;
       std::sort(p.run_ids.begin(), p.run_ids.end());
-      p.emulated = any_emulated(p.run_ids, sides[line.cell.side].loaded);
+      p.emulated = runs_emulated(sides[line.cell.side].loaded, p.run_ids);
       if (by_date) {
         auto t = utc_seconds(pool.date);
         if (!t) {

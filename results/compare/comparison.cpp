@@ -747,13 +747,8 @@ void add_guest_warnings(Comparison& cmp, const std::vector<LoadedSide>& sides) {
     for (std::size_t i = 0; i < sides.size() && i < row.sides.size(); ++i) {
       if (!cmp.guests[i].emulated) continue;
       const auto cell = sides[i].cells.find(CellKey{row.workload, row.job, row.cell});
-      if (cell == sides[i].cells.end()) continue;
-      // A side loaded without per-run facts (built by hand) marks every row.
-      const auto& runs = cell->second.run_ids;
-      row.sides[i].emulated = sides[i].emulated_runs.empty() ||
-                              std::any_of(runs.begin(), runs.end(), [&](std::int64_t id) {
-                                return sides[i].emulated_runs.count(id) > 0;
-                              });
+      if (cell != sides[i].cells.end())
+        row.sides[i].emulated = runs_emulated(sides[i], cell->second.run_ids);
     }
   if (!emulated.empty())
     cmp.warnings.push_back(fmt::format(

@@ -848,8 +848,14 @@ TEST(Comparison, RowsOfRunsUnderTcgCarryTheTagInEveryLayout) {
       EXPECT_TRUE(l.ends_with(",0,0")) << l;
     }
   }
-  // Without a run under TCG: no tag, no columns.
+  // Accelerators known per side only (no emulated_runs): every row of a side
+  // that ran under TCG is marked.
   a.emulated_runs.clear();
+  const Comparison per_side = build_comparison({a, b}, kCatalog, {});
+  EXPECT_TRUE(per_side.rows[0].sides[0].emulated);
+  EXPECT_TRUE(per_side.rows[1].sides[0].emulated);
+  EXPECT_FALSE(per_side.rows[1].sides[1].emulated);
+  // Without a run under TCG: no tag, no columns.
   a.accelerators = {""};
   const Comparison metal = build_comparison({a, b}, kCatalog, {});
   for (const auto& text : {render_mmtests(metal), render_lkp(metal), render_markdown(metal),
