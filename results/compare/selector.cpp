@@ -258,6 +258,12 @@ LoadedSide load_side(const ResultsStore& store, const Selector& selector, const 
     side.accelerators.insert(run_accelerator(facts));
     side.guest_sizes.insert(run_guest_size(facts));
   }
+  // A side mixing runs under TCG with others: which runs were emulated, so
+  // that only their rows and points are marked (runs_emulated). One
+  // run_context query per run, made only for such a side (small: guest runs).
+  if (side.accelerators.count("tcg") > 0 && side.accelerators.size() > 1)
+    for (const auto id : side.run_ids)
+      if (run_accelerator(store.run_context(id)) == "tcg") side.emulated_runs.insert(id);
   pool_cells(read.cells, {query.ignore_params.begin(), query.ignore_params.end()}, side);
   return side;
 }

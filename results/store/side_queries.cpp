@@ -394,8 +394,8 @@ bool any_row(const SQLite::Database& db, const char* sql) {
 }
 
 // Which of the used runs (r.run_cells) hold invalid samples: through the
-// partial index sample_invalid (schema version 6), one seek per range of
-// consecutive run ids. Without the index (a version 4 or 5 file read by a
+// partial index sample_invalid (schema version 7), one seek per range of
+// consecutive run ids. Without the index (a version 4 to 6 file read by a
 // read-only command) every run is taken to hold some: its samples are then
 // all read with their invalid column, as before the index.
 std::vector<char> runs_with_invalid(const SQLite::Database& db, const Reading& r) {

@@ -134,16 +134,17 @@ TEST(StoreOpenCli, AnOlderSchemaIsReadOnlyAfterAWriteUpgradesIt) {
   const std::string before = read_file(db);
   auto show = run_nightjar({"show", "--db", db});
   EXPECT_EQ(show.exit_code, 4) << show.err;
-  EXPECT_TRUE(contains(show.err, "schema version 3 is older than this nightjar reads (4 to 6)"))
+  EXPECT_TRUE(contains(show.err, "schema version 3 is older than this nightjar reads (4 to 7)"))
       << show.err;
   EXPECT_EQ(read_file(db), before);
 }
 
-// Versions 4 and 5 (before the import index of version 5 and the invalid
-// samples' index of version 6) are read as they are by the read-only
-// commands, and left byte-identical; a write migrates them.
-TEST(StoreOpenCli, Version4And5DatabasesAreReadWithoutAMigration) {
-  for (const char* version : {"4", "5"}) {
+// Versions 4 to 6 (before the import index of version 5, the bisect
+// `branch` steps of version 6 and the invalid samples' index of version 7)
+// are read as they are by the read-only commands, and left byte-identical;
+// a write migrates them.
+TEST(StoreOpenCli, Versions4To6AreReadWithoutAMigration) {
+  for (const char* version : {"4", "5", "6"}) {
     SCOPED_TRACE(version);
     TempDir dir;
     const std::string db = stored_db(dir);
@@ -163,7 +164,7 @@ TEST(StoreOpenCli, Version4And5DatabasesAreReadWithoutAMigration) {
     }
     auto run = run_nightjar({"run", dir.write("f.yaml", kJob), "--db", db});
     ASSERT_EQ(run.exit_code, 0) << run.err;
-    EXPECT_EQ(query_one(db, "PRAGMA user_version"), "6");
+    EXPECT_EQ(query_one(db, "PRAGMA user_version"), "7");
     EXPECT_EQ(query_one(db, "SELECT count(*) FROM sqlite_master WHERE name='sample_invalid'"), "1");
   }
 }
