@@ -31,10 +31,17 @@
 // repeat compares two timings taken a few hundred ms apart, so it is steadier
 // than either time alone, but a busy neighbour still moves every figure.
 //
-//   compare_bench [--db PATH] [--repeats N] [google benchmark flags]
+//   compare_bench [--db PATH] [--repeats N] [--only compare|bare|open] [google benchmark flags]
 //     --db PATH     reuse/keep the database at PATH (default: a temporary
 //                   file, removed at exit)
 //     --repeats N   repeats of the issue-19 figures (default 7)
+//     --only WHAT   build (or reuse) the database, then run `compare a b`
+//                   (WHAT=compare) or the bare scan (WHAT=bare) once, or
+//                   nothing (WHAT=open), and exit: for counting
+//                   instructions, which a busy machine does not change
+//                   (`valgrind --tool=callgrind compare_bench --db PATH
+//                   --only compare`; the count of --only open, the start and
+//                   the opening of the store, is subtracted from the others)
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <benchmark/benchmark.h>
 #include <sqlite3.h>
@@ -255,6 +262,7 @@ BENCHMARK(BM_CompareTwoBuilds)
 int main(int argc, char** argv) {
   bool temporary = true;
   int repeats = 7;
+  std::string only;
   std::vector<char*> args;
   for (int i = 0; i < argc; ++i) {
     if (std::strcmp(argv[i], "--db") == 0 && i + 1 < argc) {
@@ -262,6 +270,13 @@ int main(int argc, char** argv) {
       temporary = false;
     } else if (std::strcmp(argv[i], "--repeats") == 0 && i + 1 < argc) {
       repeats = std::max(1, std::atoi(argv[++i]));
+    } else if (std::strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
+      only = argv[++i];
+      if (only != "compare" && only != "bare" && only != "open") {
+        std::fprintf(stderr, "compare_bench: --only takes compare, bare or open, not '%s'\n",
+                     only.c_str());
+        return 2;
+      }
     } else {
       args.push_back(argv[i]);
     }
@@ -275,9 +290,17 @@ int main(int argc, char** argv) {
   g_store = std::make_unique<nightjar::ResultsStore>(g_db);
   build_database(*g_store);
 
-  benchmark::RunSpecifiedBenchmarks();
+  if (!only.empty()) {
+    // One compare or scan, alone (for callgrind: see the header).
+    std::size_t got = 0;
+    if (only == "compare") got = compare_once({"a", "b"});
+    if (only == "bare") got = bare_scan();
+    std::printf("compare_bench --only %s: %zu\n", only.c_str(), got);
+  } else {
+    benchmark::RunSpecifiedBenchmarks();
+    print_ratio(repeats);
+  }
   benchmark::Shutdown();
-  print_ratio(repeats);
   g_store.reset();
   if (temporary) {
     for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(g_db + suffix);

@@ -103,7 +103,7 @@ struct PlotPoint {
   double min = 0, max = 0;      ///< smallest and largest sample
   double coeff_var = 0;         ///< CoeffVar, percent (NaN when n < 2)
   std::vector<double> samples;  ///< every sample, ascending (drawn as dots in a history)
-  /// Some of run_ids were measured under qemu TCG (LoadedSide::emulated_runs):
+  /// Some of run_ids were measured under qemu TCG (runs_emulated()):
   /// the renderers mark the point and explain the mark with kEmulationMark.
   bool emulated = false;
 };

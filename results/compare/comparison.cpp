@@ -54,16 +54,17 @@ int invalid_count(const CellSamples& cell, const std::string& name) {
   return it == cell.invalid.end() ? 0 : it->second.count;
 }
 
-SideFigures figures(std::span<const double> samples, const CellSamples& cell,
+// The figures of one side of a row whose samples `summary` summarises.
+SideFigures figures(const stats::Summary& summary, const CellSamples& cell,
                     const ComparisonRow& row) {
   SideFigures f;
-  f.summary = stats::summarize(samples);
+  f.summary = summary;
   if (row.kind == ComparisonRow::Kind::metric) f.invalid = invalid_count(cell, row.name);
-  if (!samples.empty() || f.invalid > 0) {
+  if (summary.n > 0 || f.invalid > 0) {
     f.runs = static_cast<int>(cell.run_ids.size());
     f.aborted_runs = cell.aborted_runs;
   }
-  f.mean = stats::mean_of(samples, row.mean);
+  f.mean = stats::summary_mean(summary, row.mean);
   return f;
 }
 
@@ -280,6 +281,9 @@ struct RowSources {
   std::vector<SideSamples> samples;   // per row, per side
   std::vector<SideRuns> runs;         // per row, per side (metric rows)
   std::vector<const CellKey*> cells;  // per row
+  // Per metric row, per side: summary, logs and run components, which the
+  // figures and the significance both read (prepare_rows).
+  std::vector<std::vector<stats::PreparedSide>> prepared;
 };
 
 // The runs of metric `name` in cell k on every side.
@@ -404,24 +408,61 @@ void add_monitor_rows(Comparison& cmp, RowSources& src, const std::vector<CellKe
   }
 }
 
-// The within- and between-run CoeffVar of one side of a metric row.
-void fill_components(SideFigures& f, std::span<const double> samples,
-                     const std::vector<std::vector<double>>* runs) {
-  std::vector<std::vector<double>> one;  // one run: its pooled samples (copied only then)
-  if (!runs) one.emplace_back(samples.begin(), samples.end());
-  const auto c = stats::run_components(runs ? std::span(*runs) : std::span(one));
+// The within- and between-run CoeffVar of one side of a metric row, from its
+// run components (stats::prepare_side: of its runs, or of its pooled
+// samples as one run).
+void fill_components(SideFigures& f, const std::optional<stats::RunComponents>& c) {
   if (!c) return;
   f.within_cv_pct = stats::log_variance_coeff_var(c->within_var);
   f.between_cv_pct = stats::log_variance_coeff_var(c->between_var);
 }
 
+// Calls fn(r) for r in [0, n) on as many threads as there are CPUs (at most
+// 8; each thread takes every threads-th r).
+template <class F>
+void for_each_row(std::size_t n, F&& fn) {
+  const std::size_t threads = std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 8);
+  std::vector<std::future<void>> work;
+  for (std::size_t t = 1; t < threads && t < n; ++t)
+    work.push_back(std::async(std::launch::async, [&, t] {
+      for (std::size_t r = t; r < n; r += threads) fn(r);
+    }));
+  try {
+    for (std::size_t r = 0; r < n; r += threads) fn(r);
+  } catch (...) {
+    for (auto& w : work) w.wait();  // they read what the caller owns
+    throw;
+  }
+  for (auto& w : work) w.get();
+}
+
+// The prepared sides of every metric row (RowSources::prepared): each side's
+// summary, logs and run components, computed once for the figures and the
+// significance.
+void prepare_rows(RowSources& src, std::size_t metric_rows) {
+  src.prepared.resize(metric_rows);
+  for_each_row(metric_rows, [&](std::size_t r) {
+    auto& sides = src.prepared[r];
+    for (std::size_t i = 0; i < src.samples[r].size(); ++i) {
+      const auto* runs = src.runs[r][i];
+      sides.push_back(stats::prepare_side(
+          src.samples[r][i], runs ? std::span(*runs) : std::span<const std::vector<double>>()));
+    }
+  });
+}
+
 // The figures of one row: each side's summary, the statistic lines, %changes.
-void fill_row(ComparisonRow& row, const SideSamples& samples, const SideRuns& runs,
-              const CellKey& k, const std::vector<LoadedSide>& sides) {
+// `prepared`: the metric row's prepared sides (empty for a monitor row).
+void fill_row(ComparisonRow& row, const SideSamples& samples,
+              const std::vector<stats::PreparedSide>& prepared, const CellKey& k,
+              const std::vector<LoadedSide>& sides) {
   for (std::size_t i = 0; i < sides.size(); ++i) {
-    row.sides.push_back(figures(samples[i], sides[i].cells.at(k), row));
-    if (row.kind == ComparisonRow::Kind::metric)
-      fill_components(row.sides.back(), samples[i], runs[i]);
+    if (row.kind == ComparisonRow::Kind::metric) {
+      row.sides.push_back(figures(prepared[i].summary, sides[i].cells.at(k), row));
+      fill_components(row.sides.back(), prepared[i].components);
+    } else {
+      row.sides.push_back(figures(stats::summarize(samples[i]), sides[i].cells.at(k), row));
+    }
   }
   if (row.kind == ComparisonRow::Kind::metric) {
     row.lines = metric_lines(row, samples);
@@ -433,20 +474,14 @@ void fill_row(ComparisonRow& row, const SideSamples& samples, const SideRuns& ru
   fill_changes(row, row.direction);
 }
 
-// The figures of every row, on as many threads as there are CPUs (at most 8;
-// rows are independent and each thread fills its own rows).
+// The figures of every row, on as many threads as there are CPUs (rows are
+// independent and each thread fills its own rows).
 void fill_rows(Comparison& cmp, const RowSources& src, const std::vector<LoadedSide>& sides) {
-  auto fill = [&](std::size_t r) {
-    fill_row(cmp.rows[r], src.samples[r], src.runs[r], *src.cells[r], sides);
-  };
-  const std::size_t threads = std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 8);
-  std::vector<std::future<void>> work;
-  for (std::size_t t = 1; t < threads && t < cmp.rows.size(); ++t)
-    work.push_back(std::async(std::launch::async, [&, t] {
-      for (std::size_t r = t; r < cmp.rows.size(); r += threads) fill(r);
-    }));
-  for (std::size_t r = 0; r < cmp.rows.size(); r += threads) fill(r);
-  for (auto& w : work) w.get();
+  static const std::vector<stats::PreparedSide> kNone;
+  for_each_row(cmp.rows.size(), [&](std::size_t r) {
+    fill_row(cmp.rows[r], src.samples[r], r < src.prepared.size() ? src.prepared[r] : kNone,
+             *src.cells[r], sides);
+  });
 }
 
 bool uses_run_model(const stats::SignificanceOptions& o) {
@@ -501,6 +536,8 @@ std::vector<std::vector<stats::RowInput>> significance_families(
       stats::RowInput in{src.samples[r][0], src.samples[r][side], row.direction, row.mean};
       if (src.runs[r][0]) in.base_runs = *src.runs[r][0];
       if (src.runs[r][side]) in.now_runs = *src.runs[r][side];
+      in.base_prepared = &src.prepared[r][0];
+      in.now_prepared = &src.prepared[r][side];
       if (in.base_runs.size() < 2 || in.now_runs.size() < 2) {
         if (calibration && !sides[0].testboxes.empty())
           in.between =
@@ -541,10 +578,11 @@ void apply_decisions(Comparison& cmp, std::vector<std::vector<stats::Significanc
 // samples only, so the decisions run on a thread of their own meanwhile
 // (about a tenth of a 1M-sample compare, bench/compare_bench.cpp); then they
 // go into the rows.
-void fill_and_decide(Comparison& cmp, const RowSources& src, std::size_t metric_rows,
+void fill_and_decide(Comparison& cmp, RowSources& src, std::size_t metric_rows,
                      const std::vector<LoadedSide>& sides, const CalibrationLookup& calibration,
                      const MinEffects& min_effects) {
   bool one_run = false;
+  prepare_rows(src, metric_rows);
   const auto families =
       significance_families(cmp, src, metric_rows, sides, calibration, min_effects, one_run);
   auto deciding = std::async(std::launch::async, [&] {

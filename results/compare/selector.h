@@ -116,10 +116,11 @@ struct LoadedSide {
   /// "" (not in qemu); "2 CPUs, 1024 MiB" or "" (not in qemu).
   std::set<std::string> accelerators, guest_sizes;
   /// Of run_ids, those measured under qemu TCG (run_accelerator() "tcg"):
-  /// the rows and plot points built from them carry kEmulationTag. Empty
-  /// when the loader knows the accelerators per side only (or the side was
-  /// built by hand): then runs_emulated() counts every run of a side whose
-  /// accelerators hold "tcg".
+  /// the rows and plot points built from them carry kEmulationTag. load_side
+  /// fills it only for a side whose runs mix "tcg" with other accelerators
+  /// (it reads a side's distinct vm.* fact sets, not each run's facts: issue
+  /// 19). Empty otherwise, or when the side was built by hand: then
+  /// runs_emulated() counts every run of a side whose accelerators hold "tcg".
   std::set<std::int64_t> emulated_runs;
   std::map<CellKey, CellSamples> cells;
 };

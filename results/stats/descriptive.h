@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <optional>
 #include <span>
+#include <vector>
 
 #include "results/model/metric.h"
 
@@ -33,8 +34,27 @@ struct Summary {
 
 /// Summarises samples (any order, any length). See Summary for the formulas and
 /// for what n = 0 and n = 1 give. O(n log n) (sorts a copy for the median;
-/// already ascending input skips the sort).
+/// already ascending input is neither copied nor sorted).
 Summary summarize(std::span<const double> samples);
+
+/// The natural logarithm of every sample, in their order, for the log-scale
+/// figures that take them precomputed (summarize below, welch_log_test_of_logs
+/// in tests.h, prepare_side in significance.h): one comparison row needs
+/// them several times (issue 19). std::nullopt when a sample is <= 0 or not
+/// finite (then no log-scale figure is defined; the functions taking samples
+/// say what they give).
+std::optional<std::vector<double>> log_samples(std::span<const double> samples);
+
+/// summarize(samples) with `logs` = *log_samples(samples): the geometric
+/// mean from the given logs instead of taking them again, the same Summary bit
+/// for bit (the same sums in the same order). Throws std::invalid_argument
+/// when the sizes differ.
+Summary summarize(std::span<const double> samples, std::span<const double> logs);
+
+/// The mean of `kind` of the samples `s` summarises: the same value as
+/// mean_of(samples, kind) (arithmetic: s.amean, std::nullopt when n == 0;
+/// harmonic: s.hmean; geometric: s.gmean).
+std::optional<double> summary_mean(const Summary& s, MeanKind kind);
 
 /// The mean of the given kind: arithmetic Σx/n, harmonic n/Σ(1/x), geometric
 /// exp(Σ ln x/n). std::nullopt when undefined: n == 0, or a harmonic/geometric
@@ -53,7 +73,8 @@ std::optional<double> mean_of(std::span<const double> samples, MeanKind kind);
 ///
 /// std::nullopt when n == 0 or the mean of the selected samples is undefined
 /// (harmonic/geometric with a selected sample <= 0). Throws
-/// std::invalid_argument unless 0 < percent <= 100.
+/// std::invalid_argument unless 0 < percent <= 100. Already ascending input
+/// is read in place (best first), not copied and sorted.
 std::optional<double> best_mean(std::span<const double> samples, double percent, MeanKind kind,
                                 Direction dir);
 

@@ -32,10 +32,11 @@ std::optional<RunComponents> run_components(std::span<const std::vector<double>>
   RunComponents c;
   std::vector<double> means;
   double ss_within = 0.0, inv_n = 0.0;
+  std::vector<double> logs;  // of one run; one buffer for all of them
+  means.reserve(runs.size());
   for (const auto& run : runs) {
     if (run.empty()) continue;
-    std::vector<double> logs;
-    logs.reserve(run.size());
+    logs.clear();
     for (double x : run) {
       if (!(x > 0.0) || !std::isfinite(x)) return std::nullopt;
       logs.push_back(std::log(x));

@@ -251,7 +251,10 @@ bool screen_defined(const RowInput& row, Significance& s) {
     s.reason = "a sample is not a finite number";
     return false;
   }
-  const auto mb = mean_of(row.base, row.mean), mn = mean_of(row.now, row.mean);
+  const auto mb = row.base_prepared ? summary_mean(row.base_prepared->summary, row.mean)
+                                    : mean_of(row.base, row.mean);
+  const auto mn = row.now_prepared ? summary_mean(row.now_prepared->summary, row.mean)
+                                   : mean_of(row.now, row.mean);
   if (row.base.empty() || row.now.empty()) return true;  // step 2 decides
   if (!mb || !mn) {
     s.verdict = Verdict::undefined;
@@ -279,13 +282,26 @@ std::size_t iterations_to_detect(const Significance& s, double pooled_cv, double
   return n;
 }
 
+// welch_log_test of the row's samples, from their prepared logs when both
+// sides have them.
+std::optional<LogWelchResult> row_log_test(const RowInput& row, double alpha) {
+  if (row.base_prepared && row.now_prepared) {
+    require_unit_interval(alpha, "alpha");
+    const auto& lb = row.base_prepared->logs;
+    const auto& ln = row.now_prepared->logs;
+    if (!lb || !ln) return std::nullopt;  // a sample <= 0 or not finite
+    return welch_log_test_of_logs(*lb, *ln, alpha);
+  }
+  return welch_log_test(row.base, row.now, alpha);
+}
+
 // Step 3's p of a row with >= 3 samples per side on the iterations: Welch on
 // ln x (on raw x for an arithmetic row with a sample <= 0), or Mann–Whitney
 // U; NaN for the reference rules.
 double row_p_value(const RowInput& row, const SignificanceOptions& opt) {
   if (opt.test == TestKind::welch) {
     std::optional<WelchResult> w;
-    if (auto lw = welch_log_test(row.base, row.now, opt.alpha))
+    if (auto lw = row_log_test(row, opt.alpha))
       w = lw->log;
     else  // arithmetic row with a sample <= 0: Welch on raw values
       w = welch_test(row.base, row.now, opt.alpha);
@@ -305,14 +321,29 @@ std::optional<RunComponents> side_components(std::span<const std::vector<double>
   return run_components(one);
 }
 
+}  // namespace
+
+PreparedSide prepare_side(std::span<const double> samples,
+                          std::span<const std::vector<double>> runs) {
+  PreparedSide p;
+  p.logs = log_samples(samples);
+  p.summary = p.logs ? summarize(samples, *p.logs) : summarize(samples);
+  p.components = side_components(runs, samples);
+  return p;
+}
+
+namespace {
+
 // The test of a welch row on runs (>= 2 on both sides) or with a calibrated
 // between-run variance; std::nullopt: test on the iterations.
 std::optional<LogDiffTest> run_model_test(const RowInput& row, const SignificanceOptions& opt,
                                           double& run_var, std::optional<double>& between_cv) {
   if (!opt.run_model || opt.test != TestKind::welch) return std::nullopt;
   if (row.base_runs.size() < 2 && row.now_runs.size() < 2 && !row.between) return std::nullopt;
-  const auto b = side_components(row.base_runs, row.base);
-  const auto n = side_components(row.now_runs, row.now);
+  const auto b =
+      row.base_prepared ? row.base_prepared->components : side_components(row.base_runs, row.base);
+  const auto n =
+      row.now_prepared ? row.now_prepared->components : side_components(row.now_runs, row.now);
   if (!b || !n) return std::nullopt;
   if (b->runs >= 2 && n->runs >= 2) {
     auto t = runs_welch_test(*b, *n);
@@ -344,7 +375,7 @@ void test_row(const RowInput& row, const SignificanceOptions& opt, RowScreen& r,
     return;
   }
   r.p = row_p_value(row, opt);
-  if (auto lw = welch_log_test(row.base, row.now, eq_a)) {
+  if (auto lw = row_log_test(row, eq_a)) {
     s.equivalence_lo = lw->ratio_lo;
     s.equivalence_hi = lw->ratio_hi;
     if (opt.test == TestKind::welch) s.df = lw->log.df;
@@ -360,11 +391,12 @@ RowScreen screen_row(const RowInput& row, const SignificanceOptions& opt, Detect
   r.margin = row_margin(row, opt);
   s.min_effect_pct = r.margin;
   if (!screen_defined(row, s)) return r;
-  const Summary sb = summarize(row.base), sn = summarize(row.now);
+  const Summary sb = row.base_prepared ? row.base_prepared->summary : summarize(row.base);
+  const Summary sn = row.now_prepared ? row.now_prepared->summary : summarize(row.now);
   if (sb.n >= 2 && sn.n >= 2)
     r.pooled_cv = std::sqrt((sb.coeff_var * sb.coeff_var + sn.coeff_var * sn.coeff_var) / 2.0);
   s.smallest_detectable_change_pct = sdc(sb.n, sn.n, r.pooled_cv);
-  if (auto lw = welch_log_test(row.base, row.now, opt.alpha)) {
+  if (auto lw = row_log_test(row, opt.alpha)) {
     s.ratio_lo = lw->ratio_lo;
     s.ratio_hi = lw->ratio_hi;
   }

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "results/model/metric.h"
+#include "results/stats/descriptive.h"
 #include "results/stats/run_model.h"
 
 namespace nightjar::stats {
@@ -105,6 +106,23 @@ TestKind test_kind_from_string(std::string_view s);
 /// "improvement", "regression", "unchanged", "inconclusive", "undefined".
 std::string_view to_string(Verdict v);
 
+/// The figures of one side of a row that decide_significance and a
+/// comparison's statistic lines both use, computed once (issue 19: a
+/// 1M-sample compare took every sample's log five times and the run
+/// components twice). prepare_side computes them.
+struct PreparedSide {
+  Summary summary;                          ///< summarize(samples)
+  std::optional<std::vector<double>> logs;  ///< log_samples(samples)
+  /// run_components(runs), or of the samples as one run when `runs` is
+  /// empty (what the run model tests: docs/statistics.md "Runs as the unit").
+  std::optional<RunComponents> components;
+};
+
+/// The PreparedSide of `samples` (any order) split by run as `runs` (as
+/// RowInput::base_runs/now_runs: empty = the side is one run, its samples).
+PreparedSide prepare_side(std::span<const double> samples,
+                          std::span<const std::vector<double>> runs);
+
 /// One row of a comparison family: the samples of one metric on both sides.
 /// The spans must outlive the call.
 struct RowInput {
@@ -121,6 +139,12 @@ struct RowInput {
   /// This row's minimum effect (the job's `min_effect:` for the metric),
   /// percent; nullopt: options.min_effect_pct.
   std::optional<double> min_effect_pct{};
+  /// Optional: prepare_side(base, base_runs) and prepare_side(now, now_runs),
+  /// computed by the caller, who reports them too; decide_significance then
+  /// reads them instead of computing them again. The decisions are the same
+  /// with or without them. They must outlive the call.
+  const PreparedSide* base_prepared = nullptr;
+  const PreparedSide* now_prepared = nullptr;
 };
 
 /// How a row that shows no change is decided.

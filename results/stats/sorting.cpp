@@ -7,6 +7,8 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <memory>
+#include <utility>
 #include <vector>
 
 namespace nightjar::stats {
@@ -33,7 +35,11 @@ void sort_ascending(std::span<double> values) {
     std::sort(values.begin(), values.end());
     return;
   }
-  std::vector<std::uint64_t> keys(n), other(n);
+  // Not zero-filled: every element is written before it is read.
+  std::unique_ptr<std::uint64_t[]> key_buffer(new std::uint64_t[n]),
+      other_buffer(new std::uint64_t[n]);
+  std::uint64_t* keys = key_buffer.get();
+  std::uint64_t* other = other_buffer.get();
   // 6 digits of 11 bits (the last one 9): per digit, how many keys have each value.
   std::array<std::array<std::uint32_t, 2048>, 6> count{};
   for (std::size_t i = 0; i < n; ++i) {
@@ -55,8 +61,11 @@ void sort_ascending(std::span<double> values) {
       slot = at;
       at += here;
     }
-    for (const std::uint64_t k : keys) other[c[(k >> shift) & 0x7ff]++] = k;  // stable
-    keys.swap(other);
+    for (std::size_t i = 0; i < n; ++i) {  // stable
+      const std::uint64_t k = keys[i];
+      other[c[(k >> shift) & 0x7ff]++] = k;
+    }
+    std::swap(keys, other);
   }
   for (std::size_t i = 0; i < n; ++i) values[i] = from_key(keys[i]);
 }

@@ -114,14 +114,15 @@ std::optional<WelchResult> welch_test(std::span<const double> base, std::span<co
 std::optional<LogWelchResult> welch_log_test(std::span<const double> base,
                                              std::span<const double> now, double alpha) {
   require_unit_interval(alpha, "alpha");
-  if (!all_finite(base) || !all_finite(now) || !all_positive(base) || !all_positive(now))
-    return std::nullopt;
-  std::vector<double> lb, ln;
-  lb.reserve(base.size());
-  ln.reserve(now.size());
-  for (double x : base) lb.push_back(std::log(x));
-  for (double x : now) ln.push_back(std::log(x));
-  auto w = welch_test(lb, ln, alpha);
+  const auto lb = log_samples(base), ln = log_samples(now);
+  if (!lb || !ln) return std::nullopt;
+  return welch_log_test_of_logs(*lb, *ln, alpha);
+}
+
+std::optional<LogWelchResult> welch_log_test_of_logs(std::span<const double> base_logs,
+                                                     std::span<const double> now_logs,
+                                                     double alpha) {
+  auto w = welch_test(base_logs, now_logs, alpha);
   if (!w) return std::nullopt;
   LogWelchResult r;
   r.log = *w;

@@ -93,6 +93,14 @@ struct LogWelchResult {
 std::optional<LogWelchResult> welch_log_test(std::span<const double> base,
                                              std::span<const double> now, double alpha = 0.05);
 
+/// welch_log_test(base, now, alpha) from base_logs = *log_samples(base) and
+/// now_logs = *log_samples(now) (descriptive.h): the same result, without
+/// taking the logs again. std::nullopt when a side has fewer than 2 values.
+/// Throws std::invalid_argument unless 0 < alpha < 1.
+std::optional<LogWelchResult> welch_log_test_of_logs(std::span<const double> base_logs,
+                                                     std::span<const double> now_logs,
+                                                     double alpha = 0.05);
+
 /// Mann–Whitney U (Wilcoxon rank-sum) test, two-sided, reproducing R's
 /// wilcox.test(now, base) defaults:
 ///  - u = #{(i,j): now_i > base_j} + ½·#{ties}, equal to R's statistic W;

@@ -179,6 +179,13 @@ INSERT INTO bisect_run(session_id, step, run_id)
   SELECT session_id, step, run_id FROM bisect_run_v5;
 DROP TABLE bisect_run_v5;
 )sql",
+    // 6 -> 7: the invalid samples, indexed (a partial index: only they have an
+    // entry), so that a side's scan of up to a million samples need not read
+    // the invalid column of every row to find the few invalid ones
+    // (results/store/side_queries.cpp; issue 19).
+    R"sql(
+CREATE INDEX sample_invalid ON sample(run_id) WHERE invalid IS NOT NULL;
+)sql",
 };
 static_assert(std::size(kMigrations) == ResultsStore::kSchemaVersion);
 

@@ -7,9 +7,15 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <optional>
 #include <set>
+#include <stdexcept>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 
 #include "results/model/exit_codes.h"
 #include "results/store/detail.h"
@@ -114,6 +120,70 @@ class RowScan {
   sqlite3_stmt* stmt_ = nullptr;
 };
 
+// The rows of a scan handed to C++ inside SQLite's own loop. A statement
+// "SELECT nightjar_rows(a, b, ...) FROM ... WHERE ..." runs the
+// application-defined aggregate function nightjar_rows (sqlite3_create_function)
+// on every row it selects, and that calls the visitor with the row's values;
+// the statement itself returns one row (NULL). Returning a million rows
+// through sqlite3_step and reading them with a sqlite3_column_* call per
+// column cost a third more instructions than this on compare_bench's sample
+// scan (issue 19). The rows come in the order of the scan: a primary-key
+// range scan gives them in key order (no ORDER BY applies to the input of an
+// aggregate, so the visitors check the order they rely on).
+class RowSink {
+ public:
+  // Registers nightjar_rows on `db` (this connection only; DIRECTONLY: not
+  // callable from a trigger or view). Statements that use it are prepared
+  // afterwards; the sink outlives them.
+  explicit RowSink(const SQLite::Database& db) {
+    const int rc = sqlite3_create_function(db.getHandle(), "nightjar_rows", -1,
+                                           SQLITE_UTF8 | SQLITE_DIRECTONLY, this, nullptr,
+                                           &RowSink::step, &RowSink::final);
+    if (rc != SQLITE_OK) throw SQLite::Exception(db.getHandle(), rc);
+  }
+  RowSink(const RowSink&) = delete;
+  RowSink& operator=(const RowSink&) = delete;
+
+  // Runs `q` (bound, reset) to its end, calling visit(sqlite3_value** row)
+  // for every row nightjar_rows sees; an exception of the visitor ends the
+  // statement and is rethrown here.
+  template <class Visit>
+  void run(RowScan& q, Visit& visit) {
+    visit_ = [](void* v, sqlite3_value** row) { (*static_cast<Visit*>(v))(row); };
+    visitor_ = &visit;
+    try {
+      while (q.step()) {
+      }
+    } catch (const SQLite::Exception&) {
+      if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
+      throw;
+    }
+  }
+
+ private:
+  static void step(sqlite3_context* c, int, sqlite3_value** row) {
+    auto* self = static_cast<RowSink*>(sqlite3_user_data(c));
+    try {
+      self->visit_(self->visitor_, row);
+    } catch (...) {  // no exception may unwind through SQLite's C frames
+      self->error_ = std::current_exception();
+      sqlite3_result_error(c, "nightjar_rows: the row visitor failed", -1);
+    }
+  }
+  static void final(sqlite3_context* c) { sqlite3_result_null(c); }
+
+  void (*visit_)(void*, sqlite3_value**) = nullptr;
+  void* visitor_ = nullptr;
+  std::exception_ptr error_;
+};
+
+// The text of an argument of nightjar_rows (valid during the call).
+std::string_view text_of(sqlite3_value* v) {
+  const auto* p = reinterpret_cast<const char*>(sqlite3_value_text(v));
+  return p ? std::string_view(p, static_cast<std::size_t>(sqlite3_value_bytes(v)))
+           : std::string_view();
+}
+
 // Values of one metric/monitor name, per cell, interned for speed: the value
 // loop compares names with the few seen so far instead of hashing strings.
 struct Interned {
@@ -137,56 +207,100 @@ struct Reading {
 };
 
 // 1. The matching runs: excluded ones, used ones with their cell, labels.
-void read_runs(const SQLite::Database& db, const SideFilter& filter, StoredSide& side, Reading& r) {
+// Read through `sink` (a run is a row of up to 100 000); the rows may come
+// in any order (the plan picks an index by the filter), so each run is kept
+// as a few numbers and the side is built from them in run id order.
+void read_runs(const SQLite::Database& db, RowSink& sink, const SideFilter& filter,
+               StoredSide& side, Reading& r) {
   const Where where = side_where(filter);
+  // Arguments: id, workload, job, cell, status, variant, build, kernel id,
+  // testbox id (NULL reads as 0).
   RowScan q(db,
-            "SELECT r.id, r.workload, r.job, r.cell, r.status, r.reason, r.variant, "
-            "r.build, COALESCE(r.kernel_id, 0), COALESCE(r.testbox_id, 0) FROM run r" +
-                where.joins() + " WHERE " + where.sql + " ORDER BY r.id");
+            "SELECT nightjar_rows(r.id, r.workload, r.job, r.cell, r.status, r.variant, r.build, "
+            "r.kernel_id, r.testbox_id) FROM run r" +
+                where.joins() + " WHERE " + where.sql);
   for (std::size_t i = 0; i < where.binds.size(); ++i)
     q.bind(static_cast<int>(i + 1), where.binds[i]);
-  std::unordered_map<std::string, std::size_t> cell_index;  // key: workload \0 job \0 cell
+  enum Use : std::uint8_t { complete, aborted, excluded };
+  struct Run {
+    std::int64_t id, kernel, testbox;
+    std::uint32_t cell;  // index in `texts` (excluded runs: in `statuses`)
+    Use use;
+  };
+  std::vector<Run> runs;
+  struct CellText {
+    std::string workload, job, cell;
+  };
+  std::vector<CellText> texts;                                // in the order first seen
+  std::vector<std::string> statuses;                          // of the excluded runs
+  std::unordered_map<std::string, std::uint32_t> cell_index;  // key: workload \0 job \0 cell
   std::string key;
-  std::int64_t last_kernel = -1, last_testbox = -1;
   // Distinct labels of the side; they rarely change from run to run.
   auto note = [](std::set<std::string>& set, std::string_view v) {
     if (set.size() == 1 && *set.begin() == v) return;
     if (std::string text(v); set.find(text) == set.end()) set.insert(std::move(text));
   };
-  while (q.step()) {
-    ++side.matched;
-    const std::int64_t id = q.int64(0);
-    const std::string_view status = q.text(4);
+  auto visit = [&](sqlite3_value** row) {
+    const std::int64_t id = sqlite3_value_int64(row[0]);
+    const std::string_view status = text_of(row[4]);
     if (status != "complete" && status != "aborted" &&
         !(filter.include_running && status == "running")) {
-      side.excluded.push_back({id, std::string(status), std::string(q.text(5))});
-      continue;
+      runs.push_back({id, 0, 0, static_cast<std::uint32_t>(statuses.size()), excluded});
+      statuses.emplace_back(status);
+      return;
     }
-    const std::string_view workload = q.text(1), job = q.text(2), cell = q.text(3);
+    const std::string_view workload = text_of(row[1]), job = text_of(row[2]),
+                           cell = text_of(row[3]);
     key.assign(workload);
     key += '\0';
     key += job;
     key += '\0';
     key += cell;
-    auto [it, fresh] = cell_index.try_emplace(key, side.cells.size());
-    if (fresh) {
-      StoredCell& added = side.cells.emplace_back();
-      added.workload = workload;
-      added.job = job;
-      added.cell = cell;
-      added.first_run = id;
+    auto [it, fresh] = cell_index.try_emplace(key, static_cast<std::uint32_t>(texts.size()));
+    if (fresh) texts.push_back({std::string(workload), std::string(job), std::string(cell)});
+    runs.push_back({id, sqlite3_value_int64(row[7]), sqlite3_value_int64(row[8]), it->second,
+                    status == "aborted" ? aborted : complete});
+    note(side.variants, text_of(row[5]));
+    note(side.builds, text_of(row[6]));
+  };
+  sink.run(q, visit);
+
+  auto by_id = [](const Run& a, const Run& b) { return a.id < b.id; };
+  if (!std::is_sorted(runs.begin(), runs.end(), by_id)) std::sort(runs.begin(), runs.end(), by_id);
+  side.matched = runs.size();
+  std::vector<std::size_t> stored(texts.size(), SIZE_MAX);  // texts index -> side.cells index
+  std::int64_t last_kernel = -1, last_testbox = -1;
+  for (const Run& run : runs) {
+    if (run.use == excluded) {
+      side.excluded.push_back({run.id, std::move(statuses[run.cell]), ""});
+      continue;
     }
-    StoredCell& sc = side.cells[it->second];
-    sc.run_ids.push_back(id);
-    if (status == "aborted") ++sc.aborted_runs;
-    r.run_cells.emplace_back(id, it->second);
+    std::size_t& at = stored[run.cell];
+    if (at == SIZE_MAX) {  // cells in first-run order
+      at = side.cells.size();
+      StoredCell& added = side.cells.emplace_back();
+      added.workload = std::move(texts[run.cell].workload);
+      added.job = std::move(texts[run.cell].job);
+      added.cell = std::move(texts[run.cell].cell);
+      added.first_run = run.id;
+    }
+    StoredCell& sc = side.cells[at];
+    sc.run_ids.push_back(run.id);
+    if (run.use == aborted) ++sc.aborted_runs;
+    r.run_cells.emplace_back(run.id, at);
     r.run_ordinal.push_back(sc.run_ids.size() - 1);
-    side.run_ids.push_back(id);
-    note(side.variants, q.text(6));
-    note(side.builds, q.text(7));
-    const std::int64_t kernel = q.int64(8), testbox = q.int64(9);
-    if (kernel != last_kernel) r.kernel_ids.push_back(last_kernel = kernel);
-    if (testbox != last_testbox) r.testbox_ids.push_back(last_testbox = testbox);
+    side.run_ids.push_back(run.id);
+    if (run.kernel != last_kernel) r.kernel_ids.push_back(last_kernel = run.kernel);
+    if (run.testbox != last_testbox) r.testbox_ids.push_back(last_testbox = run.testbox);
+  }
+  // The excluded runs' reasons (few: a failed or skipped run).
+  if (!side.excluded.empty()) {
+    SQLite::Statement reason(db, "SELECT reason FROM run WHERE id=?");
+    for (ExcludedRun& e : side.excluded) {
+      reason.reset();
+      reason.bind(1, e.id);
+      if (reason.executeStep()) e.reason = reason.getColumn(0).getString();
+    }
   }
 }
 
@@ -245,71 +359,147 @@ struct ValidityRule {
 };
 
 // Counts one invalid sample of `name` in `cell` (rows come in run id,
-// iteration order: the first one counted is the lowest). The sample scan
-// does not select the iteration (one column less on every row of up to a
-// million): the first invalid one's is looked up here, once per cell and
+// iteration order: the first one counted is the lowest). The scan does not
+// select the iteration (one column less on every row of up to a million):
+// set_invalid_iterations looks it up after the scan, once per cell and
 // metric.
-void count_invalid(const SQLite::Database& db, StoredCell& cell, std::string_view name,
-                   const RowScan& q) {
+void count_invalid(StoredCell& cell, std::string_view name, std::int64_t run,
+                   std::string_view reason) {
   InvalidSamples& inv = cell.invalid[std::string(name)];
   if (inv.count++ == 0) {
-    inv.reason = std::string(q.text(3));
-    inv.run_id = q.int64(0);
-    SQLite::Statement it(db,
-                         "SELECT min(iteration) FROM sample WHERE run_id=? AND metric=? AND "
-                         "invalid IS NOT NULL");
-    it.bind(1, inv.run_id);
-    it.bind(2, std::string(name));
-    inv.iteration = it.executeStep() ? it.getColumn(0).getInt() : 0;
+    inv.reason = std::string(reason);
+    inv.run_id = run;
   }
+}
+
+// The iteration of the first invalid sample of each cell and metric.
+void set_invalid_iterations(const SQLite::Database& db, StoredSide& side) {
+  std::optional<SQLite::Statement> it;
+  for (StoredCell& cell : side.cells)
+    for (auto& [name, inv] : cell.invalid) {
+      if (!it)
+        it.emplace(db,
+                   "SELECT min(iteration) FROM sample WHERE run_id=? AND metric=? AND "
+                   "invalid IS NOT NULL");
+      it->reset();
+      it->bind(1, inv.run_id);
+      it->bind(2, name);
+      inv.iteration = it->executeStep() ? it->getColumn(0).getInt() : 0;
+    }
+}
+
+bool any_row(const SQLite::Database& db, const char* sql) {
+  SQLite::Statement q(db, sql);
+  return q.executeStep() && q.getColumn(0).getInt64() != 0;
+}
+
+// Which of the used runs (r.run_cells) hold invalid samples: through the
+// partial index sample_invalid (schema version 7), one seek per range of
+// consecutive run ids. Without the index (a version 4 to 6 file read by a
+// read-only command) every run is taken to hold some: its samples are then
+// all read with their invalid column, as before the index.
+std::vector<char> runs_with_invalid(const SQLite::Database& db, const Reading& r) {
+  const auto& runs = r.run_cells;
+  if (!any_row(db,
+               "SELECT EXISTS(SELECT 1 FROM sqlite_master WHERE type='index' AND "
+               "name='sample_invalid')"))
+    return std::vector<char>(runs.size(), 1);
+  std::vector<char> flagged(runs.size(), 0);
+  RowScan q(db,
+            "SELECT DISTINCT run_id FROM sample WHERE run_id BETWEEN ?1 AND ?2 AND invalid IS "
+            "NOT NULL ORDER BY run_id");
+  for (std::size_t first = 0, last = 0; first < runs.size(); first = last + 1) {
+    last = first;
+    while (last + 1 < runs.size() && runs[last + 1].first == runs[last].first + 1) ++last;
+    q.reset();
+    q.bind(1, runs[first].first);
+    q.bind(2, runs[last].first);
+    while (q.step()) flagged[first + static_cast<std::size_t>(q.int64(0) - runs[first].first)] = 1;
+  }
+  return flagged;
 }
 
 // 4. The (run_id, name, value) rows of `table` (sample or monitor) of the used
 // runs, appended to their cell's values in run order; invalid ones as `rule`
 // says. Runs are read as ranges of consecutive ids, one primary-key range scan
-// each: no join with the run table, which read_runs already read.
-void read_values(const SQLite::Database& db, const char* table, const char* name_column,
-                 const Reading& r, const ValidityRule& rule, Interned& names,
-                 std::vector<std::vector<std::vector<double>>>& by_cell, StoredSide& side,
+// each, through `sink`: no join with the run table, which read_runs already
+// read. Of the sample table, only the runs holding invalid samples
+// (runs_with_invalid) are read with the invalid column: reading it for every
+// row was a seventh of a 1M-sample compare (issue 19).
+void read_values(const SQLite::Database& db, RowSink& sink, const char* table,
+                 const char* name_column, const Reading& r, const ValidityRule& rule,
+                 Interned& names, std::vector<std::vector<std::vector<double>>>& by_cell,
+                 StoredSide& side,
                  std::vector<std::vector<std::vector<std::size_t>>>* run_sizes = nullptr) {
   const bool skip = rule.skip && !rule.skip->empty() && !rule.include_invalid;
-  // Only the columns used: the iteration only when iterations are skipped.
-  RowScan q(db, std::string("SELECT run_id, ") + name_column + ", value, " +
-                    (rule.samples ? "invalid" : "NULL") + (skip ? ", iteration" : "") + " FROM " +
-                    table + " WHERE run_id BETWEEN ?1 AND ?2");
+  // Only the columns used: the reason only of samples of runs holding
+  // invalid ones, the iteration only when iterations are skipped (monitors).
+  // Arguments: run_id, name, value[, invalid | iteration].
+  auto scan = [&](bool with_invalid) {
+    return std::make_unique<RowScan>(
+        db, std::string("SELECT nightjar_rows(run_id, ") + name_column + ", value" +
+                (with_invalid ? ", invalid" : "") + (skip ? ", iteration" : "") + ") FROM " +
+                table + " WHERE run_id BETWEEN ?1 AND ?2");
+  };
   const auto& runs = r.run_cells;
-  std::size_t last_name = 0;
-  for (std::size_t first = 0; first < runs.size();) {
-    std::size_t last = first;
-    while (last + 1 < runs.size() && runs[last + 1].first == runs[last].first + 1) ++last;
-    q.reset();
-    q.bind(1, runs[first].first);
-    q.bind(2, runs[last].first);
-    std::int64_t current = runs[first].first;
-    std::size_t pos = first;
-    while (q.step()) {
-      const std::int64_t run = q.int64(0);
-      while (current != run) current = runs[++pos].first;  // rows come in run_id order
-      const std::string_view name = q.text(1);
-      if (rule.samples && !q.null(3)) {
-        count_invalid(db, side.cells[runs[pos].second], name, q);
-        if (!rule.include_invalid) continue;
-      }
-      if (skip && rule.skip->count({run, q.int64(4)})) continue;
-      if (last_name >= names.names.size() || names.names[last_name] != name)
-        last_name = names.index(name);
-      auto& values = by_cell[runs[pos].second];
-      if (values.size() <= last_name) values.resize(last_name + 1);
-      values[last_name].push_back(q.real(2));
+  const std::vector<char> flagged =
+      rule.samples ? runs_with_invalid(db, r) : std::vector<char>(runs.size(), 0);
+  std::unique_ptr<RowScan> plain, checked;  // prepared when first needed
+  bool with_invalid = false;                // the range being read has the invalid column
+  std::size_t pos = 0, last = 0;            // the run being read and the range's last run
+  std::size_t name = 0;                     // the interned name of the last row
+  std::vector<double>* values = nullptr;    // where the last row went (null: fresh run)
+  std::size_t* size = nullptr;              // its run's count of that name (run_sizes)
+  auto visit = [&](sqlite3_value** row) {
+    const std::int64_t run = sqlite3_value_int64(row[0]);
+    if (run != runs[pos].first) {  // rows come in run_id order: the range's next runs
+      while (pos < last && runs[pos].first < run) ++pos;
+      if (runs[pos].first != run)
+        throw std::logic_error(std::string("side_samples: a ") + table + " row of run " +
+                               std::to_string(run) + " came out of run id order");
+      values = nullptr;
+    }
+    const std::string_view text = text_of(row[1]);
+    if (with_invalid && sqlite3_value_type(row[3]) != SQLITE_NULL) {
+      count_invalid(side.cells[runs[pos].second], text, run, text_of(row[3]));
+      if (!rule.include_invalid) return;
+    }
+    if (skip && rule.skip->count({run, sqlite3_value_int64(row[3])})) return;
+    if (name >= names.names.size() || names.names[name] != text) {
+      name = names.index(text);
+      values = nullptr;
+    }
+    if (!values) {  // a new run or name: find the cell's vectors
+      const std::size_t cell = runs[pos].second;
+      auto& cell_values = by_cell[cell];
+      if (cell_values.size() <= name) cell_values.resize(name + 1);
+      values = &cell_values[name];
       if (run_sizes) {  // samples per run of this cell and name
-        auto& sizes = (*run_sizes)[runs[pos].second];
-        if (sizes.size() <= last_name) sizes.resize(last_name + 1);
-        auto& per_run = sizes[last_name];
+        auto& sizes = (*run_sizes)[cell];
+        if (sizes.size() <= name) sizes.resize(name + 1);
+        auto& per_run = sizes[name];
         if (per_run.size() <= r.run_ordinal[pos]) per_run.resize(r.run_ordinal[pos] + 1, 0);
-        ++per_run[r.run_ordinal[pos]];
+        size = &per_run[r.run_ordinal[pos]];
       }
     }
-    first = last + 1;
+    values->push_back(sqlite3_value_double(row[2]));
+    if (size) ++*size;
+  };
+  // Ranges of consecutive run ids that are all flagged or all not.
+  for (std::size_t first = 0; first < runs.size(); first = last + 1) {
+    last = first;
+    while (last + 1 < runs.size() && runs[last + 1].first == runs[last].first + 1 &&
+           flagged[last + 1] == flagged[first])
+      ++last;
+    with_invalid = flagged[first] != 0;
+    std::unique_ptr<RowScan>& q = with_invalid ? checked : plain;
+    if (!q) q = scan(with_invalid);
+    q->reset();
+    q->bind(1, runs[first].first);
+    q->bind(2, runs[last].first);
+    pos = first;
+    values = nullptr;
+    sink.run(*q, visit);
   }
 }
 
@@ -322,18 +512,65 @@ void file_values(const Interned& names, std::vector<std::vector<std::vector<doub
       if (!by_cell[c][i].empty()) (cells[c].*to)[names.names[i]] = std::move(by_cell[c][i]);
 }
 
-bool any_row(const SQLite::Database& db, const char* sql) {
-  SQLite::Statement q(db, sql);
-  return q.executeStep() && q.getColumn(0).getInt64() != 0;
+// 5. The distinct sets of the `keys` facts of the used runs
+// (StoredSide::fact_sets). One EXISTS through run_context_by_fact first:
+// most databases hold no vm.* fact, and then nothing more is read. Else one
+// range scan of run_context's primary key per range of consecutive run ids
+// ("+key" keeps SQLite from picking run_context_by_fact, which would read
+// every run's facts of those keys once per range).
+void read_fact_sets(const SQLite::Database& db, const std::vector<std::string>& keys,
+                    StoredSide& side) {
+  if (keys.empty()) return;
+  std::string in;
+  for (std::size_t i = 0; i < keys.size(); ++i) in += (i ? ",?" : "?") + std::to_string(i + 3);
+  {
+    SQLite::Statement any(db, "SELECT EXISTS(SELECT 1 FROM run_context WHERE key IN (" + in + "))");
+    for (std::size_t i = 0; i < keys.size(); ++i) any.bind(static_cast<int>(i + 3), keys[i]);
+    if (!any.executeStep() || any.getColumn(0).getInt64() == 0) {
+      side.fact_sets.emplace();  // every run: none of the keys
+      return;
+    }
+  }
+  RowScan q(db,
+            "SELECT run_id, key, value FROM run_context WHERE run_id BETWEEN ?1 AND ?2 AND "
+            "+key IN (" +
+                in + ") ORDER BY run_id");
+  std::map<std::string, std::string> facts;      // of the run being read
+  auto next_run = side.run_ids.begin();          // runs before it are done
+  auto finish_through = [&](std::int64_t run) {  // the runs up to `run` are read
+    for (; next_run != side.run_ids.end() && *next_run <= run; ++next_run) {
+      side.fact_sets.insert(facts);
+      facts.clear();
+    }
+  };
+  for_each_range(side.run_ids, [&](std::int64_t lo, std::int64_t hi) {
+    q.reset();
+    q.bind(1, lo);
+    q.bind(2, hi);
+    for (std::size_t i = 0; i < keys.size(); ++i) q.bind(static_cast<int>(i + 3), keys[i]);
+    while (q.step()) {
+      const std::int64_t run = q.int64(0);
+      finish_through(run - 1);
+      facts.emplace(q.text(1), q.text(2));
+    }
+    finish_through(hi);
+  });
 }
 
 }  // namespace
 
 StoredSide ResultsStore::side_samples(const SideFilter& filter) const {
-  const SQLite::Database db = open_reader(path_, immutable_);
+  SQLite::Database db = open_reader(path_, immutable_);
+  // One read transaction for all of the side's queries: they read one
+  // snapshot (a run committed meanwhile is in all of them or in none), and
+  // the up to thousands of range scans do not each take and drop the WAL
+  // read lock (an fstat and fcntl calls apiece). Rolled back on every path;
+  // nothing is written.
+  SQLite::Transaction snapshot(db, SQLite::TransactionBehavior::DEFERRED);
   StoredSide side;
   Reading r;
-  read_runs(db, filter, side, r);
+  RowSink sink(db);
+  read_runs(db, sink, filter, side, r);
   if (side.run_ids.empty()) return side;
   read_labels(db, r, side);
   read_params(db, side);
@@ -341,13 +578,15 @@ StoredSide ResultsStore::side_samples(const SideFilter& filter) const {
   r.metrics.resize(side.cells.size());
   r.monitors.resize(side.cells.size());
   r.run_sizes.resize(side.cells.size());
-  read_values(db, "sample", "metric", r, {true, filter.include_invalid, nullptr}, metric_names,
-              r.metrics, side, &r.run_sizes);
+  read_values(db, sink, "sample", "metric", r, {true, filter.include_invalid, nullptr},
+              metric_names, r.metrics, side, &r.run_sizes);
+  set_invalid_iterations(db, side);
   if (any_row(db, "SELECT EXISTS(SELECT 1 FROM monitor)")) {
     const auto skip = invalid_iterations(db, side);
-    read_values(db, "monitor", "name", r, {false, filter.include_invalid, &skip}, monitor_names,
-                r.monitors, side);
+    read_values(db, sink, "monitor", "name", r, {false, filter.include_invalid, &skip},
+                monitor_names, r.monitors, side);
   }
+  read_fact_sets(db, filter.fact_keys, side);
   file_values(metric_names, r.metrics, side.cells, &StoredCell::metrics);
   file_values(monitor_names, r.monitors, side.cells, &StoredCell::monitors);
   for (std::size_t c = 0; c < side.cells.size(); ++c)

@@ -31,6 +31,9 @@ struct SideFilter {
   /// Also use runs still `running`: `nightjar run --until-decided` looks at
   /// the samples its own runs have committed so far, between iterations.
   bool include_running = false;
+  /// run_context keys whose facts StoredSide::fact_sets gathers (e.g. the
+  /// vm.* facts compare warns about); none: fact_sets stays empty.
+  std::vector<std::string> fact_keys;
 };
 
 /// The invalid samples of one metric of a stored cell.
@@ -78,6 +81,12 @@ struct StoredSide {
   std::vector<ExcludedRun> excluded;  ///< matching runs not used (running, failed, skipped)
   std::set<std::string> variants, builds, kernels, testboxes;  ///< labels of run_ids
   std::vector<StoredCell> cells;                               ///< in first-run order
+  /// The distinct sets of SideFilter::fact_keys facts (key -> value) of the
+  /// runs in run_ids: one map per distinct set, an empty map when some run
+  /// has none of the keys. Empty when no fact_keys were asked for. Read as
+  /// range scans of run_context over run_ids (none at all when the database
+  /// holds none of the keys), not one query per run.
+  std::set<std::map<std::string, std::string>> fact_sets;
 };
 
 /// What the database holds, for error messages: up to 11 distinct values of

@@ -95,10 +95,11 @@ class ResultsStore {
 
   /// The schema version this binary writes, and the newest it knows; a
   /// database whose user_version is outside 0..kSchemaVersion is refused.
-  static constexpr int kSchemaVersion = 6;
+  static constexpr int kSchemaVersion = 7;
   /// The oldest schema version the read-only commands read as it is,
-  /// without a migration: version 4, since 4 -> 5 only adds an index that
-  /// imports use and 5 -> 6 only lets bisect_step.role be `branch`
+  /// without a migration: version 4, since 4 -> 5 and 6 -> 7 only add
+  /// indexes (imports use the first; sides read without the second as they
+  /// did before it) and 5 -> 6 only lets bisect_step.role be `branch`
   /// (docs/results.md "Schema versioning"). Older files need a
   /// command that writes, which migrates them.
   static constexpr int kOldestReadableVersion = 4;

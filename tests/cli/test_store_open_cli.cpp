@@ -134,28 +134,39 @@ TEST(StoreOpenCli, AnOlderSchemaIsReadOnlyAfterAWriteUpgradesIt) {
   const std::string before = read_file(db);
   auto show = run_nightjar({"show", "--db", db});
   EXPECT_EQ(show.exit_code, 4) << show.err;
-  EXPECT_TRUE(contains(show.err, "schema version 3 is older than this nightjar reads (4 to 6)"))
+  EXPECT_TRUE(contains(show.err, "schema version 3 is older than this nightjar reads (4 to 7)"))
       << show.err;
   EXPECT_EQ(read_file(db), before);
 }
 
-// Version 4 (before the import index of version 5) is read as it is by the
-// read-only commands, and left byte-identical; a write migrates it.
-TEST(StoreOpenCli, AVersion4DatabaseIsReadWithoutAMigration) {
-  TempDir dir;
-  const std::string db = stored_db(dir);
-  exec_sql(db, "PRAGMA journal_mode=DELETE; DROP INDEX run_context_by_fact; PRAGMA user_version=4");
-  const std::string before = read_file(db);
-  for (const auto& args : std::vector<std::vector<std::string>>{
-           {"show", "--db", db}, {"export", "--db", db}, {"bisect", "log", "--db", db}}) {
-    auto r = run_nightjar(args);
-    EXPECT_NE(r.exit_code, 4) << args[0] << ": " << r.err;
-    EXPECT_FALSE(contains(r.err, "older")) << r.err;
-    EXPECT_EQ(read_file(db), before) << args[0];
+// Versions 4 to 6 (before the import index of version 5, the bisect
+// `branch` steps of version 6 and the invalid samples' index of version 7)
+// are read as they are by the read-only commands, and left byte-identical;
+// a write migrates them.
+TEST(StoreOpenCli, Versions4To6AreReadWithoutAMigration) {
+  for (const char* version : {"4", "5", "6"}) {
+    SCOPED_TRACE(version);
+    TempDir dir;
+    const std::string db = stored_db(dir);
+    exec_sql(db, std::string("PRAGMA journal_mode=DELETE; DROP INDEX sample_invalid; ") +
+                     (version == std::string("4") ? "DROP INDEX run_context_by_fact; " : "") +
+                     "PRAGMA user_version=" + version);
+    const std::string before = read_file(db);
+    for (const auto& args :
+         std::vector<std::vector<std::string>>{{"show", "--db", db},
+                                               {"export", "--db", db},
+                                               {"bisect", "log", "--db", db},
+                                               {"compare", "a", "a", "--db", db}}) {
+      auto r = run_nightjar(args);
+      EXPECT_NE(r.exit_code, 4) << args[0] << ": " << r.err;
+      EXPECT_FALSE(contains(r.err, "older")) << r.err;
+      EXPECT_EQ(read_file(db), before) << args[0];
+    }
+    auto run = run_nightjar({"run", dir.write("f.yaml", kJob), "--db", db});
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    EXPECT_EQ(query_one(db, "PRAGMA user_version"), "7");
+    EXPECT_EQ(query_one(db, "SELECT count(*) FROM sqlite_master WHERE name='sample_invalid'"), "1");
   }
-  auto run = run_nightjar({"run", dir.write("f.yaml", kJob), "--db", db});
-  ASSERT_EQ(run.exit_code, 0) << run.err;
-  EXPECT_EQ(query_one(db, "PRAGMA user_version"), "6");
 }
 
 TEST(StoreOpenCli, EmptyDbFlagIsAUsageError) {

@@ -19,7 +19,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
+#include <optional>
 #include <random>
 #include <stdexcept>
 #include <vector>
@@ -1395,6 +1397,195 @@ TEST(StatsSortedInput, SummaryAndBestMeansAreTheSameSortedOrNot) {
   const V ties{5, 5, 5, 5};
   EXPECT_EQ(summarize(ties).median, 5.0);
   EXPECT_EQ(*best_mean(ties, 50, MeanKind::harmonic, Direction::higher_is_better), 5.0);
+}
+
+// ---------------------------------------------------------------------------
+// Figures computed once (issue 19): the logs, summary and run components a
+// row's statistic lines and its significance share give exactly the answers
+// computed from the samples.
+// ---------------------------------------------------------------------------
+
+// Bitwise equality of two doubles (NaN equals NaN).
+bool same_bits(double a, double b) {
+  return std::memcmp(&a, &b, sizeof a) == 0;
+}
+bool same_bits(const std::optional<double>& a, const std::optional<double>& b) {
+  return a.has_value() == b.has_value() && (!a || same_bits(*a, *b));
+}
+
+void expect_same_summary(const Summary& a, const Summary& b) {
+  EXPECT_EQ(a.n, b.n);
+  for (auto field : {&Summary::min, &Summary::max, &Summary::amean, &Summary::median,
+                     &Summary::stddev, &Summary::coeff_var})
+    EXPECT_TRUE(same_bits(a.*field, b.*field)) << a.*field << " vs " << b.*field;
+  EXPECT_TRUE(same_bits(a.hmean, b.hmean));
+  EXPECT_TRUE(same_bits(a.gmean, b.gmean));
+}
+
+TEST(StatsPrepared, LogSamplesAndTheSummaryFromThem) {
+  const V raw{103.0, 97.5, 101.25, 99.0, 100.5, 98.75, 102.0};
+  const auto logs = log_samples(raw);
+  ASSERT_TRUE(logs.has_value());
+  ASSERT_EQ(logs->size(), raw.size());
+  for (std::size_t i = 0; i < raw.size(); ++i) EXPECT_EQ((*logs)[i], std::log(raw[i]));
+  expect_same_summary(summarize(raw, *logs), summarize(raw));
+  EXPECT_TRUE(log_samples(V{}).has_value());
+  EXPECT_FALSE(log_samples(V{1.0, 0.0}).has_value());
+  EXPECT_FALSE(log_samples(V{1.0, -2.0}).has_value());
+  EXPECT_FALSE(log_samples(V{1.0, std::numeric_limits<double>::infinity()}).has_value());
+  EXPECT_FALSE(log_samples(V{1.0, std::numeric_limits<double>::quiet_NaN()}).has_value());
+  EXPECT_THROW(summarize(raw, V{1.0}), std::invalid_argument);
+
+  std::mt19937_64 rng(7);
+  std::lognormal_distribution<double> x(std::log(100.0), 0.02);
+  V big(5000);
+  for (double& v : big) v = x(rng);
+  expect_same_summary(summarize(big, *log_samples(big)), summarize(big));
+  V sorted = big;
+  std::sort(sorted.begin(), sorted.end());
+  expect_same_summary(summarize(sorted, *log_samples(sorted)), summarize(sorted));
+}
+
+TEST(StatsPrepared, SummaryMeanIsMeanOf) {
+  for (const V& xs : {V{}, V{4.0}, V{1.0, 2.0, 4.0}, V{0.0, 3.0}, V{-1.0, 2.0}}) {
+    const Summary s = summarize(xs);
+    for (auto kind : {MeanKind::arithmetic, MeanKind::harmonic, MeanKind::geometric})
+      EXPECT_TRUE(same_bits(summary_mean(s, kind), mean_of(xs, kind))) << xs.size();
+  }
+}
+
+TEST(StatsPrepared, BestMeansOfSortedInputAreTheSameBits) {
+  std::mt19937_64 rng(11);
+  std::lognormal_distribution<double> x(std::log(100.0), 0.05);
+  V raw(997);
+  for (double& v : raw) v = x(rng);
+  V sorted = raw;
+  std::sort(sorted.begin(), sorted.end());
+  for (double pct : {1.0, 50.0, 95.0, 99.0, 100.0})
+    for (auto dir : {Direction::higher_is_better, Direction::lower_is_better})
+      for (auto kind : {MeanKind::arithmetic, MeanKind::harmonic, MeanKind::geometric})
+        EXPECT_TRUE(same_bits(best_mean(sorted, pct, kind, dir), best_mean(raw, pct, kind, dir)))
+            << pct;
+}
+
+TEST(StatsPrepared, WelchOnGivenLogsIsWelchLogTest) {
+  const V base{100, 102, 98, 101, 99.5}, now{97, 96.5, 98, 95, 97.25};
+  const auto a = welch_log_test(base, now, 0.05);
+  const auto b = welch_log_test_of_logs(*log_samples(base), *log_samples(now), 0.05);
+  ASSERT_TRUE(a && b);
+  EXPECT_TRUE(same_bits(a->log.p, b->log.p));
+  EXPECT_TRUE(same_bits(a->ratio, b->ratio));
+  EXPECT_TRUE(same_bits(a->ratio_lo, b->ratio_lo));
+  EXPECT_TRUE(same_bits(a->ratio_hi, b->ratio_hi));
+  EXPECT_FALSE(welch_log_test_of_logs(V{1.0}, *log_samples(now), 0.05));
+  EXPECT_THROW(welch_log_test_of_logs(*log_samples(base), *log_samples(now), 1.5),
+               std::invalid_argument);
+}
+
+// A family decided with prepare_side's figures gives the same decisions,
+// field by field and bit by bit, as one decided from the samples: rows on
+// runs, on one run, with a calibration, with an undefined Hmean, too few
+// samples, and an arithmetic row with zeros.
+TEST(StatsPrepared, DecisionsWithPreparedSidesAreTheSame) {
+  std::mt19937_64 rng(3);
+  std::normal_distribution<double> z(0.0, 1.0);
+  auto runs_of = [&](double mean, int runs, int per_run) {
+    std::vector<V> out(static_cast<std::size_t>(runs));
+    for (auto& r : out) {
+      const double run_mean = mean * (1 + 0.01 * z(rng));
+      for (int i = 0; i < per_run; ++i) r.push_back(run_mean * (1 + 0.02 * z(rng)));
+    }
+    return out;
+  };
+  auto pooled = [](const std::vector<V>& runs) {
+    V all;
+    for (const auto& r : runs) all.insert(all.end(), r.begin(), r.end());
+    std::sort(all.begin(), all.end());
+    return all;
+  };
+  struct Row {
+    std::vector<V> base_runs, now_runs;
+    V base, now;
+    MeanKind mean = MeanKind::harmonic;
+    std::optional<BetweenRunVariance> between;
+  };
+  std::vector<Row> rows;
+  for (double change : {1.0, 0.97, 1.005}) {
+    Row r;
+    r.base_runs = runs_of(100, 5, 10);
+    r.now_runs = runs_of(100 * change, 6, 10);
+    rows.push_back(r);
+  }
+  {
+    Row one;  // one run a side, calibrated
+    one.base_runs = runs_of(100, 1, 8);
+    one.now_runs = runs_of(95, 1, 8);
+    one.between = BetweenRunVariance{1e-4, 9};
+    rows.push_back(one);
+  }
+  {
+    Row few;  // fewer than 3 samples
+    few.base_runs = {{100, 101}};
+    few.now_runs = {{99}};
+    rows.push_back(few);
+  }
+  {
+    Row zero;  // Hmean undefined
+    zero.base_runs = {{100, 0.0, 99}, {101, 98}};
+    zero.now_runs = {{100, 101, 99}, {98, 97}};
+    rows.push_back(zero);
+  }
+  {
+    Row arith;  // amean with zeros: Welch on raw values
+    arith.mean = MeanKind::arithmetic;
+    arith.base_runs = {{0.0, 1, 2, 1, 0.0}};
+    arith.now_runs = {{3, 4, 3, 5, 4}};
+    rows.push_back(arith);
+  }
+  std::vector<RowInput> plain, prepared;
+  std::vector<PreparedSide> sides;
+  sides.reserve(2 * rows.size());
+  for (Row& r : rows) {
+    r.base = pooled(r.base_runs);
+    r.now = pooled(r.now_runs);
+    RowInput in{r.base, r.now, Direction::higher_is_better, r.mean};
+    if (r.base_runs.size() >= 2) in.base_runs = r.base_runs;
+    if (r.now_runs.size() >= 2) in.now_runs = r.now_runs;
+    in.between = r.between;
+    plain.push_back(in);
+    sides.push_back(prepare_side(in.base, in.base_runs));
+    in.base_prepared = &sides.back();
+    sides.push_back(prepare_side(in.now, in.now_runs));
+    in.now_prepared = &sides.back();
+    prepared.push_back(in);
+  }
+  for (auto test : {TestKind::welch, TestKind::utest, TestKind::mmtests, TestKind::lkp}) {
+    SignificanceOptions o;
+    o.test = test;
+    const auto a = decide_significance(plain, o), b = decide_significance(prepared, o);
+    ASSERT_EQ(a.size(), b.size());
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      SCOPED_TRACE(testing::Message() << "row " << i << " test " << to_string(test));
+      EXPECT_EQ(a[i].verdict, b[i].verdict);
+      EXPECT_EQ(a[i].reason, b[i].reason);
+      EXPECT_EQ(a[i].basis, b[i].basis);
+      EXPECT_EQ(a[i].iterations_needed, b[i].iterations_needed);
+      EXPECT_EQ(a[i].runs_needed, b[i].runs_needed);
+      for (auto f : {&Significance::pct_change, &Significance::smallest_detectable_change_pct,
+                     &Significance::df, &Significance::min_effect_pct})
+        EXPECT_TRUE(same_bits(a[i].*f, b[i].*f));
+      for (auto f : {&Significance::p, &Significance::q, &Significance::ratio_lo,
+                     &Significance::ratio_hi, &Significance::equivalence_lo,
+                     &Significance::equivalence_hi, &Significance::between_cv_pct})
+        EXPECT_TRUE(same_bits(a[i].*f, b[i].*f));
+    }
+  }
+  // The verdicts are not all alike: the rows test what they say.
+  const auto d = decide_significance(plain);
+  EXPECT_EQ(d[4].verdict, Verdict::inconclusive);
+  EXPECT_EQ(d[5].verdict, Verdict::undefined);
+  EXPECT_EQ(d[1].basis, RunBasis::runs);
+  EXPECT_EQ(d[3].basis, RunBasis::calibrated);
 }
 
 }  // namespace

@@ -7,6 +7,8 @@
 
 #include <cmath>
 #include <limits>
+#include <map>
+#include <set>
 #include <string>
 
 #include "test_support.h"
@@ -158,6 +160,44 @@ TEST(StoreSide, SamplesAreGroupedByCellAndUnusableRunsExcluded) {
   EXPECT_EQ(store.metrics_with_samples("fx"), std::set<std::string>{"throughput"});
 }
 
+// The vm.* facts compare warns about are read with the side (issue 19: one
+// query per run was over half of a 1M-sample compare): each distinct set of
+// the asked keys over the used runs, an empty one for a run without them.
+TEST(StoreSide, FactSetsAreTheDistinctFactsOfTheUsedRuns) {
+  TempDir dir;
+  ResultsStore store(dir.path() + "/f.db");
+  SideFilter f;
+  f.variant = "a";
+  f.fact_keys = {"vm.accelerator", "vm.cpus"};
+  const std::int64_t a1 = complete_run(store, "a", "1", {1});
+  EXPECT_EQ(store.side_samples(f).fact_sets, (std::set<std::map<std::string, std::string>>{{}}));
+
+  const std::int64_t a2 = complete_run(store, "a", "2", {1});
+  const std::int64_t b1 = complete_run(store, "b", "1", {1});  // another side: not read
+  const std::int64_t a3 = complete_run(store, "a", "1", {1});
+  const std::int64_t a4 = complete_run(store, "a", "2", {1});
+  const std::int64_t running = store.begin_run(new_run("a", "1"));  // not used: not read
+  store.add_context(a2, "vm.accelerator", "tcg");
+  store.add_context(a2, "vm.cpus", "2");
+  store.add_context(a2, "vm.memory_mb", "1024");  // not asked for
+  store.add_context(b1, "vm.accelerator", "kvm");
+  store.add_context(a3, "vm.accelerator", "tcg");
+  store.add_context(a4, "vm.accelerator", "tcg");
+  store.add_context(a4, "vm.cpus", "2");
+  store.add_context(running, "vm.accelerator", "none");
+  const StoredSide side = store.side_samples(f);
+  EXPECT_EQ(side.run_ids, (std::vector<std::int64_t>{a1, a2, a3, a4}));
+  EXPECT_EQ(side.fact_sets,
+            (std::set<std::map<std::string, std::string>>{
+                {}, {{"vm.accelerator", "tcg"}}, {{"vm.accelerator", "tcg"}, {"vm.cpus", "2"}}}));
+  f.fact_keys.clear();
+  EXPECT_TRUE(store.side_samples(f).fact_sets.empty());
+  f.variant = "b";
+  f.fact_keys = {"vm.accelerator"};
+  EXPECT_EQ(store.side_samples(f).fact_sets,
+            (std::set<std::map<std::string, std::string>>{{{"vm.accelerator", "kvm"}}}));
+}
+
 // ---------------------------------------------------------------------------
 // Invalid samples (schema version 4; docs/results.md "Invalid samples")
 // ---------------------------------------------------------------------------
@@ -279,6 +319,75 @@ TEST(StoreInvalid, SidesCountInvalidSamplesPerCellAndMetricAndDropTheirMonitors)
   EXPECT_EQ(all.cells[0].monitors.at("vmstat.pgfault"), (std::vector<double>{10, 20, 30, 40, 99}));
 }
 
+// Only the runs holding invalid samples are read with the invalid column
+// (the partial index sample_invalid of schema version 7 finds them); a side
+// read without the index (a version 6 file opened read-only) is the same:
+// runs of clean and invalid-holding samples interleaved, a cell whose
+// invalid sample is the only one of its run, and --include-invalid.
+TEST(StoreInvalid, SidesAreTheSameWithAndWithoutTheInvalidIndex) {
+  TempDir dir;
+  const std::string path = dir.path() + "/x.db";
+  {
+    ResultsStore store(path);
+    int k = 0;
+    for (int r = 0; r < 12; ++r) {
+      const std::int64_t id = store.begin_run(new_run(r % 3 == 2 ? "b" : "a", r % 2 ? "1" : "2"));
+      for (int i = 1; i <= 3; ++i) {
+        IterationResult it;
+        it.metrics = {{"throughput", 100.0 + ++k}, {"latency", 1.0 + k}};
+        if (r % 4 == 1 && i == 2) it.invalid = "run " + std::to_string(r) + " iteration 2";
+        if (r == 6 && i == 3) it.invalid_metrics["latency"] = "own reason";
+        store.add_iteration(id, i, it, {{"vmstat.pgfault", 1.0 * k}}, 0.1);
+      }
+      store.finish_run(id, RunStatus::complete);
+    }
+  }
+  ASSERT_EQ(query_one(path, "SELECT count(*) FROM sqlite_master WHERE name='sample_invalid'"), "1");
+  auto read = [&](bool include_invalid) {
+    ResultsStore store(path, ResultsStore::Access::read_only);
+    SideFilter f;
+    f.variant = "a";
+    f.include_invalid = include_invalid;
+    return store.side_samples(f);
+  };
+  const StoredSide indexed = read(false), indexed_all = read(true);
+  exec_sql(path, "DROP INDEX sample_invalid");
+  const StoredSide plain = read(false), plain_all = read(true);
+  for (const auto* pair : {&indexed, &indexed_all}) {
+    const StoredSide& a = *pair;
+    const StoredSide& b = pair == &indexed ? plain : plain_all;
+    EXPECT_EQ(a.run_ids, b.run_ids);
+    ASSERT_EQ(a.cells.size(), b.cells.size());
+    for (std::size_t c = 0; c < a.cells.size(); ++c) {
+      EXPECT_EQ(a.cells[c].metrics, b.cells[c].metrics);
+      EXPECT_EQ(a.cells[c].monitors, b.cells[c].monitors);
+      EXPECT_EQ(a.cells[c].metric_run_sizes, b.cells[c].metric_run_sizes);
+      ASSERT_EQ(a.cells[c].invalid.size(), b.cells[c].invalid.size());
+      for (const auto& [name, inv] : a.cells[c].invalid) {
+        const InvalidSamples& other = b.cells[c].invalid.at(name);
+        EXPECT_EQ(inv.count, other.count) << name;
+        EXPECT_EQ(inv.reason, other.reason) << name;
+        EXPECT_EQ(inv.run_id, other.run_id) << name;
+        EXPECT_EQ(inv.iteration, other.iteration) << name;
+      }
+    }
+  }
+  // What the side holds: of its runs (0, 1, 3, 4, 6, 7, 9, 10), runs 1 and 9
+  // (both values of iteration 2) and run 6 (latency of iteration 3) hold
+  // invalid samples.
+  ASSERT_EQ(indexed.cells.size(), 2u);
+  int invalid = 0;
+  std::size_t valid = 0, all = 0;
+  for (std::size_t c = 0; c < 2; ++c) {
+    for (const auto& [name, inv] : indexed.cells[c].invalid) invalid += inv.count;
+    for (const auto& [name, v] : indexed.cells[c].metrics) valid += v.size();
+    for (const auto& [name, v] : indexed_all.cells[c].metrics) all += v.size();
+  }
+  EXPECT_EQ(invalid, 2 * 2 + 1);
+  EXPECT_EQ(all, 8u * 3 * 2);
+  EXPECT_EQ(valid, all - 5);
+}
+
 // A version 3 database: the version 4 schema with the 3 -> 4 change undone
 // (iteration's CHECK without 'invalid', no sample.invalid), holding a run.
 TEST(StoreInvalid, MigratesAVersion3DatabaseKeepingEverySample) {
@@ -297,7 +406,7 @@ TEST(StoreInvalid, MigratesAVersion3DatabaseKeepingEverySample) {
            "REAL NOT NULL, PRIMARY KEY(run_id, iteration));"
            "INSERT INTO iteration_v3 SELECT * FROM iteration;"
            "DROP TABLE iteration; ALTER TABLE iteration_v3 RENAME TO iteration;"
-           "ALTER TABLE sample DROP COLUMN invalid;"
+           "DROP INDEX sample_invalid; ALTER TABLE sample DROP COLUMN invalid;"
            "DROP INDEX run_context_by_fact;"
            "PRAGMA user_version=3; COMMIT;");
   ASSERT_EQ(query_one(path, "PRAGMA user_version"), "3");
@@ -305,7 +414,8 @@ TEST(StoreInvalid, MigratesAVersion3DatabaseKeepingEverySample) {
 
   ResultsStore store(path);
   EXPECT_EQ(query_one(path, "PRAGMA user_version"), std::to_string(ResultsStore::kSchemaVersion));
-  EXPECT_EQ(ResultsStore::kSchemaVersion, 6);
+  EXPECT_EQ(ResultsStore::kSchemaVersion, 7);
+  EXPECT_EQ(query_one(path, "SELECT count(*) FROM sqlite_master WHERE name='sample_invalid'"), "1");
   EXPECT_EQ(query_one(path, "SELECT count(*) FROM iteration WHERE status='ok'"), "2");
   EXPECT_EQ(query_one(path, "SELECT count(*) FROM sample WHERE invalid IS NULL"), "2");
   const auto samples = store.samples(id);
@@ -344,9 +454,10 @@ TEST(StoreBisect, MigratesAVersion5DatabaseKeepingEveryStepAndItsRuns) {
     store.link_bisect_runs(session, good, {a});
     store.link_bisect_runs(session, test, {a, b});
   }
-  // bisect_step as version 5 had it (foreign keys are off in this connection).
+  // bisect_step as version 5 had it (foreign keys are off in this connection),
+  // without version 7's index.
   exec_sql(path,
-           "BEGIN;"
+           "BEGIN; DROP INDEX sample_invalid;"
            "CREATE TABLE bisect_step_v5 AS SELECT * FROM bisect_step;"
            "DROP TABLE bisect_step;"
            "CREATE TABLE bisect_step(session_id INTEGER NOT NULL REFERENCES bisect_session(id) "
@@ -364,7 +475,7 @@ TEST(StoreBisect, MigratesAVersion5DatabaseKeepingEveryStepAndItsRuns) {
   EXPECT_THROW(exec_sql(path, "UPDATE bisect_step SET role='branch'"), std::exception);
 
   ResultsStore store(path);
-  EXPECT_EQ(query_one(path, "PRAGMA user_version"), "6");
+  EXPECT_EQ(query_one(path, "PRAGMA user_version"), "7");
   const std::vector<BisectStep> steps = store.bisect_steps(session);
   ASSERT_EQ(steps.size(), 2u);
   EXPECT_EQ(steps[0].commit + " " + steps[0].role, "c0 good");
