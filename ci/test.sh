@@ -9,6 +9,10 @@
 #                           download, cached there), every test: the vm label
 #                           boots them under qemu, the needs-root tests among
 #                           them inside a cgroup v2 guest (docs/qemu.md "In CI")
+#                           and lava-dispatcher with rendered qemu devices in
+#                           build/lava (ci/install-lava.sh): the lava label
+#                           runs the same kernels through LAVA's lava-run
+#                           (docs/lava.md "In CI")
 #   ci/test.sh --sanitize   AddressSanitizer + UBSan build in build-asan/,
 #                           every test except those labelled slow
 #   ci/test.sh --fuzz       the libFuzzer targets (clang++, build-fuzz/): each
@@ -38,5 +42,6 @@ else
   "$here/ci/build.sh" "$build" -DNIGHTJAR_WERROR=ON -DNIGHTJAR_STATIC=ON
   "$here/ci/install-browser.sh"  # the `browser` label (docs/publish.md)
   "$here/ci/fetch-kernels.sh" "${NIGHTJAR_KERNELS:-$build/kernels}" amd64 rt-amd64
+  "$here/ci/install-lava.sh" "$build/lava"  # the `lava` label (docs/lava.md "In CI")
   cd "$build" && ctest --output-on-failure -j 2
 fi
