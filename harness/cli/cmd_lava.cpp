@@ -105,7 +105,7 @@ ExitCode cmd_lava_collect(const LavaArgs& a) {
         "nightjar: lava: {} job(s) not finished; collect again later (or "
         "with --wait)\n",
         s.pending);
-  const ExitCode code = report_collected(s.totals, s.finished, s.finished, s.interrupted, store);
+  const ExitCode code = report_collected(s.totals, s.finished, s.passed, s.interrupted, store);
   return code == ExitCode::ok && s.pending ? ExitCode::inconclusive : code;
 }
 

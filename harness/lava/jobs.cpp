@@ -170,13 +170,27 @@ YAML::Node minutes(int m) {
 }
 
 // The inline test definition: nightjar run, the report, the test cases.
-YAML::Node test_action(const LavaJobsOptions& o, const std::string& variant, int test_minutes) {
+YAML::Node test_action(const LavaJobsOptions& o, const std::string& variant, int test_minutes,
+                       bool qemu) {
   YAML::Node steps;
   steps.push_back("export PATH=/nightjar:$PATH");
+  // Facts the guest knows and compare/report read, as `nightjar run
+  // --kernel` records them (docs/qemu.md): kernel.preempt_rt (report
+  // --group kernel), and in qemu vm.accelerator (compare's "TCG: measures
+  // emulation" warning): KVM announces itself to the kernel, TCG does not.
+  steps.push_back(
+      "if grep -qs '^CONFIG_PREEMPT_RT=y' /boot/config-$(uname -r) || uname -v | grep -q "
+      "PREEMPT_RT; then NJ_RT=yes; else NJ_RT=no; fi");
+  std::string facts = " --context kernel.preempt_rt=$NJ_RT";
+  if (qemu) {
+    steps.push_back(
+        "if dmesg | grep -q 'Hypervisor detected: KVM'; then NJ_ACCEL=kvm; else NJ_ACCEL=tcg; fi");
+    facts += " --context vm.accelerator=$NJ_ACCEL";
+  }
   // stderr through a pipe: progress as lines, not a terminal bar; the exit
   // status is printed, not fatal (run.sh runs with set -e, and the report
   // must still run: failed cells are stored as failed).
-  steps.push_back("{ " + guest_run_command(o, variant) +
+  steps.push_back("{ " + guest_run_command(o, variant) + facts +
                   " || echo \"nightjar-lava: nightjar run exited $?\"; } 2>&1 | cat");
   // Kernel messages must not split the blocks' lines on the console.
   steps.push_back("dmesg -n 1");
@@ -536,7 +550,7 @@ LavaManifest write_lava_jobs(const LavaJobsOptions& o) {
             type == "qemu" ? qemu_actions(kernel_url.at(k.source), ramdisk_url.at(k.source))
                            : template_actions(templates.at(type), kernel_url.at(k.source),
                                               ramdisk_url.at(k.source));
-        actions.push_back(test_action(o, variant, test_minutes));
+        actions.push_back(test_action(o, variant, test_minutes, type == "qemu"));
         for (const auto& a : actions) job["actions"].push_back(a);
 
         YAML::Emitter out;

@@ -129,7 +129,7 @@ std::string lava_job_log(const LavaServer& s, const std::string& id) {
   HttpRequest req;
   req.url = s.url + "/api/v0.2/jobs/" + id + "/logs/";
   req.headers = auth(s);
-  req.headers[0] = "Accept: application/yaml";
+  req.headers[0] = "Accept: */*";  // the server answers application/yaml; asking for it is a 406
   const HttpResponse r = http_request(req);
   if (r.status == 404) return "";
   if (r.status != 200)
@@ -212,6 +212,7 @@ LavaCollectSummary collect_lava_jobs(ResultsStore& store, const LavaServer& serv
           c.failed, c.skipped,
           c.already_stored ? fmt::format(" ({} already stored)", c.already_stored) : "");
       ++summary.finished;
+      if (ref.passed) ++summary.passed;
       add_collected(summary.totals, c);
     }
     const double waited =

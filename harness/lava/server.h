@@ -67,6 +67,7 @@ void submit_lava_jobs(ResultsStore& store, const LavaServer& server, const std::
 /// What `nightjar lava collect` did.
 struct LavaCollectSummary {
   int finished = 0, pending = 0;
+  int passed = 0;  ///< finished jobs LAVA marks Complete
   LavaCollected totals;
   bool interrupted = false;
 };

@@ -197,6 +197,13 @@ TEST(LavaRun, PftAndTheNetperfMatrixOnTheGenericAndRtKernelsComeHome) {
   EXPECT_EQ(cmp.exit_code, 0) << cmp.err;
   EXPECT_NE(cmp.out.find("faults_per_sec"), std::string::npos) << cmp.out;
   EXPECT_NE(cmp.out.find("throughput"), std::string::npos) << cmp.out;
+  // The guests said they ran under TCG, and which kernel is PREEMPT_RT.
+  EXPECT_NE(cmp.out.find("TCG: measures emulation"), std::string::npos) << cmp.out;
+  EXPECT_EQ(query_one(db,
+                      "SELECT group_concat(value) FROM (SELECT DISTINCT c.value FROM run r JOIN "
+                      "kernel k ON k.id = r.kernel_id JOIN run_context c ON c.run_id = r.id "
+                      "AND c.key = 'kernel.preempt_rt' ORDER BY k.release)"),
+            "no,yes");
   std::cout << cmp.out;
 }
 
