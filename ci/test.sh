@@ -14,7 +14,7 @@
 #                           runs the same kernels through LAVA's lava-run
 #                           (docs/lava.md "In CI"); not the optional label
 #                           lava-server (a real lava-server and PostgreSQL,
-#                           about 2 min: `ctest -L lava-server` runs it)
+#                           about 3 min: `ctest -L lava-server` runs it)
 #   ci/test.sh --sanitize   AddressSanitizer + UBSan build in build-asan/,
 #                           every test except those labelled slow or
 #                           lava-server

@@ -223,7 +223,8 @@ void send_change_points(Gnuplot& gp, const PlotData& d) {
 }
 
 // The plot command and its inline data: per series, the samples (history)
-// then the means.
+// then the means; then, when some point was measured under qemu TCG, those
+// points again as open black triangles titled kEmulationMark in the key.
 void send_series(Gnuplot& gp, const PlotData& d) {
   const bool bars = d.error_bars != ErrorBars::none;
   std::string plot = "plot ";
@@ -242,6 +243,15 @@ void send_series(Gnuplot& gp, const PlotData& d) {
         "title {}",
         bars ? ":3:4" : "", bars ? "yerrorlines" : "linespoints", i + 1, quote(s.label)));
   }
+  std::vector<std::pair<double, double>> emulated;
+  for (const PlotSeries& s : d.series)
+    for (const auto& p : s.points)
+      if (p.emulated) emulated.emplace_back(p.x_drawn, p.mean);
+  if (!emulated.empty())
+    plot +=
+        ", \\\n     '-' using 1:2 with points pointtype 8 pointsize 2 linewidth 1.5 "
+        "linecolor rgb 'black' title " +
+        quote(kEmulationMark);
   gp << plot << "\n";
   for (const PlotSeries& s : d.series) {
     if (d.kind == PlotKind::history) {
@@ -260,6 +270,7 @@ void send_series(Gnuplot& gp, const PlotData& d) {
       gp.send1d(rows);
     }
   }
+  if (!emulated.empty()) gp.send1d(emulated);
 }
 
 void send_commands(Gnuplot& gp, const PlotData& d, const ImageSpec& img,

@@ -431,6 +431,7 @@ void build_scaling(const ResultsStore& store, const PlotRequest& r, const std::v
       p.x = axis.x_of.at(c.cell);
       p.label = *param_of(c.cell->params, r.x);
       p.run_ids = c.cell->run_ids;
+      p.emulated = runs_emulated(sides[c.side].loaded, p.run_ids);
       if (auto inv = c.cell->invalid.find(r.metric); inv != c.cell->invalid.end())
         p.invalid = static_cast<std::size_t>(inv->second.count);
       if (!fill_point(p, c.cell->metrics.at(r.metric), d.metric, r.error_bars, alpha)) {
@@ -530,6 +531,7 @@ void build_history(const ResultsStore& store, const PlotRequest& r, const std::v
       p.run_ids = pool.run_ids;
       p.invalid = pool.invalid;
       std::sort(p.run_ids.begin(), p.run_ids.end());
+      p.emulated = runs_emulated(sides[line.cell.side].loaded, p.run_ids);
       if (by_date) {
         auto t = utc_seconds(pool.date);
         if (!t) {
@@ -709,6 +711,13 @@ void finish_labels(const ResultsStore& store, const PlotRequest& r,
   if (!d.footnote_cell.empty()) foot.push_back("cell " + d.footnote_cell);
   if (r.mark_changes)
     foot.push_back("dashed: change points (E-divisive + Welch, as nightjar trend)");
+  const bool emulated = std::any_of(d.series.begin(), d.series.end(), [](const PlotSeries& s) {
+    return std::any_of(s.points.begin(), s.points.end(),
+                       [](const PlotPoint& p) { return p.emulated; });
+  });
+  if (emulated)
+    foot.push_back(std::string("triangles: ") + kEmulationMark +
+                   " (points of runs under qemu TCG, not figures of hardware)");
   d.footnote = join(foot, "; ");
 }
 

@@ -103,6 +103,9 @@ struct PlotPoint {
   double min = 0, max = 0;      ///< smallest and largest sample
   double coeff_var = 0;         ///< CoeffVar, percent (NaN when n < 2)
   std::vector<double> samples;  ///< every sample, ascending (drawn as dots in a history)
+  /// Some of run_ids were measured under qemu TCG (LoadedSide::emulated_runs):
+  /// the renderers mark the point and explain the mark with kEmulationMark.
+  bool emulated = false;
 };
 
 /// One line of the figure.
@@ -121,7 +124,9 @@ struct PlotData {
   PlotKind kind = PlotKind::scaling;
   std::string title;  ///< lines separated by '\n': what, then job/kernel/testbox
   std::string x_label, y_label;
-  std::string footnote;  ///< what the error bars and dots show, and n
+  /// What the error bars and dots show, and n; when a point is emulated,
+  /// what its mark means ("triangles: TCG: measures emulation ...").
+  std::string footnote;
   /// History of one cell whose name is too long for the title (over 72 bytes
   /// with the rest of the first line): the title shows it shortened from the
   /// middle, the footnote ends with it whole. "" otherwise.

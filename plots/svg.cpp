@@ -29,9 +29,11 @@ constexpr const char* kTemplate =
 {{/small}}{{#series}}<g class="series" data-cell="{{cell}}" data-label="{{label}}">
 {{#dots}}<circle class="sample" cx="{{x}}" cy="{{y}}" r="1.8" fill="{{colour}}" fill-opacity="0.45"/>
 {{/dots}}<polyline class="mean-line" fill="none" stroke="{{colour}}" stroke-width="{{stroke}}" points="{{points}}"/>
-{{#changes}}<line class="change-point" data-build="{{build}}" x1="{{x}}" x2="{{x}}" y1="{{y0}}" y2="{{y1}}" stroke="{{colour}}" stroke-dasharray="4 3" stroke-width="1.5"/>
+{{#emulated}}<path class="emulated" data-build="{{build}}" d="M{{x}},{{y}} l5,9 h-10 z" fill="none" stroke="#000000" stroke-width="1.2"/>
+{{/emulated}}{{#changes}}<line class="change-point" data-build="{{build}}" x1="{{x}}" x2="{{x}}" y1="{{y0}}" y2="{{y1}}" stroke="{{colour}}" stroke-dasharray="4 3" stroke-width="1.5"/>
 {{/changes}}</g>
-{{/series}}</svg>
+{{/series}}{{#emulation_legend}}<text class="emulated-legend" x="{{lx}}" y="{{ly}}" text-anchor="end" font-family="sans-serif" font-size="10">&#9651; {{emulation_legend}}</text>
+{{/emulation_legend}}</svg>
 )TPL";
 
 constexpr const char* kColours[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd",
@@ -102,6 +104,18 @@ mu::data series_data(const PlotSeries& s, const Frame& f, const SvgFigureSpec& s
   }
   d.set("dots", dots);
   d.set("points", points);
+  // Points of runs under qemu TCG: an open triangle over the mean (not in a
+  // sparkline, too small for it).
+  mu::data emulated{mu::data::type::list};
+  for (const auto& p : s.points) {
+    if (spec.small || !p.emulated || !std::isfinite(p.mean)) continue;
+    mu::data m;
+    m.set("build", p.label);
+    m.set("x", px(f.sx(p.x_drawn)));
+    m.set("y", px(f.sy(p.mean) - 6));
+    emulated.push_back(m);
+  }
+  d.set("emulated", emulated);
   mu::data changes{mu::data::type::list};
   for (const auto& cp : s.change_points) {
     if (cp.index >= s.points.size()) continue;
@@ -176,6 +190,13 @@ std::string render_history_svg(const PlotData& data, const SvgFigureSpec& spec) 
   for (const auto& s : data.series)
     series.push_back(series_data(s, f, spec, kColours[i++ % std::size(kColours)]));
   d.set("series", series);
+  // The legend of the triangles, when a point has one.
+  bool emulated = false;
+  for (const auto& s : data.series)
+    for (const auto& p : s.points) emulated = emulated || p.emulated;
+  d.set("emulation_legend", emulated && !spec.small ? mu::data{kEmulationMark} : mu::data{false});
+  d.set("lx", px(f.left + f.width - 4));
+  d.set("ly", px(f.top + 12));
   mu::mustache tmpl{kTemplate};
   if (!tmpl.is_valid())
     throw std::logic_error("render_history_svg: template: " + tmpl.error_message());

@@ -25,7 +25,10 @@ struct SvgFigureSpec {
 /// The history figure of `data` as one `<svg>` element (inline in HTML, or a
 /// file of its own). The figure carries `class="nightjar-figure"`, each mean
 /// line `class="mean-line"`, each sample dot `class="sample"` and each change
-/// marker `class="change-point"` with `data-build` (the build label), so
+/// marker `class="change-point"` with `data-build` (the build label), and
+/// each point of runs under qemu TCG (PlotPoint::emulated) an open triangle
+/// `class="emulated"` with `data-build`, explained by a legend
+/// `class="emulated-legend"` (kEmulationMark; neither in a sparkline), so
 /// that tests find them in the DOM. Points with an undefined mean are
 /// skipped. Throws std::invalid_argument unless data.kind is history and the
 /// size is at least 40x20.

@@ -49,11 +49,14 @@ inline std::string git_out(const std::string& dir, const std::vector<std::string
   return r.out;
 }
 
-inline std::string program_source(int commit, int work, bool broken, double cv_pct) {
+/// prog.c of commit `commit`. `work` is a C expression (a number, or one of
+/// macros from headers that `includes` names, e.g. `#include "knob.h"\n`).
+inline std::string program_source(int commit, const std::string& work, bool broken, double cv_pct,
+                                  const std::string& includes = "") {
   std::ostringstream c;
   c << "/* commit " << commit << " */\n"
     << "#include <math.h>\n#include <stdint.h>\n#include <stdio.h>\n#include <stdlib.h>\n"
-    << "#define WORK " << work << "\n#define CV " << cv_pct / 100 << "\n"
+    << includes << "#define WORK (" << work << ")\n#define CV " << cv_pct / 100 << "\n"
     << (broken ? "this line does not compile;\n" : "") << R"(static uint64_t mix(uint64_t z) {
   z += 0x9e3779b97f4a7c15ULL;
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
@@ -84,6 +87,10 @@ int main(int argc, char** argv) {
 }
 )";
   return c.str();
+}
+
+inline std::string program_source(int commit, int work, bool broken, double cv_pct) {
+  return program_source(commit, std::to_string(work), broken, cv_pct);
 }
 
 /// Creates the repository in `dir` (which must exist and be empty).
@@ -122,6 +129,94 @@ inline SyntheticRepo make_synthetic_repo(const std::string& dir, const Synthetic
   if (static_cast<int>(repo.commits.size()) != spec.commits)
     throw std::runtime_error("fast-import lost commits");
   return repo;
+}
+
+/// A repository whose first bad commit is a merge of two good parents
+/// (docs/bisect.md "A merge as the first bad commit"), made with git itself:
+///
+///   main:  c0 - c1 ----------- M - c2 - c3
+///            \                 /
+///   side:     s1 - s2 - s3 ----
+///
+/// prog.c runs 10% slower when both MAIN_KNOB (main_knob.h) and SIDE_KNOB
+/// (side_knob.h) are 1. c1 turns MAIN_KNOB on and s2 SIDE_KNOB: every commit
+/// of either branch measures good, M and after it bad, and on top of c1 (the
+/// first parent) s2 is the commit that turns it bad. s1 and c1 both rewrite
+/// notes.txt, so s1 does not apply on top of c1 (M resolves the conflict);
+/// s3 changes side.txt only.
+///
+/// With `evil`, the branches change nothing that matters (c1 main.txt, the
+/// side commits side.txt) and the merge's own resolution turns both knobs on
+/// (an "evil merge"): no branch commit turns c1 bad.
+struct MergeRepo {
+  std::string dir;
+  std::string c0, c1, merge, c3;
+  std::vector<std::string> side;  ///< s1, s2, s3 (s1, s2 with `evil`)
+};
+
+inline MergeRepo make_merge_repo(const std::string& dir, bool evil) {
+  MergeRepo r;
+  r.dir = dir;
+  auto write = [&](const std::string& name, const std::string& text) {
+    std::ofstream(dir + "/" + name) << text;
+  };
+  auto commit = [&](const std::string& message) {
+    git_out(dir, {"add", "-A"});
+    git_out(dir, {"commit", "-q", "-m", message});
+    return git_out(dir, {"rev-parse", "HEAD"}).substr(0, 40);
+  };
+  auto knob = [&](const char* name, int on) {
+    write(std::string(name) == "MAIN_KNOB" ? "main_knob.h" : "side_knob.h",
+          std::string("#define ") + name + " " + std::to_string(on) + "\n");
+  };
+  git_out(dir, {"init", "-q", "-b", "main"});
+  write("prog.c", program_source(0, "(MAIN_KNOB && SIDE_KNOB) ? 1100 : 1000", false, 3,
+                                 "#include \"main_knob.h\"\n#include \"side_knob.h\"\n"));
+  knob("MAIN_KNOB", 0);
+  knob("SIDE_KNOB", 0);
+  write("notes.txt", "notes\n");
+  write(".gitignore", "prog\n");
+  r.c0 = commit("c0");
+  git_out(dir, {"checkout", "-q", "-b", "side"});
+  if (evil) {
+    write("side.txt", "s1\n");
+    r.side.push_back(commit("s1"));
+    write("side.txt", "s1\ns2\n");
+    r.side.push_back(commit("s2"));
+  } else {
+    write("notes.txt", "notes from the side\n");
+    r.side.push_back(commit("s1: notes"));
+    knob("SIDE_KNOB", 1);
+    r.side.push_back(commit("s2: side knob on"));
+    write("side.txt", "s3\n");
+    r.side.push_back(commit("s3"));
+  }
+  git_out(dir, {"checkout", "-q", "main"});
+  if (evil) {
+    write("main.txt", "c1\n");
+    r.c1 = commit("c1");
+  } else {
+    knob("MAIN_KNOB", 1);
+    write("notes.txt", "notes from main\n");
+    r.c1 = commit("c1: main knob on");
+  }
+  // The merge stops on the conflict in notes.txt (not with `evil`); either
+  // way it is committed by hand.
+  CommandSpec merge;
+  merge.argv = {"git", "-C", dir, "merge", "-q", "--no-ff", "--no-commit", "side"};
+  run_command(merge);
+  if (evil) {
+    knob("MAIN_KNOB", 1);
+    knob("SIDE_KNOB", 1);
+  } else {
+    write("notes.txt", "notes from main\nnotes from the side\n");
+  }
+  r.merge = commit("merge side");
+  write("main.txt", "c2\n");
+  commit("c2");
+  write("main.txt", "c2\nc3\n");
+  r.c3 = commit("c3");
+  return r;
 }
 
 /// The exec job measuring ./prog at the repository top.

@@ -2,6 +2,7 @@
 
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sqlite3.h>
@@ -9,7 +10,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -36,10 +40,11 @@ std::string TempDir::write(const std::string& name, const std::string& content) 
 }
 
 namespace {
-// Starts `wrapper...` NIGHTJAR_BINARY `args...` (no wrapper: the binary itself).
+// Starts `wrapper...` NIGHTJAR_BINARY `args...` (no wrapper: the binary
+// itself), as `as` when given.
 pid_t start(const std::vector<std::string>& args, const std::map<std::string, std::string>& env,
             const std::string& out_path, const std::string& err_path,
-            const std::vector<std::string>& wrapper = {}) {
+            const std::vector<std::string>& wrapper = {}, const Credentials* as = nullptr) {
   pid_t pid = fork();
   if (pid < 0) throw std::runtime_error("fork failed");
   if (pid == 0) {
@@ -50,6 +55,13 @@ pid_t start(const std::vector<std::string>& args, const std::map<std::string, st
     int devnull = open("/dev/null", O_RDONLY);
     dup2(devnull, 0);
     for (const auto& [k, v] : env) setenv(k.c_str(), v.c_str(), 1);
+    // Groups first: once the user ID is dropped they can no longer be changed.
+    if (as && (setgroups(0, nullptr) != 0 || setresgid(as->gid, as->gid, as->gid) != 0 ||
+               setresuid(as->uid, as->uid, as->uid) != 0)) {
+      dprintf(2, "cannot run as uid %u gid %u: %s\n", static_cast<unsigned>(as->uid),
+              static_cast<unsigned>(as->gid), strerror(errno));
+      _exit(126);
+    }
     std::vector<char*> argv;
     std::string bin = NIGHTJAR_BINARY;
     for (const auto& w : wrapper) argv.push_back(const_cast<char*>(w.c_str()));
@@ -60,6 +72,7 @@ pid_t start(const std::vector<std::string>& args, const std::map<std::string, st
       execv(bin.c_str(), argv.data());
     else
       execvp(argv[0], argv.data());
+    dprintf(2, "cannot execute %s: %s\n", argv[0], strerror(errno));
     _exit(127);
   }
   return pid;
@@ -83,39 +96,45 @@ std::string read_file(const std::string& path) {
   return s.str();
 }
 
-CommandResult run_nightjar(const std::vector<std::string>& args,
-                           const std::map<std::string, std::string>& env) {
+namespace {
+// Starts nightjar as start() does, waits for it and returns its exit code and output.
+CommandResult run_to_end(const std::vector<std::string>& args,
+                         const std::map<std::string, std::string>& env,
+                         const std::vector<std::string>& wrapper, const Credentials* as) {
   TempDir dir;
   std::string out = dir.path() + "/out", err = dir.path() + "/err";
-  pid_t pid = start(args, env, out, err);
+  pid_t pid = start(args, env, out, err, wrapper, as);
   CommandResult r;
   r.exit_code = wait_exit_code(pid);
   r.out = read_file(out);
   r.err = read_file(err);
   return r;
 }
+}  // namespace
+
+CommandResult run_nightjar(const std::vector<std::string>& args,
+                           const std::map<std::string, std::string>& env) {
+  return run_to_end(args, env, {}, nullptr);
+}
 
 CommandResult run_nightjar_under(const std::vector<std::string>& wrapper,
                                  const std::vector<std::string>& args) {
-  TempDir dir;
-  std::string out = dir.path() + "/out", err = dir.path() + "/err";
   // LeakSanitizer cannot run in a traced process (it aborts with "does not
   // work under ptrace"); a wrapper such as strace traces nightjar, so leak
   // checking is off for this child only. Address and UB checks stay on.
   std::map<std::string, std::string> env;
   if (const char* asan = std::getenv("ASAN_OPTIONS"))
     env["ASAN_OPTIONS"] = std::string(asan) + ":detect_leaks=0";
-  pid_t pid = start(args, env, out, err, wrapper);
-  CommandResult r;
-  r.exit_code = wait_exit_code(pid);
-  r.out = read_file(out);
-  r.err = read_file(err);
-  return r;
+  return run_to_end(args, env, wrapper, nullptr);
+}
+
+CommandResult run_nightjar_as(const Credentials& who, const std::vector<std::string>& args) {
+  return run_to_end(args, {}, {}, &who);
 }
 
 pid_t spawn_nightjar(const std::vector<std::string>& args, const std::string& dir,
-                     const std::string& tag) {
-  return start(args, {}, dir + "/" + tag + ".out", dir + "/" + tag + ".err");
+                     const std::string& tag, const std::map<std::string, std::string>& env) {
+  return start(args, env, dir + "/" + tag + ".out", dir + "/" + tag + ".err");
 }
 
 pid_t fork_sleeper() {

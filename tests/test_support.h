@@ -43,10 +43,26 @@ CommandResult run_nightjar(const std::vector<std::string>& args,
 CommandResult run_nightjar_under(const std::vector<std::string>& wrapper,
                                  const std::vector<std::string>& args);
 
-/// Starts nightjar in the background with stdout/stderr to files in `dir`;
-/// returns its pid. Use wait_exit_code() to reap it.
+/// A user and group to run a child as: real, effective and saved IDs, no
+/// supplementary groups.
+struct Credentials {
+  uid_t uid = 65534;  ///< nobody
+  gid_t gid = 65534;  ///< nogroup
+};
+
+/// Runs the nightjar binary as `who`: the forked child drops its privileges
+/// itself (setgroups, setresgid, setresuid) before the exec, so no external
+/// program (setpriv, su) is needed and it works wherever the test runs as
+/// root, also in the busybox qemu guest. Exit 126 with the reason on stderr
+/// when the IDs cannot be set (not root); 127 when the binary cannot be
+/// executed as `who` (a parent directory not searchable).
+CommandResult run_nightjar_as(const Credentials& who, const std::vector<std::string>& args);
+
+/// Starts nightjar in the background (with extra environment variables)
+/// with stdout/stderr to files in `dir`; returns its pid. Use
+/// wait_exit_code() to reap it.
 pid_t spawn_nightjar(const std::vector<std::string>& args, const std::string& dir,
-                     const std::string& tag);
+                     const std::string& tag, const std::map<std::string, std::string>& env = {});
 /// Waits for `pid` and returns its exit code (128+signal when killed).
 int wait_exit_code(pid_t pid);
 /// Reads a whole file ("" when missing).

@@ -475,12 +475,31 @@ std::optional<std::string> eviction_failure(const EvictCheck& c) {
            "zero pages instead of writing them to zram, so nothing will refault from zram" +
            (c.pattern == Pattern::zero ? std::string("; write pattern: mixed")
                                        : std::string("; check the pattern"));
-  if (c.pattern != Pattern::zero && c.pswpout && *c.pswpout < pages * (1 - kPageTolerance))
+  // Every page must reach the device, zero-filled ones too: where the swap
+  // layer has a zero-page map they are caught above (swpout_zero), and
+  // before it zram receives them like any page (as same-filled entries).
+  if (c.pswpout && *c.pswpout < pages * (1 - kPageTolerance))
     return how + ": pswpout grew by " + num(*c.pswpout) + " for a file of " +
            std::to_string(c.pages) + " pages (" + percent(*c.pswpout / pages) +
            "): the pages did not reach the swap device (zswap enabled? "
            "/sys/module/zswap/parameters/enabled)";
   return std::nullopt;
+}
+
+bool swap_has_zero_map(const std::string& proc_root) {
+  return take_snapshot(proc_root).vmstat.count("swpin_zero") > 0;
+}
+
+std::string zero_pattern_warning(bool zero_map) {
+  if (zero_map)
+    return "tmpfs_refault: pattern zero: this kernel's swap layer keeps zero-filled pages off "
+           "the swap device (its zero-page map, Linux 6.12+: /proc/vmstat has swpin_zero), so "
+           "zero-filled pages never reach zram and nothing refaults from zram: pswpin stays 0 "
+           "and every sample is invalid; write pattern: mixed to measure refaults";
+  return "tmpfs_refault: pattern zero: this kernel has no zero-page map in its swap layer "
+         "(/proc/vmstat has no swpin_zero, before Linux 6.12), so zram stores the zero-filled "
+         "pages as same-filled entries: the read refaults every page (pswpin = pages) but "
+         "decompresses nothing, so its times are not comparable with pattern mixed or random";
 }
 
 std::optional<std::string> refault_sanity_flag(std::uint64_t pages, std::optional<double> pswpin,
@@ -822,6 +841,8 @@ EvictResult RefaultRig::evict() {
     r.counters["tmpfs_refault.zram.orig_bytes"] = static_cast<double>(it->second);
   if (auto it = mm.find("compr_data_size"); it != mm.end())
     r.counters["tmpfs_refault.zram.compr_bytes"] = static_cast<double>(it->second);
+  if (auto it = mm.find("same_pages"); it != mm.end())  // same-filled pages zram holds
+    r.counters["tmpfs_refault.zram.same_pages"] = static_cast<double>(it->second);
   r.failure = eviction_failure(check);
   return r;
 }
@@ -984,7 +1005,7 @@ std::string size_text(const Cell& cell, std::uint64_t bytes) {
 /// `tmpfs_refault.read.{pswpin,workingset_refault_anon,swpin_zero,pgmajfault,
 /// pgpgin,pswpout}` (/proc/vmstat deltas over the cold read),
 /// `tmpfs_refault.evict.{pswpout,swpout_zero,resident_pages,memcg_shmem_bytes,
-/// memcg_swap_bytes}`, `tmpfs_refault.zram.{orig_bytes,compr_bytes}` and
+/// memcg_swap_bytes}`, `tmpfs_refault.zram.{orig_bytes,compr_bytes,same_pages}` and
 /// `tmpfs_refault.write_time`. A sample is invalid (docs/workloads.md "Invalid
 /// samples") when the eviction did not put the file in swap
 /// (eviction_failure()), when the read's pswpin differs from the file's pages
@@ -1012,8 +1033,9 @@ class TmpfsRefaultWorkload : public Workload {
          .type = ParamType::choice,
          .default_value = "mixed",
          .doc = "file content: mixed = per 4 KiB 1 KiB random + 3 KiB zeros (~4:1 in zram); "
-                "random (incompressible); zero (warned, and its samples invalid where zero "
-                "pages never reach zram, since ~6.12)",
+                "random (incompressible); zero (warned: its samples are invalid where the swap "
+                "layer keeps zero pages off zram, 6.12+, and refault without decompression "
+                "before)",
          .choices = {"mixed", "random", "zero"}},
         {.name = "evict",
          .type = ParamType::choice,
@@ -1175,11 +1197,7 @@ class TmpfsRefaultWorkload : public Workload {
                "): the file's pages and their refaults are not charged to a memcg, so the memcg "
                "part of the refault path is not measured");
     if (o.pattern == Pattern::zero)
-      ctx.warn(
-          "tmpfs_refault: pattern zero: since about Linux 6.12 zero-filled pages never reach "
-          "zram (the swap layer records them as zero and a swap-in just clears a page), so "
-          "nothing refaults from zram: pswpin stays 0 and every sample is invalid; write "
-          "pattern: mixed to measure refaults");
+      ctx.warn(refault::zero_pattern_warning(refault::swap_has_zero_map()));
     const refault::MemoryNeed need = refault::memory_need(o.size, o.pattern);
     const std::uint64_t available = refault::mem_available_bytes();
     if (available && need.total > available)

@@ -50,7 +50,10 @@ namespace refault {
 enum class Pattern {
   mixed,   ///< per 4 KiB: 1 KiB random + 3 KiB zeros (compresses about 4:1, like real data)
   random,  ///< all random: incompressible, zram stores every page whole
-  zero,    ///< all zeros: since ~6.12 zero pages never reach zram, so nothing refaults
+  /// all zeros: where the swap layer has its zero-page map (swap_has_zero_map,
+  /// Linux 6.12+) they never reach zram and nothing refaults; before, zram
+  /// stores them as same-filled entries and they refault without decompression
+  zero,
 };
 /// How the file is pushed out to swap.
 enum class EvictMethod {
@@ -113,6 +116,22 @@ struct EvictPlan {
 EvictPlan plan_eviction(EvictMethod requested, const CgroupLayout& layout,
                         const std::string& memcg_reason, const std::string& root = "");
 
+/// True when the kernel's swap layer keeps zero-filled pages off the swap
+/// device (its zero-page map, Linux 6.12: a swap-out records the page as
+/// zero, a swap-in clears a page; neither counts as pswpout/pswpin): told by
+/// the swpin_zero counter in `proc_root`/vmstat, which came with it, not by
+/// the version. Without it zram itself stores such pages as "same-filled"
+/// entries (no compression, its mm_stat same_pages), and their swap-ins count
+/// as pswpin like any other. Never throws; an unreadable vmstat gives false.
+bool swap_has_zero_map(const std::string& proc_root = "/proc");
+
+/// The warning a pattern-zero cell gets at its start, for a kernel with
+/// (`zero_map`) or without the swap layer's zero-page map: with it nothing
+/// refaults from zram and every sample is invalid; without it the read
+/// refaults same-filled zram entries (valid samples that measure the swap-in
+/// path without decompression, not comparable with mixed or random).
+std::string zero_pattern_warning(bool zero_map);
+
 /// Tolerance of the checks on page counts: 1% of the file's pages.
 constexpr double kPageTolerance = 0.01;
 
@@ -135,8 +154,9 @@ struct EvictCheck {
 /// of its pages resident (mincore) or in the memcg's shmem; the memcg's swap
 /// holding less than 99% of it; more than 1% of its pages recorded as zero
 /// pages (swpout_zero) instead of written to the device; pswpout below 99% of
-/// its pages (not checked for Pattern::zero, whose pages are recorded as
-/// zero, not written). The sample is then invalid (docs/workloads.md
+/// its pages (also for Pattern::zero: where the swap layer records zero pages
+/// the check before catches them, and before it zram receives them like any
+/// page). The sample is then invalid (docs/workloads.md
 /// "Invalid samples"): the read measures something else than refaults.
 std::optional<std::string> eviction_failure(const EvictCheck& c);
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
@@ -61,7 +62,10 @@ std::string p_text(std::optional<double> p) {
 
 class Git {
  public:
-  explicit Git(std::string dir) : dir_(std::move(dir)) {}
+  /// `env`: more environment for every git command (the committer of the
+  /// commits a branch test makes).
+  explicit Git(std::string dir, std::map<std::string, std::string> env = {})
+      : dir_(std::move(dir)), env_(std::move(env)) {}
 
   /// Runs `git -C DIR args`; throws EnvironmentError with git's message when
   /// it fails, unless `allow_fail`.
@@ -72,6 +76,7 @@ class Git {
     s.env["LC_ALL"] = "C";  // git's messages are parsed
     s.env["GIT_TERMINAL_PROMPT"] = "0";
     s.env["GIT_EDITOR"] = "true";
+    for (const auto& [k, v] : env_) s.env[k] = v;
     s.timeout_sec = 600;
     // git runs to completion even when nightjar is interrupted: a half-written
     // bisect state would be worse than a second's delay.
@@ -92,6 +97,7 @@ class Git {
 
  private:
   std::string dir_;
+  std::map<std::string, std::string> env_;
 };
 
 std::string resolve_commit(const Git& git, const std::string& rev, const char* flag) {
@@ -426,6 +432,14 @@ ResultsStore open_db(const std::string& path) {
 // Measuring one commit
 // ---------------------------------------------------------------------------
 
+/// Result of the endpoint phase.
+struct Endpoints {
+  std::vector<std::int64_t> base;  ///< good runs (A and A')
+  std::vector<std::int64_t> bad;   ///< bad runs
+  double change = 0;               ///< %change bad vs good
+  double min_effect = 1;           ///< used for every commit between
+};
+
 struct Session {
   Session(ResultsStore& st, std::ostream& o, BisectJobOptions j, Prepared p)
       : store(st), out(o), job(std::move(j)), prep(std::move(p)) {}
@@ -435,6 +449,14 @@ struct Session {
   Prepared prep;
   std::int64_t id = 0;
   std::string built;  ///< the commit whose build is in the work tree ("" = unknown)
+  /// Where builds and runs happen: "" = the repository top; a branch test's
+  /// temporary worktree while it runs (the process's working directory too).
+  std::string tree;
+  /// More facts recorded with every run measured (run_context).
+  std::map<std::string, std::string> context;
+  std::optional<Endpoints> endpoints;  ///< once checked
+  std::string first_bad;               ///< once git named it
+  bool test_branch = false;            ///< --test-merge-branch: test a merge's branch after
 };
 
 struct BuildResult {
@@ -443,24 +465,29 @@ struct BuildResult {
   std::string tail;
 };
 
+// Builds `sha`, checked out in the session's tree (the repository top, or a
+// branch test's worktree), with the build command. Only a build in the
+// repository's own work tree changes what its build products are (s.built).
 BuildResult build(Session& s, int step, const std::string& sha) {
   BuildResult b;
+  const bool own_tree = s.tree.empty();
   if (s.job.build_command.empty()) {
     set_build(s.store, s.id, step, "none", std::nullopt, "");
-    s.built = sha;
+    if (own_tree) s.built = sha;
     return b;
   }
   CommandSpec spec;
   spec.argv = {"/bin/sh", "-c", s.job.build_command};
-  spec.cwd = s.prep.top;
+  spec.cwd = own_tree ? s.prep.top : s.tree;
   spec.merge_stderr = true;
   spec.timeout_sec = s.job.build_timeout;
   spec.env["NIGHTJAR_COMMIT"] = sha;
-  s.built.clear();
+  spec.env["NIGHTJAR_REPO"] = s.prep.top;
+  if (own_tree) s.built.clear();
   CommandResult r = run_command(spec);
   if (r.interrupted || interrupted()) throw Interrupted();
   b.ok = r.ok();
-  if (b.ok) s.built = sha;
+  if (b.ok && own_tree) s.built = sha;
   b.seconds = r.wall_sec;
   b.tail = b.ok ? "" : r.describe(s.job.build_timeout) + ": " + output_tail(r.out, 12, 1500);
   set_build(s.store, s.id, step, b.ok ? "ok" : "failed", b.seconds, b.ok ? "" : b.tail);
@@ -472,6 +499,7 @@ std::vector<std::int64_t> measure(Session& s, int step, const std::string& sha, 
   RunOptions o = run_options(s.job, sha, iterations);
   o.context["bisect.session"] = std::to_string(s.id);
   o.context["bisect.step"] = std::to_string(step);
+  for (const auto& [k, v] : s.context) o.context[k] = v;
   auto plan = plan_runs(o, s.prep.machine);
   RunOutcome r = execute_runs(plan, o, s.store);
   link_runs(s.store, s.id, step, r.run_ids);
@@ -613,14 +641,6 @@ void print_comparison(Session& s, const std::vector<std::int64_t>& base,
 // ---------------------------------------------------------------------------
 // The bisection
 // ---------------------------------------------------------------------------
-
-/// Result of the endpoint phase.
-struct Endpoints {
-  std::vector<std::int64_t> base;  ///< good runs (A and A')
-  std::vector<std::int64_t> bad;   ///< bad runs
-  double change = 0;               ///< %change bad vs good
-  double min_effect = 1;           ///< used for every commit between
-};
 
 // Builds and measures one endpoint step until it has `runs_wanted` runs with
 // samples. Returns false (after recording why) when it does not build.
@@ -804,19 +824,21 @@ StepRow& step_for(Session& s, Git& git, std::vector<StepRow>& steps, const std::
   return steps.back();
 }
 
-// Builds, measures and decides one commit between the endpoints; stores the
-// decision and returns it ("good", "bad" or "skip").
-std::string test_commit(Session& s, Git& git, StepRow& step, const Endpoints& endpoints,
-                        int tested) {
-  const std::string& sha = step.commit;
-  const std::string subject = subject_of(git, sha);
+// Builds, measures and decides one commit against the good endpoint; stores
+// the decision and returns it ("good", "bad" or "skip"). `sha` is the commit
+// checked out and built, the build label of its runs: step.commit for a
+// commit git bisect picked, the commit made by applying step.commit for a
+// branch step. `title` starts the line printed, `note` the stored reason;
+// `d` receives the decision.
+std::string test_commit(Session& s, StepRow& step, const std::string& sha, const std::string& title,
+                        const std::string& note, const Endpoints& endpoints, DecisionResult& d) {
   std::string decision, reason;
-  DecisionResult d;
+  d = DecisionResult();
   BuildResult b = build(s, step.step, sha);
   if (!b.ok) {
     decision = "skip";
     reason = "build failed: " + b.tail;
-    s.out << fmt::format("step {}: {} {}: build failed -> skip\n", tested, short_sha(sha), subject);
+    s.out << fmt::format("{}: build failed -> skip\n", title);
   } else {
     std::vector<std::int64_t> runs = step.runs;
     if (usable(s.store, runs, s.job.metric).empty()) {
@@ -835,13 +857,13 @@ std::string test_commit(Session& s, Git& git, StepRow& step, const Endpoints& en
         reason = "still unsure after " + std::to_string(d.min_now) + " samples: " + d.row.reason;
     }
     s.out << fmt::format(
-                 "step {}: {} {}: {}{} -> {}\n", tested, short_sha(sha), subject,
+                 "{}: {}{} -> {}\n", title,
                  b.seconds > 0 ? fmt::format("built in {:.1f} s; ", b.seconds) : "",
                  d.min_now ? fmt::format("{} samples: {}", d.min_now, d.summary) : d.summary,
                  decision)
           << std::flush;
   }
-  set_decision(s.store, s.id, step.step, decision, d.min_now ? &d : nullptr, reason);
+  set_decision(s.store, s.id, step.step, decision, d.min_now ? &d : nullptr, note + reason);
   step.decision = decision;
   return decision;
 }
@@ -856,51 +878,89 @@ ExitCode report_only_skipped(Session& s, const BisectState& state) {
   return ExitCode::inconclusive;
 }
 
+// The parents of `commit`, first parent first (none for a root commit).
+std::vector<std::string> parents_of(const Git& git, const std::string& commit) {
+  std::vector<std::string> p = split(git.line({"rev-list", "--parents", "-n", "1", commit}), ' ');
+  if (!p.empty()) p.erase(p.begin());
+  return p;
+}
+
+// The git command that lists the commits of a merge's branch that a test on
+// top of the first parent applies, and the commits, oldest first. These are
+// the commits `git rebase P1 P2` would apply: merges and commits whose change
+// P1 already has (same patch id) are left out.
+std::vector<std::string> branch_list_args(const std::string& p1, const std::string& p2) {
+  return {"rev-list", "--reverse", "--no-merges", "--right-only", "--cherry-pick", p1 + "..." + p2};
+}
+std::vector<std::string> branch_commits(const Git& git, const std::string& p1,
+                                        const std::string& p2) {
+  return split_blanks(git.run(branch_list_args(p1, p2)).out);
+}
+
 // When the first bad commit is a merge, git names it only because every
 // parent is good: the regression comes from the branches together, not from
 // one commit (issue 19). Says so, with why each parent counts as good (a
 // measured step, or an ancestor of a good commit, which git bisect takes as
-// good without measuring), and how many branch commits a test on top of the
-// first parent would cover. "" for an ordinary commit.
-std::string merge_note(Session& s, const Git& git, const std::string& first) {
-  std::vector<std::string> parents =
-      split(git.line({"rev-list", "--parents", "-n", "1", first}), ' ');
-  if (parents.size() <= 2) return "";
-  parents.erase(parents.begin());
+// good without measuring), and how the branch commits are tested on top of
+// the first parent (`bisect branch`, or --test-merge-branch, which then
+// follows). "" for an ordinary commit.
+std::string merge_note(Session& s, const Git& git, const std::string& first, bool testing) {
+  std::vector<std::string> parents = parents_of(git, first);
+  if (parents.size() < 2) return "";
   const std::vector<StepRow> steps = load_steps(s.store, s.id);
+  // Why each parent is good: the step that measured it (the good endpoint,
+  // or a commit git picked), else a measured commit it is an ancestor of.
+  auto measured = [](const StepRow& st) {
+    return st.role == "good"
+               ? std::string("the good endpoint")
+               : "measured good" +
+                     (st.pct_change ? " (" + pct_text(*st.pct_change) + ")" : std::string());
+  };
   std::vector<std::string> why;
   for (const std::string& p : parents) {
-    std::string reason = "good for git bisect";
+    std::string reason;
     for (const auto& st : steps)
-      if (st.commit == p && st.decision == "good") {
-        reason = fmt::format("measured good at step {}", st.step);
+      if (st.commit == p && st.decision == "good" && st.role != "branch") {
+        reason = measured(st);
         break;
       }
-    if (reason.rfind("measured", 0) != 0)
+    if (reason.empty())
       for (const auto& st : steps)
-        if (st.decision == "good" && st.commit != p &&
+        if (st.decision == "good" && st.role != "branch" && st.commit != p &&
             git.run({"merge-base", "--is-ancestor", p, st.commit}, true).ok()) {
-          reason = fmt::format("an ancestor of {}, measured good at step {}", short_sha(st.commit),
-                               st.step);
+          reason = fmt::format("an ancestor of {}, {}", short_sha(st.commit), measured(st));
           break;
         }
-    why.push_back(short_sha(p) + " " + reason);
+    why.push_back(short_sha(p) + " " + (reason.empty() ? "good for git bisect" : reason));
   }
-  const std::string branch = parents[0] + ".." + parents[1];
-  const std::string count = git.line({"rev-list", "--count", branch});
-  return fmt::format(
+  std::string note = fmt::format(
       "  merge {}: {} parents measure good ({}): an interaction of the merged branches, not one "
-      "commit\n"
-      "  to find the branch commit that interacts, test the {} commit(s) of the branch on top of "
-      "the first parent: `git -C {} rev-list --reverse {}` lists them (cherry-pick them onto {} "
-      "one by one and run `nightjar bisect step` on each)\n",
-      short_sha(first), parents.size() == 2 ? "both" : "all", join(why, "; "), count, git.dir(),
-      branch, short_sha(parents[0]));
+      "commit\n",
+      short_sha(first), parents.size() == 2 ? "both" : "all", join(why, "; "));
+  if (parents.size() > 2)
+    return note +
+           "  an octopus merge: test each branch on top of the first parent by hand (`nightjar "
+           "bisect step` on each commit)\n";
+  const std::size_t count = branch_commits(git, parents[0], parents[1]).size();
+  const std::string list =
+      fmt::format("`git -C {} {}`", git.dir(),
+                  join(branch_list_args(short_sha(parents[0]), short_sha(parents[1])), " "));
+  if (testing)
+    return note + fmt::format(
+                      "  testing the {} commit(s) of the branch on top of the first parent {} "
+                      "(--test-merge-branch; {} lists them) follows the comparison\n",
+                      count, short_sha(parents[0]), list);
+  return note + fmt::format(
+                    "  to find the branch commit that interacts, test the {} commit(s) of the "
+                    "branch on top of the first parent {}: `nightjar bisect branch --session {}` "
+                    "builds and measures them one at a time ({} lists them)\n",
+                    count, short_sha(parents[0]), s.id, list);
 }
 
 ExitCode report_first_bad(Session& s, Git& git, const SessionRow& row, const BisectState& state,
                           const Endpoints& endpoints, const StepCounts& counts) {
   const std::string first = state.first_bad;
+  s.first_bad = first;
   const std::string subject = subject_of(git, first);
   std::vector<std::int64_t> first_runs;
   for (const auto& st : load_steps(s.store, s.id))
@@ -914,7 +974,7 @@ ExitCode report_first_bad(Session& s, Git& git, const SessionRow& row, const Bis
   s.out << fmt::format(
       "\nfirst bad commit: {} {}\n  after {} step(s) between the endpoints ({} skipped)\n", first,
       subject, between, counts.skipped);
-  s.out << merge_note(s, git, first);
+  s.out << merge_note(s, git, first, s.test_branch);
   if (!first_runs.empty())
     print_comparison(s, endpoints.base, first_runs, "good-" + short_sha(row.good),
                      "bad-" + short_sha(first), endpoints.min_effect);
@@ -936,6 +996,7 @@ ExitCode drive(Session& s, const SessionRow& row) {
   ExitCode code = ExitCode::ok;
   auto endpoints = check_endpoints(s, git, steps, row.good, row.bad, code);
   if (!endpoints) return code;
+  s.endpoints = endpoints;
 
   StepCounts counts;
   BisectState state = replay_steps(s, git, row, steps, counts);
@@ -944,7 +1005,12 @@ ExitCode drive(Session& s, const SessionRow& row) {
       throw EnvironmentError("git bisect did not converge; see `git bisect log`");
     throw_if_interrupted();
     StepRow& step = step_for(s, git, steps, git.line({"rev-parse", "HEAD"}));
-    const std::string decision = test_commit(s, git, step, *endpoints, ++counts.tested);
+    DecisionResult d;
+    const std::string decision =
+        test_commit(s, step, step.commit,
+                    fmt::format("step {}: {} {}", ++counts.tested, short_sha(step.commit),
+                                subject_of(git, step.commit)),
+                    "", *endpoints, d);
     (decision == "skip" ? counts.skipped : counts.decided)++;
     state = mark(git, decision, step.commit);
   }
@@ -967,6 +1033,32 @@ void warn_build_tree(const Session& s) {
       s.prep.top, short_sha(now), short_sha(s.built), s.job.build_command);
 }
 
+// The results database of `bisect resume|branch`, which must exist.
+ResultsStore open_sessions(const std::string& db, const char* command) {
+  const std::string path = db_path(db);
+  if (!fs::exists(path))
+    throw UsageError(fmt::format("bisect {}: no database at {}; pass --db PATH", command, path));
+  return open_db(path);
+}
+
+// Session `session`, else the newest `bisect run` session with one of
+// `statuses` (described as `which`); UsageError when there is none.
+SessionRow find_session(const ResultsStore& store, std::optional<std::int64_t> session,
+                        const char* command, const char* which, std::vector<std::string> statuses) {
+  BisectSessionFilter filter;
+  filter.kind = "run";
+  filter.statuses = std::move(statuses);
+  std::optional<SessionRow> row =
+      session ? load_session(store, *session) : session_row(store.newest_bisect_session(filter));
+  if (!row)
+    throw UsageError(
+        session ? fmt::format("bisect {}: no session {} in {}", command, *session, store.path())
+                : fmt::format("bisect {}: no {} `bisect run` session in {} "
+                              "(`nightjar bisect log` lists sessions)",
+                              command, which, store.path()));
+  return *row;
+}
+
 // drive(), with the session's end recorded when it is interrupted or fails.
 ExitCode drive_recorded(Session& s, const SessionRow& row) {
   try {
@@ -984,6 +1076,348 @@ ExitCode drive_recorded(Session& s, const SessionRow& row) {
     finish_session(s.store, s.id, "failed", e.what());
     throw;
   }
+}
+
+// ---------------------------------------------------------------------------
+// Testing the branch of a merge on top of its first parent
+// ---------------------------------------------------------------------------
+
+// A temporary detached worktree of the repository at `commit` (`git worktree
+// add --detach`) in a new directory under TMPDIR, which is the process's
+// working directory while it lives. The destructor, which runs on every path
+// (a result, an error, Ctrl-C), goes back to the repository top, removes the
+// worktree with git's record of it (`git worktree remove --force`, `git
+// worktree prune`) and the directory. The repository's own work tree, branch
+// and index are never touched.
+class BranchTree {
+ public:
+  BranchTree(const Git& repo, const std::string& commit, std::string home)
+      : repo_(repo), home_(std::move(home)) {
+    std::string tmpl = (fs::temp_directory_path() / "nightjar-branch-XXXXXX").string();
+    if (!::mkdtemp(tmpl.data()))
+      throw EnvironmentError(
+          fmt::format("cannot make a directory for the branch test in {}: {}; "
+                      "set TMPDIR to a writable directory",
+                      fs::temp_directory_path().string(), std::strerror(errno)));
+    dir_ = tmpl;
+    try {
+      repo_.run({"worktree", "add", "--detach", "--quiet", dir_, commit});
+      added_ = true;
+      if (::chdir(dir_.c_str()) != 0)
+        throw EnvironmentError(fmt::format("cannot change to {}: {}", dir_, std::strerror(errno)));
+    } catch (...) {
+      remove();
+      throw;
+    }
+  }
+  ~BranchTree() { remove(); }
+  BranchTree(const BranchTree&) = delete;
+  BranchTree& operator=(const BranchTree&) = delete;
+  const std::string& dir() const { return dir_; }
+
+ private:
+  void remove() noexcept {
+    try {
+      if (::chdir(home_.c_str()) != 0)
+        std::cerr << "nightjar: warning: cannot change back to " << home_ << ": "
+                  << std::strerror(errno) << "\n";
+      if (added_) {
+        CommandResult r = repo_.run({"worktree", "remove", "--force", dir_}, true);
+        if (!r.ok())
+          std::cerr << "nightjar: warning: `git worktree remove --force " << dir_
+                    << "` failed: " << output_tail(r.err, 3) << "\n";
+      }
+      std::error_code ec;
+      fs::remove_all(dir_, ec);
+      if (added_) repo_.run({"worktree", "prune"}, true);
+      if (fs::exists(dir_, ec))
+        std::cerr << "nightjar: warning: could not remove the branch test's worktree " << dir_
+                  << "; remove it and run `git -C " << repo_.dir() << " worktree prune`\n";
+      added_ = false;
+    } catch (const std::exception& e) {
+      std::cerr << "nightjar: warning: " << e.what() << "\n";
+    }
+  }
+  const Git& repo_;
+  std::string home_, dir_;
+  bool added_ = false;
+};
+
+// Makes the session build and run in `tree` (with facts naming the branch
+// test on every run) until it goes out of scope.
+class InTree {
+ public:
+  InTree(Session& s, const std::string& tree, std::map<std::string, std::string> context) : s_(s) {
+    s_.tree = tree;
+    s_.context = std::move(context);
+  }
+  ~InTree() {
+    s_.tree.clear();
+    s_.context.clear();
+  }
+  InTree(const InTree&) = delete;
+  InTree& operator=(const InTree&) = delete;
+
+ private:
+  Session& s_;
+};
+
+/// One branch commit's outcome on top of the first parent.
+struct BranchPick {
+  std::string commit, subject;
+  bool applied = false;     ///< the cherry-pick applied it (else: why, in `reason`)
+  std::string decision;     ///< "good", "bad", "skip"
+  std::string reason;       ///< why it was skipped
+  DecisionResult measured;  ///< the decision's figures (when measured now)
+};
+
+// `git cherry-pick C` in the branch tree. On failure the pick is undone
+// (`git cherry-pick --abort`) and the reason returned: the files in conflict,
+// or that the change is already there; "" when it applied.
+std::string cherry_pick(const Git& wt, const std::string& commit) {
+  // The commits are throw-away: never signed (a user's commit.gpgsign would
+  // ask for a key).
+  CommandResult r = wt.run({"-c", "commit.gpgsign=false", "cherry-pick", commit}, true);
+  if (r.ok()) return "";
+  std::vector<std::string> conflicts =
+      split_blanks(wt.run({"diff", "--name-only", "--diff-filter=U"}, true).out);
+  const std::string said = r.out + "\n" + r.err;
+  wt.run({"cherry-pick", "--abort"}, true);
+  wt.run({"reset", "--quiet", "--hard", "HEAD"}, true);
+  if (!conflicts.empty()) return "cherry-pick conflicts in " + join(conflicts, ", ");
+  if (said.find("empty") != std::string::npos)
+    return "nothing to apply: its change is already there";
+  return "cherry-pick failed: " + output_tail(said, 3);
+}
+
+// Builds and measures the commits of the merge's branch on top of its first
+// parent, one at a time and cumulatively, as `git rebase P1 P2` would apply
+// them (a commit that needs the ones before it still applies), in a
+// temporary worktree: P1 + C1, P1 + C1 + C2, ... Each is decided with the
+// bisect's rule against the good endpoint and stored as a `branch` step; the
+// first that is bad is the branch commit that turns the first parent bad. A
+// commit that does not apply is skipped with the reason and left out.
+// Decisions stored by an earlier, interrupted test are taken as they are.
+// Returns ok when the answer is one commit, or the merge's own changes (every
+// commit applied and measured good); inconclusive otherwise.
+ExitCode test_merge_branch(Session& s) {
+  const Git git(s.prep.top);
+  const std::string merge = s.first_bad;
+  const std::vector<std::string> parents = parents_of(git, merge);
+  const std::string& p1 = parents.at(0);
+  const std::string& p2 = parents.at(1);
+  const std::vector<std::string> commits = branch_commits(git, p1, p2);
+  const Endpoints& endpoints = *s.endpoints;
+  auto store_result = [&](const std::string& text) {
+    std::optional<SessionRow> row = load_session(s.store, s.id);
+    std::string result = row ? row->result : "";
+    if (auto at = result.find("; branch test: "); at != std::string::npos) result.resize(at);
+    finish_session(s.store, s.id, row ? row->status : "found", result + "; branch test: " + text,
+                   merge);
+  };
+  if (commits.empty()) {
+    const std::string why =
+        fmt::format("the branch {}..{} has no commit that {} lacks: nothing to test", short_sha(p1),
+                    short_sha(p2), short_sha(p1));
+    s.out << "\nbranch test: " << why << "\n";
+    store_result(why);
+    return ExitCode::inconclusive;
+  }
+  std::map<std::string, StepRow> earlier;  // steps of an interrupted test, by branch commit
+  for (const auto& st : load_steps(s.store, s.id))
+    if (st.role == "branch") earlier[st.commit] = st;
+
+  // The branch commits' committer: git needs one, the user's configuration
+  // may have none, and the commits exist only in the temporary worktree. The
+  // date is the merge's, so that applying the same commits again (after an
+  // interruption) makes the same commit ids: the build labels of the runs.
+  const std::map<std::string, std::string> committer = {
+      {"GIT_COMMITTER_NAME", "nightjar"},
+      {"GIT_COMMITTER_EMAIL", "nightjar@localhost"},
+      {"GIT_COMMITTER_DATE", git.line({"log", "-1", "--format=%cI", merge})}};
+  BranchTree tree(git, p1, s.prep.top);
+  const Git wt(tree.dir(), committer);
+  InTree in_tree(s, tree.dir(), {{"bisect.merge", merge}, {"bisect.onto", p1}});
+  s.out << fmt::format(
+               "\nbranch test: the {} commit(s) of {}..{} applied one at a time on top of the "
+               "first parent {} (as `git rebase` would), in the temporary worktree {}\n",
+               commits.size(), short_sha(p1), short_sha(p2), short_sha(p1), tree.dir())
+        << std::flush;
+
+  std::vector<BranchPick> picks;
+  std::size_t applied = 0;
+  for (std::size_t k = 0; k < commits.size(); ++k) {
+    throw_if_interrupted();
+    BranchPick pick;
+    pick.commit = commits[k];
+    pick.subject = subject_of(git, pick.commit);
+    const std::string title = fmt::format("branch {}/{}: {} + {} {}", k + 1, commits.size(),
+                                          short_sha(p1), short_sha(pick.commit), pick.subject);
+    auto found = earlier.find(pick.commit);
+    StepRow* step = found == earlier.end() ? nullptr : &found->second;
+    const bool decided = step && step->decision != "pending";
+    const std::string failed = cherry_pick(wt, pick.commit);
+    if (!failed.empty()) {
+      pick.decision = "skip";
+      pick.reason = failed;
+      if (!step) {
+        StepRow row;
+        row.step = add_step(s.store, s.id, pick.commit, pick.subject, "branch");
+        earlier[pick.commit] = row;
+        step = &earlier[pick.commit];
+      }
+      if (!decided) {
+        set_build(s.store, s.id, step->step, "none", std::nullopt, "");
+        set_decision(s.store, s.id, step->step, "skip", nullptr,
+                     fmt::format("does not apply on top of {}{}: {}", short_sha(p1),
+                                 applied ? fmt::format(" + the {} branch commit(s) applied "
+                                                       "before it",
+                                                       applied)
+                                         : "",
+                                 failed));
+      }
+      s.out << fmt::format("{}: {} -> skip\n", title, failed) << std::flush;
+      picks.push_back(pick);
+      continue;
+    }
+    pick.applied = true;
+    ++applied;
+    const std::string sha = wt.line({"rev-parse", "HEAD"});
+    if (decided) {
+      pick.decision = step->decision;
+      pick.reason = step->reason;
+      s.out << fmt::format("{}: {} (step {}, stored) -> {}\n", title, step->reason, step->step,
+                           step->decision)
+            << std::flush;
+    } else {
+      if (!step) {
+        StepRow row;
+        row.step = add_step(s.store, s.id, pick.commit, pick.subject, "branch");
+        row.commit = pick.commit;
+        row.role = "branch";
+        earlier[pick.commit] = row;
+        step = &earlier[pick.commit];
+      }
+      s.context["bisect.branch_commit"] = pick.commit;
+      try {
+        pick.decision =
+            test_commit(s, *step, sha, title,
+                        fmt::format("{} + {} branch commit(s), applied as {}: ", short_sha(p1),
+                                    applied, short_sha(sha)),
+                        endpoints, pick.measured);
+      } catch (const Interrupted&) {
+        set_decision(s.store, s.id, step->step, "pending", nullptr, "interrupted");
+        throw;
+      }
+      pick.reason = pick.measured.summary;
+    }
+    picks.push_back(pick);
+    if (pick.decision == "bad") break;
+  }
+
+  // The answer: a headline, and lines that explain it.
+  std::vector<std::string> answer;
+  ExitCode code = ExitCode::ok;
+  auto shorts = [](const std::vector<const BranchPick*>& v) {
+    std::vector<std::string> out;
+    for (const auto* p : v) out.push_back(short_sha(p->commit) + " " + p->subject);
+    return join(out, ", ");
+  };
+  std::vector<const BranchPick*> not_applied, unmeasured;
+  for (const auto& p : picks) {
+    if (!p.applied)
+      not_applied.push_back(&p);
+    else if (p.decision == "skip")
+      unmeasured.push_back(&p);
+    else if (p.decision == "good")
+      unmeasured.clear();  // P1 + everything up to here is good
+  }
+  const std::string left_out = fmt::format("left out, as it does not apply on top of {}: {}",
+                                           short_sha(p1), shorts(not_applied));
+  const std::string show_merge =
+      fmt::format("`git -C {} show --cc {}`", git.dir(), short_sha(merge));
+  if (!picks.empty() && picks.back().decision == "bad") {
+    const BranchPick& bad = picks.back();
+    if (unmeasured.empty()) {
+      answer.push_back(
+          fmt::format("interaction: {} + {} is bad", short_sha(p1), short_sha(bad.commit)));
+      answer.push_back(fmt::format(
+          "{} {} is the first branch commit that turns the first parent {} bad{}",
+          short_sha(bad.commit), bad.subject, short_sha(p1),
+          applied > 1
+              ? fmt::format(" (with the {} branch commit(s) before it applied)", applied - 1)
+              : ""));
+    } else {
+      std::vector<const BranchPick*> candidates = unmeasured;
+      candidates.push_back(&bad);
+      answer.push_back(
+          fmt::format("{} + the branch is bad from {} on, but {} before it could not "
+                      "be measured",
+                      short_sha(p1), short_sha(bad.commit), shorts(unmeasured)));
+      answer.push_back("the first bad branch commit is one of " + shorts(candidates));
+      code = ExitCode::inconclusive;
+    }
+    if (!not_applied.empty()) answer.push_back(left_out);
+  } else if (!not_applied.empty() || !unmeasured.empty()) {
+    answer.push_back(
+        fmt::format("no branch commit measured turns {} bad, but not all could be", short_sha(p1)));
+    if (!not_applied.empty()) answer.push_back(left_out);
+    if (!unmeasured.empty()) answer.push_back("not measured: " + shorts(unmeasured));
+    answer.push_back("the regression is in those commits or in the merge's resolution of them (" +
+                     show_merge + ")");
+    code = ExitCode::inconclusive;
+  } else {
+    const std::vector<std::string> differ =
+        split_blanks(wt.run({"diff", "--name-only", "HEAD", merge}).out);
+    if (differ.empty()) {
+      answer.push_back(fmt::format("no branch commit turns {} bad", short_sha(p1)));
+      answer.push_back(fmt::format(
+          "yet {} + the whole branch has the merge's tree, which measured bad: noise or the build "
+          "differ between the two; measure both again",
+          short_sha(p1)));
+      code = ExitCode::inconclusive;
+    } else {
+      answer.push_back(
+          fmt::format("no branch commit turns {} bad: the merge's own changes do", short_sha(p1)));
+      answer.push_back(
+          fmt::format("{} + all {} branch commit(s) measures good", short_sha(p1), applied));
+      answer.push_back(fmt::format(
+          "the merge's tree differs from {} + the branch in {}: its resolution carries the "
+          "regression ({})",
+          short_sha(p1), join(differ, ", "), show_merge));
+    }
+  }
+  store_result(join(answer, "; "));
+  s.out << "\n" << answer.front() << "\n";
+  for (std::size_t i = 1; i < answer.size(); ++i) s.out << "  " << answer[i] << "\n";
+  if (!picks.empty() && picks.back().decision == "bad" && picks.back().measured.min_now)
+    s.out << "  effect: " << effect_with_ci(picks.back().measured, metric_of(s), s.job.alpha)
+          << "\n";
+  return code;
+}
+
+// The branch test after a bisect that named a merge (bisect run/resume with
+// --test-merge-branch): on Ctrl-C the bisect's result stands and the test
+// goes on with `bisect branch`.
+ExitCode branch_test_after(Session& s, ExitCode bisect_code) {
+  if (!s.test_branch || bisect_code != ExitCode::ok || s.first_bad.empty()) return bisect_code;
+  const Git git(s.prep.top);
+  const std::size_t parents = parents_of(git, s.first_bad).size();
+  if (parents < 2) {
+    s.out << "\nbranch test: the first bad commit is not a merge; no branch to test\n";
+    return bisect_code;
+  }
+  if (parents > 2) return bisect_code;  // the note says how
+  try {
+    test_merge_branch(s);
+  } catch (const Interrupted&) {
+    s.out << fmt::format(
+        "branch test interrupted; the bisect's result stands; go on with: nightjar bisect "
+        "branch --session {}\n",
+        s.id);
+    throw;
+  }
+  return bisect_code;
 }
 
 }  // namespace
@@ -1133,29 +1567,20 @@ ExitCode bisect_run(const std::string& db, const BisectRunOptions& options, std:
   row.job = prep.job_name;
   row.metric = job.metric;
   row.options = options_to_json(job);
+  row.options["test_merge_branch"] = options.test_merge_branch;
   Session s(store, out, job, prep);
+  s.test_branch = options.test_merge_branch;
   s.id = create_session(store, row);
   row.id = s.id;
-  return drive_recorded(s, row);
+  return branch_test_after(s, drive_recorded(s, row));
 }
 
 ExitCode bisect_resume(const std::string& db, std::optional<std::int64_t> session,
                        std::ostream& out) {
   install_interrupt_handlers();
-  const std::string path = db_path(db);
-  if (!fs::exists(path))
-    throw UsageError("bisect resume: no database at " + path + "; pass --db PATH");
-  ResultsStore store = open_db(path);
-  BisectSessionFilter unfinished;
-  unfinished.kind = "run";
-  unfinished.statuses = {"running", "interrupted"};
-  std::optional<SessionRow> row = session ? load_session(store, *session)
-                                          : session_row(store.newest_bisect_session(unfinished));
-  if (!row)
-    throw UsageError(session
-                         ? fmt::format("bisect resume: no session {} in {}", *session, store.path())
-                         : "bisect resume: no unfinished `bisect run` session in " + store.path() +
-                               " (`nightjar bisect log` lists sessions)");
+  ResultsStore store = open_sessions(db, "resume");
+  std::optional<SessionRow> row =
+      find_session(store, session, "resume", "unfinished", {"running", "interrupted"});
   if (row->kind != "run")
     throw UsageError(
         fmt::format("bisect resume: session {} holds `bisect step` decisions; resume those "
@@ -1178,7 +1603,8 @@ ExitCode bisect_resume(const std::string& db, std::optional<std::int64_t> sessio
   finish_session(store, row->id, "running", "");
   Session s(store, out, job, prep);
   s.id = row->id;
-  return drive_recorded(s, *row);
+  s.test_branch = row->options.is_object() && row->options.value("test_merge_branch", false);
+  return branch_test_after(s, drive_recorded(s, *row));
 }
 
 ExitCode bisect_step(const std::string& db, const BisectStepOptions& options, std::ostream& out) {
@@ -1281,6 +1707,67 @@ ExitCode bisect_step(const std::string& db, const BisectStepOptions& options, st
     throw;
   }
   return ExitCode::bisect_skip;
+}
+
+ExitCode bisect_branch(const std::string& db, std::optional<std::int64_t> session,
+                       std::ostream& out) {
+  install_interrupt_handlers();
+  ResultsStore store = open_sessions(db, "branch");
+  std::optional<SessionRow> row = find_session(store, session, "branch", "finished", {"found"});
+  if (row->kind != "run" || row->status != "found" || row->first_bad.empty())
+    throw UsageError(fmt::format(
+        "bisect branch: session {} ({}, {}) has no first bad commit; the branch test needs a "
+        "`bisect run` that found one{}",
+        row->id, row->kind, row->status,
+        row->status == "interrupted" || row->status == "running"
+            ? fmt::format(" (`nightjar bisect resume --session {}` finishes it)", row->id)
+            : ""));
+  BisectJobOptions job = options_from_json(row->options, row->job_path);
+  Prepared prep = prepare(row->repo, job);
+  Git git(prep.top);
+  const std::vector<std::string> parents = parents_of(git, row->first_bad);
+  if (parents.size() != 2)
+    throw UsageError(fmt::format(
+        "bisect branch: the first bad commit {} of session {} {}; nothing to test on top of a "
+        "first parent",
+        short_sha(row->first_bad), row->id,
+        parents.size() < 2 ? "is not a merge"
+                           : "is an octopus merge: test each branch by hand (`nightjar bisect "
+                             "step` on each commit)"));
+  // The good endpoint's runs and the minimum effect, as the bisect had them.
+  Endpoints e;
+  std::optional<double> change;
+  for (const auto& st : load_steps(store, row->id)) {
+    if (st.role == "good")
+      for (auto r : usable(store, st.runs, job.metric)) e.base.push_back(r);
+    if (st.role == "bad") {
+      e.bad = usable(store, st.runs, job.metric);
+      change = st.pct_change;
+    }
+  }
+  if (e.base.empty() || !change)
+    throw EnvironmentError(fmt::format(
+        "bisect branch: session {} lacks the runs of its endpoints in {}; run the bisect again",
+        row->id, store.path()));
+  e.change = *change;
+  e.min_effect = job.min_effect_pct.value_or(std::max(1.0, std::abs(e.change) / 2));
+  enter(prep);
+  Session s(store, out, job, prep);
+  s.id = row->id;
+  s.first_bad = row->first_bad;
+  s.endpoints = e;
+  out << fmt::format(
+      "bisect session {}: first bad commit {} {} is a merge of {} and {}; each branch state is "
+      "judged against the good endpoint {} with a minimum effect of {:.2f}%\n",
+      s.id, short_sha(s.first_bad), subject_of(git, s.first_bad), short_sha(parents[0]),
+      short_sha(parents[1]), short_sha(row->good), e.min_effect);
+  try {
+    return test_merge_branch(s);
+  } catch (const Interrupted&) {
+    out << fmt::format("branch test interrupted; go on with: nightjar bisect branch --session {}\n",
+                       s.id);
+    throw;
+  }
 }
 
 std::string render_bisect_log(const ResultsStore& store, std::optional<std::int64_t> session) {

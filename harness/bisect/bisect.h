@@ -12,6 +12,11 @@
 //                 1 bad, 125 skip, 128 abort (usage/environment errors).
 //   bisect log    every step of a session: commit, build, samples, decision.
 //   bisect resume continues an interrupted `bisect run` from the database.
+//   bisect branch when the first bad commit is a merge of two good parents,
+//                 builds and measures the commits of its branch on top of
+//                 the first parent one at a time in a temporary worktree,
+//                 and names the first that turns it bad (also
+//                 `bisect run --test-merge-branch`).
 //
 // Every step is stored in the results database as a bisect session
 // (tables bisect_session, bisect_step, bisect_run; results/store/bisect_log.h).
@@ -55,6 +60,9 @@ struct BisectRunOptions {
   std::string repo = ".";  ///< the git work tree
   std::string good, bad;   ///< revisions (anything git rev-parse accepts)
   BisectJobOptions job;
+  /// When the first bad commit is a merge, test its branch on top of the
+  /// first parent after the bisect (what `bisect branch` does).
+  bool test_merge_branch = false;
 };
 
 /// `nightjar bisect step`.
@@ -79,6 +87,25 @@ ExitCode bisect_run(const std::string& db, const BisectRunOptions& options, std:
 /// Continues session `session` (default: the newest unfinished `bisect run`
 /// session): replays its decisions into `git bisect` and goes on.
 ExitCode bisect_resume(const std::string& db, std::optional<std::int64_t> session,
+                       std::ostream& out);
+
+/// The branch test of session `session` (default: the newest `bisect run`
+/// session that found its first bad commit), whose first bad commit must be
+/// a merge of two parents: applies the commits of the second parent's branch
+/// (`git rev-list --reverse --no-merges --right-only --cherry-pick P1...P2`,
+/// what `git rebase P1 P2` applies) on top of the first parent one at a time
+/// in a temporary detached worktree under TMPDIR, builds and measures each
+/// state with the session's build command and job, decides it against the
+/// good endpoint with the bisect's rule, and stores each as a `branch` step.
+/// A commit whose cherry-pick conflicts is skipped with the reason. Decided
+/// steps of an earlier, interrupted test are not measured again. The
+/// worktree is removed on every path; the repository's work tree and
+/// branches are never touched. Returns ok when it names the first branch
+/// commit that turns the first parent bad, or finds the merge's own changes
+/// to blame (every commit applied and measured good); inconclusive when a
+/// skipped commit leaves the answer open; interrupted. Throws UsageError
+/// (no such session, not a merge) and EnvironmentError (git, TMPDIR).
+ExitCode bisect_branch(const std::string& db, std::optional<std::int64_t> session,
                        std::ostream& out);
 
 /// Decides the commit checked out in options.repo. Returns ok (good),

@@ -1,4 +1,4 @@
-// `nightjar bisect run|step|log|resume` (harness/bisect/bisect.h).
+// `nightjar bisect run|step|log|resume|branch` (harness/bisect/bisect.h).
 //
 // git bisect run reads 0 as good, 1-127 except 125 as bad, 125 as skip and
 // 128 or more as abort (shared/reference/formats.md §6). `bisect step` runs
@@ -22,6 +22,7 @@ struct BisectArgs {
   std::string db, repo = ".", good, bad, base, bad_base;
   std::optional<std::int64_t> session;
   std::vector<std::string> sets;
+  bool test_merge_branch = false;
   BisectJobOptions job;
 };
 
@@ -92,6 +93,11 @@ Subcommand add_bisect_command(CLI::App& app) {
   bisect_run_cmd->add_option("--good", a->good, "a commit without the regression")->required();
   bisect_run_cmd->add_option("--bad", a->bad, "a later commit with it")->required();
   add_bisect_job_options(bisect_run_cmd, *a);
+  bisect_run_cmd->add_flag(
+      "--test-merge-branch", a->test_merge_branch,
+      "after the bisect, when the first bad commit is a merge of two good parents: build and "
+      "measure the commits of its branch on top of the first parent one at a time (in a "
+      "temporary worktree under $TMPDIR) and name the first that turns it bad (`bisect branch`)");
   auto* bisect_step_cmd =
       bisect_cmd->add_subcommand("step",
                                  "Decide the checked-out commit, for `git bisect run`: exit 0 "
@@ -110,6 +116,14 @@ Subcommand add_bisect_command(CLI::App& app) {
   bisect_resume_cmd->add_option("--session", a->session,
                                 "session id (default: the newest unfinished)");
   bisect_resume_cmd->add_option("--db", a->db, "results database path");
+  auto* bisect_branch_cmd = bisect_cmd->add_subcommand(
+      "branch",
+      "When a bisect's first bad commit is a merge of two good parents: build and measure the "
+      "commits of its branch on top of the first parent one at a time (in a temporary worktree "
+      "under $TMPDIR) and name the first that turns it bad");
+  bisect_branch_cmd->add_option("--session", a->session,
+                                "session id (default: the newest that found a first bad commit)");
+  bisect_branch_cmd->add_option("--db", a->db, "results database path");
   Subcommand s;
   s.cmd = bisect_cmd;
   s.run = [=]() -> ExitCode {
@@ -119,6 +133,7 @@ Subcommand add_bisect_command(CLI::App& app) {
       o.good = a->good;
       o.bad = a->bad;
       o.job = bisect_job(*a);
+      o.test_merge_branch = a->test_merge_branch;
       return bisect_run(a->db, o, std::cout);
     }
     if (*bisect_step_cmd) {
@@ -134,6 +149,7 @@ Subcommand add_bisect_command(CLI::App& app) {
       std::cout << render_bisect_log(store, a->session);
       return ExitCode::ok;
     }
+    if (*bisect_branch_cmd) return bisect_branch(a->db, a->session, std::cout);
     return bisect_resume(a->db, a->session, std::cout);
   };
   s.map_exit = [bisect_step_cmd](int rc) {

@@ -27,6 +27,7 @@ struct CompareArgs {
   int width = 12, precision = 2;
   bool fail_on_regression = false;
   bool include_invalid = false;
+  bool no_n = false, no_cv = false;
 };
 
 // Colour only on a terminal, unless --color says otherwise; NO_COLOR (set and
@@ -56,7 +57,7 @@ ExitCode cmd_compare(const CompareArgs& a, bool gate) {
       std::cerr << "nightjar: plan: " << plan_line(*plan)
                 << " (`nightjar run ... --until-decided` measures until decided)\n";
   }
-  RenderOptions r{a.width, a.precision, use_color(a.color)};
+  RenderOptions r{a.width, a.precision, use_color(a.color), !a.no_n, !a.no_cv};
   const ComparisonFormat* format = find_comparison_format(a.format);
   if (!format)  // --format is checked against the same table when parsed
     throw UsageError("--format: unknown layout '" + a.format + "'");
@@ -111,6 +112,11 @@ void add_compare_options(CLI::App* cmd, CompareArgs& a) {
   cmd->add_option("--precision", a.precision, "mmtests/markdown layout: decimals P of %W.Pf")
       ->check(in_range(0, 12))
       ->capture_default_str();
+  cmd->add_flag("--no-n", a.no_n,
+                "leave n per side out: the mmtests layout's n lines and the lkp header's n "
+                "(markdown, json and csv always have it)");
+  cmd->add_flag("--no-cv", a.no_cv,
+                "lkp layout: print ±CoeffVar only above 2%, as 0-day does (default: every row)");
 }
 
 }  // namespace

@@ -9,15 +9,19 @@
 // kernels each get their own table with their own significance family.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "harness/cli/commands.h"
+#include "harness/job/job.h"
 #include "results/compare/comparison.h"
 #include "results/compare/selector.h"
+#include "results/model/text.h"
 #include "results/render/compare.h"
 #include "results/render/report.h"
 #include "workloads/workload.h"
@@ -29,7 +33,7 @@ struct ReportArgs {
   std::vector<std::string> sides;  // [0] = BASE
   std::string db, job, workload, format = "changelog", test = "welch", stat = "mean";
   std::string metric, by, group;
-  std::vector<std::string> ignore_params, labels;
+  std::vector<std::string> ignore_params, labels, group_labels;
   double alpha = 0.05, min_effect = 1.0;
   int precision = 1;
   bool include_invalid = false;
@@ -73,11 +77,37 @@ std::string narrowed(const Selector& s, const std::string& attr, const std::stri
   return (bare ? "variant=" + s.text : s.text) + "," + attr + "=" + value;
 }
 
-// The title of one --group table: "PREEMPT_RT config" / "!PREEMPT_RT
-// config" (the netperf posts' tables) for a kernel whose runs all recorded
-// kernel.preempt_rt (harness/vm/qemu.cpp) alike, else "VALUE ATTR".
+// --group-label VALUE=TITLE items as a map; UsageError for an item without
+// '=', an empty VALUE, a TITLE that is no label (docs/input.md "Labels"),
+// a VALUE given twice, or any item without --group.
+std::map<std::string, std::string> parse_group_labels(const std::vector<std::string>& items,
+                                                      const std::string& group) {
+  std::map<std::string, std::string> out;
+  if (!items.empty() && group.empty())
+    throw UsageError("--group-label " + echo_input(items.front()) +
+                     ": titles the tables of --group; give --group AXIS with it");
+  for (const auto& item : items) {
+    const auto eq = item.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw UsageError("--group-label " + echo_input(item) +
+                       ": write VALUE=TITLE, e.g. --group-label '6.1.0-18-rt-amd64=PREEMPT_RT "
+                       "config'");
+    require_label("--group-label title", item.substr(eq + 1));
+    if (!out.emplace(item.substr(0, eq), item.substr(eq + 1)).second)
+      throw UsageError("--group-label: the value '" + echo_input(item.substr(0, eq)) +
+                       "' is given twice; give one title per value");
+  }
+  return out;
+}
+
+// The title of one --group table: the user's --group-label for the value;
+// else "PREEMPT_RT config" / "!PREEMPT_RT config" (the netperf posts'
+// tables) for a kernel whose runs all recorded kernel.preempt_rt
+// (harness/vm/qemu.cpp) alike; else "VALUE ATTR".
 std::string group_title(const ResultsStore& store, const Comparison& c, const std::string& attr,
-                        const std::string& value) {
+                        const std::string& value,
+                        const std::map<std::string, std::string>& labels) {
+  if (auto it = labels.find(value); it != labels.end()) return it->second;
   if (attr == "kernel") {
     std::set<std::string> rt;
     for (const auto& side : c.sides)
@@ -105,6 +135,8 @@ ExitCode cmd_report(const ReportArgs& a) {
   o.metric = a.metric;
   o.by = a.by;
   o.group = kRunAttributes.count(a.group) ? "" : a.group;
+  const auto group_labels = parse_group_labels(a.group_labels, a.group);
+  if (!o.group.empty()) o.group_labels = group_labels;
   o.stat = report_stat_from_string(a.stat);
   o.labels = a.labels;
   o.precision = a.precision;
@@ -121,13 +153,17 @@ ExitCode cmd_report(const ReportArgs& a) {
     if (values.empty())
       throw UsageError("--group " + a.group + ": no " + a.group + " holds runs of every side; " +
                        describe_stored_runs(store));
+    for (const auto& [value, title] : group_labels)
+      if (std::find(values.begin(), values.end(), value) == values.end())
+        throw UsageError("--group-label " + value + "=" + title + ": '" + value + "' is no " +
+                         a.group + " that holds runs of every side; they are " + join(values));
     for (const auto& v : values) {
       std::vector<std::string> narrowed_sides;
       for (const auto& s : selectors) narrowed_sides.push_back(narrowed(s, a.group, v));
       auto c =
           std::make_unique<Comparison>(compare_selectors(store, narrowed_sides, query, options));
       for (std::size_t i = 0; i < c->sides.size(); ++i) c->sides[i].name = a.sides[i];
-      groups.push_back({group_title(store, *c, a.group, v), c.get()});
+      groups.push_back({group_title(store, *c, a.group, v, group_labels), c.get()});
       comparisons.push_back(std::move(c));
     }
   } else {
@@ -179,6 +215,10 @@ Subcommand add_report_command(CLI::App& app) {
   cmd->add_option("--group", a->group,
                   "one table per value of this cell parameter, or of a run attribute: kernel, "
                   "build, variant, testbox");
+  cmd->add_option("--group-label", a->group_labels,
+                  "VALUE=TITLE: the title of the --group table of VALUE (repeatable), instead "
+                  "of 'VALUE AXIS' or the built-in 'PREEMPT_RT config' / '!PREEMPT_RT config'")
+      ->allow_extra_args(false);
   cmd->add_option("--metric", a->metric,
                   "metric to show (default: each workload's first metric, e.g. throughput)");
   cmd->add_option("--stat", a->stat,

@@ -263,6 +263,13 @@ ExitCode cmd_run(const RunArgs& a) {
     for (const auto& k : a.vm.kernels) inspect_kernel_image(k, a.vm.modules);
   }
   auto plan = plan_runs(o, machine);
+  if (a.vm.kernels.empty())
+    for (const auto& job : plan)
+      if (job.job.vm_cgroup2_options)
+        std::cerr << fmt::format(
+            "nightjar: note: {}:{}: vm.cgroup2_options applies to qemu guests (--kernel); not "
+            "used on this kernel\n",
+            job.job.path, job.job.vm_line);
   const bool until = a.until_decided && a.until_decided->count() > 0;
   if (!until && (a.max_iterations || !a.max_time.empty() || !a.decide_on.empty()))
     throw UsageError(
@@ -376,17 +383,11 @@ Subcommand add_run_command(CLI::App& app) {
   cmd->add_option("--vm-keep", a->vm.keep_dir,
                   "DIR: keep each kernel's initramfs, console and qemu logs there");
   cmd->add_option("--vm-cgroup-options", a->vm.cgroup2_options,
-                  "OPTS: mount options of the guest's cgroup2 (--kernel; \"\" = the "
-                  "kernel's defaults); recorded as vm.cgroup2_options")
-      ->capture_default_str()
-      ->check(
-          [](const std::string& v) {
-            return v.find_first_not_of("abcdefghijklmnopqrstuvwxyz_,") == std::string::npos
-                       ? std::string()
-                       : "a comma list of cgroup2 mount options (letters and _), e.g. "
-                         "memory_recursiveprot";
-          },
-          "OPTS");
+                  std::string("OPTS: mount options of the guest's cgroup2 (--kernel; a comma "
+                              "list, \"\" = the kernel's defaults); overrides the jobs' `vm: "
+                              "cgroup2_options`, default ") +
+                      kDefaultCgroup2Options + "; recorded as vm.cgroup2_options")
+      ->check([](const std::string& v) { return cgroup2_options_problem(v); }, "OPTS");
   a->until_decided =
       cmd->add_option("--until-decided", a->until_base,
                       "[BASE]: measure in interleaved rounds until every metric row is decided "

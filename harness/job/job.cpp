@@ -26,7 +26,8 @@ namespace nightjar {
 namespace {
 
 constexpr const char* kKnownKeys =
-    "workload, description, params, iterations, warmup, variant, cgroup, variants, min_effect";
+    "workload, description, params, iterations, warmup, variant, cgroup, variants, min_effect, "
+    "vm";
 constexpr std::size_t kMaxCells = 1'000'000;
 
 // ---- message helpers ---------------------------------------------------------
@@ -318,6 +319,33 @@ std::vector<std::string> workload_names() {
   return names;
 }
 
+// `vm: {cgroup2_options: OPTS}`: settings of the qemu guest (--kernel).
+void parse_vm(JobFile& job, const YAML::Node& node, const std::string& source, int key_line) {
+  const std::string example = "`vm: {cgroup2_options: memory_recursiveprot}`";
+  if (!node.IsMap())
+    fail(job.path, line_of(node, key_line), "vm",
+         fmt::format("expected a mapping, found {}; write {}, or remove the key", kind_name(node),
+                     example));
+  for (const auto& entry : node) {
+    const int kline = line_of(entry.first, key_line);
+    const std::string key = entry.first.IsScalar() ? entry.first.Scalar() : std::string();
+    if (key != "cgroup2_options")
+      fail(job.path, kline, "vm." + key,
+           fmt::format("unknown key{}; the key of `vm:` is cgroup2_options, as in {}",
+                       did_you_mean(key, {"cgroup2_options"}), example));
+    const std::string expected =
+        "a comma list of cgroup2 mount options such as memory_recursiveprot, or \"\" for the "
+        "kernel's defaults";
+    std::optional<std::string> text =
+        scalar_text(entry.second, source, job.path, kline, "vm.cgroup2_options", expected);
+    if (!text)
+      fail(job.path, kline, "vm.cgroup2_options", fmt::format("no value; write {}", expected));
+    if (std::string problem = cgroup2_options_problem(*text); !problem.empty())
+      fail(job.path, line_of(entry.second, kline), "vm.cgroup2_options", problem);
+    job.vm_cgroup2_options = *text;
+  }
+}
+
 void load_params(JobFile& job, const YAML::Node& node, const std::string& source, int key_line,
                  JobErrors& errors) {
   if (!node.IsDefined() || node.IsNull()) return;  // `params:` with nothing: no parameters
@@ -493,10 +521,13 @@ JobFile parse_job(const std::string& source, const std::string& path) {
       } else if (key == "variants") {
         variants_node = value;
         job.variants_line = kline;
+      } else if (key == "vm") {
+        job.vm_line = kline;
+        parse_vm(job, value, source, kline);
       } else {
-        std::vector<std::string> known = {"workload",   "description", "params",
-                                          "iterations", "warmup",      "variant",
-                                          "cgroup",     "variants",    "min_effect"};
+        std::vector<std::string> known = {"workload",   "description", "params", "iterations",
+                                          "warmup",     "variant",     "cgroup", "variants",
+                                          "min_effect", "vm"};
         fail(path, kline, key,
              fmt::format("unknown key{}; known keys are {}", did_you_mean(key, known), kKnownKeys));
       }
@@ -523,6 +554,26 @@ JobFile parse_job(const std::string& source, const std::string& path) {
                        job.variant, did_you_mean(job.variant, names), join(names)));
   }
   return job;
+}
+
+std::string cgroup2_options_problem(std::string_view options) {
+  if (options.empty()) return "";
+  std::vector<std::string> known(std::begin(kCgroup2MountOptions), std::end(kCgroup2MountOptions));
+  const std::string fix =
+      fmt::format("write a comma list of {}, or \"\" for the kernel's defaults", join(known, ", "));
+  std::vector<std::string> seen;
+  for (const std::string& item : split(options, ',')) {
+    if (item.empty())
+      return fmt::format("'{}' has an empty item (two commas, or one at an end); {}",
+                         echo_input(options), fix);
+    if (std::find(known.begin(), known.end(), item) == known.end())
+      return fmt::format("'{}' is not a cgroup2 mount option{}; {}", echo_input(item),
+                         did_you_mean(item, known), fix);
+    if (std::find(seen.begin(), seen.end(), item) != seen.end())
+      return fmt::format("'{}' is given twice; name each option once", item);
+    seen.push_back(item);
+  }
+  return "";
 }
 
 void require_label(std::string_view option, std::string_view value) {

@@ -16,6 +16,7 @@
 //   cgroup: {depth: 3, top: {memory.min: 64M}}   # harness/job/yaml_parse.h
 //   variants:              # named knob sets (harness/job/variants.h)
 //     thp-never: {sysfs: {/sys/kernel/mm/transparent_hugepage/enabled: never}}
+//   vm: {cgroup2_options: memory_recursiveprot}   # the guest's cgroup2 (--kernel)
 //
 // load_job() checks the file's shape; expand_matrix() parses every value
 // against the workload's ParamDescriptors, fills defaults, applies --set
@@ -25,6 +26,7 @@
 
 #include <cstddef>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -69,7 +71,39 @@ struct JobFile {
   /// empty when absent. `variant:` then names the default selection.
   std::vector<VariantSpec> variants;
   int variants_line = 0;  ///< 1-based line of the `variants:` key; 0 when absent
+  /// `vm: {cgroup2_options: OPTS}` (docs/jobs.md, docs/qemu.md): the mount
+  /// options of the cgroup2 of the qemu guest this job runs in with
+  /// `--kernel` (a comma list checked by cgroup2_options_problem; "" = the
+  /// kernel's defaults). nullopt: not given, the guest mounts with
+  /// kDefaultCgroup2Options. `run --vm-cgroup-options` overrides it; without
+  /// --kernel it is not used.
+  std::optional<std::string> vm_cgroup2_options;
+  int vm_line = 0;  ///< 1-based line of the `vm:` key; 0 when absent
 };
+
+/// The cgroup2 mount options of a qemu guest when neither the job (`vm:
+/// cgroup2_options`) nor `--vm-cgroup-options` names any.
+inline constexpr const char* kDefaultCgroup2Options = "memory_recursiveprot";
+
+/// The cgroup2 mount options nightjar accepts (`vm: cgroup2_options`,
+/// `--vm-cgroup-options`): those of Documentation/admin-guide/cgroup-v2.rst
+/// "Mounting" as of Linux 6.12. A kernel older than an option refuses it in
+/// the guest, which then mounts cgroup2 without options and says so (the
+/// runs get a warning: docs/qemu.md).
+inline constexpr const char* kCgroup2MountOptions[] = {"nsdelegate",
+                                                       "favordynmods",
+                                                       "memory_localevents",
+                                                       "memory_recursiveprot",
+                                                       "memory_hugetlb_accounting",
+                                                       "pids_localevents"};
+
+/// Why `options` cannot be the guest's cgroup2 mount options, or "" when it
+/// can: a comma list of kCgroup2MountOptions, each at most once, no empty
+/// item; "" itself (the kernel's defaults) is fine. For example "'memory_
+/// recursivprot' is not a cgroup2 mount option (did you mean
+/// 'memory_recursiveprot'?); write a comma list of nsdelegate, ... or \"\"
+/// for the kernel's defaults".
+std::string cgroup2_options_problem(std::string_view options);
 
 /// The largest job file load_job reads, bytes (1 MiB; docs/jobs.md "Errors").
 inline constexpr std::size_t kMaxJobFileBytes = std::size_t{1} << 20;
@@ -79,7 +113,7 @@ inline constexpr std::size_t kMaxJobErrors = 20;
 /// Reads and checks the job file at `path`: a regular file of at most
 /// kMaxJobFileBytes (a directory, device or FIFO is refused at once), one
 /// YAML document, YAML syntax, known top-level keys (workload, description,
-/// params, iterations, warmup, variant, cgroup, variants, min_effect; keys
+/// params, iterations, warmup, variant, cgroup, variants, min_effect, vm; keys
 /// starting with `x-` are ignored, as anchor holders), value types, and that
 /// the workload is registered. `<<:` merge keys are applied first (yaml-cpp
 /// keeps `<<` as a plain key). Parameter names and values are checked later

@@ -401,10 +401,10 @@ json plan_json(const LavaJobEntry& e) {
 }
 
 // The LAVA guest's /init: the common setup, then a shell for LAVA.
-std::string lava_guest_init(const LavaJobsOptions& o) {
+std::string lava_guest_init(const std::string& cgroup2_options) {
   GuestInit init;
   init.hostname = "nightjar-lava";
-  init.cgroup2_options = o.cgroup2_options;
+  init.cgroup2_options = cgroup2_options;
   init.tail_source = "harness/lava/jobs.cpp (a shell for LAVA's test shell)";
   init.tail = std::string(R"SH(export PATH=/nightjar:$PATH
 export PS1=')SH") +
@@ -462,6 +462,24 @@ LavaManifest write_lava_jobs(const LavaJobsOptions& o) {
   std::map<std::string, std::vector<PlannedJob>> plans;
   for (const auto& v : variants) plans[v] = plan_runs(run_options(o, v), machine);
 
+  // The ramdisk's /init mounts cgroup2 once, as `run --kernel` does for a
+  // boot: with the jobs' `vm: cgroup2_options` (docs/jobs.md), else
+  // kDefaultCgroup2Options. One ramdisk per kernel serves every job, so the
+  // jobs must agree.
+  std::map<std::string, std::string> cgroup2_by_job;
+  for (const auto& [variant, plan] : plans)
+    for (const auto& pj : plan)
+      cgroup2_by_job[pj.job.path] = pj.job.vm_cgroup2_options.value_or(kDefaultCgroup2Options);
+  const std::string cgroup2_options =
+      cgroup2_by_job.empty() ? kDefaultCgroup2Options : cgroup2_by_job.begin()->second;
+  for (const auto& [path, options] : cgroup2_by_job)
+    if (options != cgroup2_options)
+      throw UsageError(fmt::format(
+          "{}: `vm: cgroup2_options` is '{}' but {} asks for '{}': the jobs of one `nightjar "
+          "lava jobs` share one ramdisk per kernel, which mounts cgroup2 once; give the jobs the "
+          "same options or generate their definitions with separate `nightjar lava jobs` calls",
+          path, options, cgroup2_by_job.begin()->first, cgroup2_options));
+
   std::vector<LavaKernel> kernels;
   for (const auto& k : o.kernels) kernels.push_back(resolve_kernel(k, o));
   const std::string guest_binary = find_guest_binary(o.guest_binary);
@@ -479,7 +497,7 @@ LavaManifest write_lava_jobs(const LavaJobsOptions& o) {
 
   // One ramdisk per kernel (its modules and config differ).
   InitramfsContent content;
-  content.init = lava_guest_init(o);
+  content.init = lava_guest_init(cgroup2_options);
   content.guest_binary = guest_binary;
   content.job_paths = o.job_paths;
   std::map<std::string, std::string> ramdisk_url, kernel_url;

@@ -65,7 +65,6 @@ struct LavaJobsOptions {
   std::map<std::string, std::string> lava_context;  ///< --lava-context k=v (job `context:`)
   std::optional<int>
       timeout_minutes;  ///< --timeout: the test action's minutes (default: estimated)
-  std::string cgroup2_options = "memory_recursiveprot";  ///< the guest's cgroup2 mount options
 };
 
 /// One run a LAVA job plans (a cell of a job file and variant; `runs` of them).

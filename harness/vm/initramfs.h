@@ -29,6 +29,8 @@
 #include <utility>
 #include <vector>
 
+#include "harness/job/job.h"
+
 namespace nightjar {
 
 /// What nightjar reads from a kernel image before booting it.
@@ -71,8 +73,9 @@ void check_static_busybox(const std::string& busybox = "/bin/busybox");
 struct GuestInit {
   std::string hostname = "nightjar-vm";  ///< the guest's hostname (its testbox name)
   /// Mount options of the guest's cgroup2 (comma list); "" = the kernel's
-  /// defaults.
-  std::string cgroup2_options = "memory_recursiveprot";
+  /// defaults. The guest falls back to a mount without options when the
+  /// kernel refuses them.
+  std::string cgroup2_options = kDefaultCgroup2Options;
   /// Shell text run after the common setup, as PID 1 (busybox sh, PATH set):
   /// it must not return unless the guest may panic ("Attempted to kill init").
   std::string tail;

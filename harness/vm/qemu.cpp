@@ -208,6 +208,40 @@ void count_status(RunOutcome& o, RunStatus s) {
 
 }  // namespace
 
+std::string guest_cgroup2_options(const JobFile& job, const QemuOptions& qemu) {
+  if (qemu.cgroup2_options) return *qemu.cgroup2_options;
+  return job.vm_cgroup2_options.value_or(kDefaultCgroup2Options);
+}
+
+std::vector<GuestBoot> plan_guest_boots(const std::vector<PlannedJob>& plan,
+                                        const QemuOptions& qemu) {
+  std::vector<GuestBoot> boots;
+  for (std::size_t i = 0; i < plan.size(); ++i) {
+    const std::string options = guest_cgroup2_options(plan[i].job, qemu);
+    auto it = std::find_if(boots.begin(), boots.end(),
+                           [&](const GuestBoot& b) { return b.cgroup2_options == options; });
+    if (it == boots.end()) it = boots.insert(boots.end(), GuestBoot{options, {}});
+    it->jobs.push_back(i);
+  }
+  return boots;
+}
+
+std::optional<std::string> cgroup2_mount_warning(const std::string& requested,
+                                                 const std::string& mounted) {
+  if (requested.empty()) return std::nullopt;
+  const std::vector<std::string> have = split(mounted, ',');
+  std::vector<std::string> missing;
+  for (const std::string& option : split(requested, ','))
+    if (std::find(have.begin(), have.end(), option) == have.end()) missing.push_back(option);
+  if (missing.empty()) return std::nullopt;
+  return fmt::format(
+      "the guest's cgroup2 is mounted with '{}', without {} (the guest kernel refused the mount "
+      "options '{}' and mounted cgroup2 without them): memcg settings that depend on {} are not "
+      "in force in this run",
+      mounted.empty() ? std::string("nothing") : mounted, join(missing, ", "), requested,
+      missing.size() > 1 ? "them" : "it");
+}
+
 std::string tail_lines(const std::string& text, int lines) {
   std::string t = text;
   t.erase(std::remove(t.begin(), t.end(), '\r'), t.end());
@@ -260,8 +294,11 @@ struct VmSetup {
   int cpus = 1;
   std::string accel_warning;  ///< "" under KVM
   Testbox host;
+  // Of one boot (plan_guest_boots): the jobs' spec, their host paths and
+  // the cgroup2 mount options.
   json spec;
   std::vector<std::string> host_job_paths;
+  std::string cgroup2_options;
 };
 
 void warn_tcg(const Accelerator& accel) {
@@ -297,9 +334,9 @@ json guest_spec(const std::vector<PlannedJob>& plan, const RunOptions& options,
   return spec;
 }
 
-// Checks the host's tools and gathers what every kernel shares.
-VmSetup prepare_vm_setup(const std::vector<PlannedJob>& plan, const RunOptions& options,
-                         const QemuOptions& q, ResultsStore& store) {
+// Checks the host's tools and gathers what every kernel and boot shares.
+VmSetup prepare_vm_setup(const std::vector<PlannedJob>& plan, const QemuOptions& q,
+                         ResultsStore& store) {
   if (!on_path(q.qemu))
     throw EnvironmentError(q.qemu +
                            " is not installed; apt-get install qemu-system-x86 (or run "
@@ -320,19 +357,23 @@ VmSetup prepare_vm_setup(const std::vector<PlannedJob>& plan, const RunOptions& 
   v.host = probe_testbox();
   for (const auto& job : plan)
     store.register_metrics(std::string(job.workload->name()), job.workload->metrics());
-  v.spec = guest_spec(plan, options, v.host_job_paths);
   return v;
 }
 
-// Where one kernel's initramfs and logs go: kept under --vm-keep, else a
+// Where one boot's initramfs and logs go: kept under --vm-keep (one
+// directory per boot: RELEASE-PID, then RELEASE-PID-2, ... when a kernel
+// boots again for --runs or for jobs with other cgroup2 options), else a
 // temporary directory removed afterwards.
 void make_work_dir(WorkDir& work, const QemuOptions& q, const KernelImage& k) {
   if (!q.keep_dir.empty()) {
     // Absolute: cpio runs inside the staging directory, and a relative
     // --vm-keep made its list and archive paths point nowhere (exit 127).
-    work.path = fs::absolute(q.keep_dir) / fmt::format("{}-{}", k.release, getpid());
+    const fs::path base = fs::absolute(q.keep_dir) / fmt::format("{}-{}", k.release, getpid());
+    fs::create_directories(base.parent_path());
+    work.path = base;
+    for (int n = 2; !fs::create_directory(work.path); ++n)
+      work.path = base.string() + "-" + std::to_string(n);
     work.keep = true;
-    fs::create_directories(work.path);
     return;
   }
   std::string tmpl = (fs::temp_directory_path() / "nightjar-vm-XXXXXX").string();
@@ -343,8 +384,9 @@ void make_work_dir(WorkDir& work, const QemuOptions& q, const KernelImage& k) {
 
 // The qemu guest's /init: the common setup (harness/vm/initramfs.h), then it
 // finds the results port, runs `nightjar guest-run` (or the --vm-init
-// override) and powers off.
-std::string qemu_guest_init(const QemuOptions& q) {
+// override) and powers off. `cgroup2_options`: the boot's cgroup2 mount
+// options (guest_cgroup2_options).
+std::string qemu_guest_init(const QemuOptions& q, const std::string& cgroup2_options) {
   std::string body =
       q.init_override.empty()
           ? "/nightjar/nightjar guest-run --port \"$port\" --spec /nightjar/spec.json\n"
@@ -367,7 +409,7 @@ poweroff -f
   tail.replace(tail.find("@BODY@"), 6, body);
   GuestInit init;
   init.hostname = "nightjar-vm";
-  init.cgroup2_options = q.cgroup2_options;
+  init.cgroup2_options = cgroup2_options;
   init.tail = tail;
   init.tail_source = "harness/vm/qemu.cpp (results port, guest-run, poweroff)";
   return guest_init_script(init);
@@ -442,8 +484,9 @@ QemuEnd run_qemu(const std::vector<std::string>& argv, const QemuOptions& q, con
   {
     ChildProcess vm(SpawnSpec{.argv = argv, .stdout_path = f.qemu_log, .stderr_to_stdout = true});
     std::cerr << fmt::format(
-        "nightjar: kernel {}: booting qemu ({}, {} CPUs, {} MiB, timeout {} s)\n", release,
-        v.accel.kvm ? "KVM" : "TCG", v.cpus, q.memory_mb, q.timeout_sec);
+        "nightjar: kernel {}: booting qemu ({}, {} CPUs, {} MiB, cgroup2 {}, timeout {} s)\n",
+        release, v.accel.kvm ? "KVM" : "TCG", v.cpus, q.memory_mb,
+        v.cgroup2_options.empty() ? "defaults" : v.cgroup2_options, q.timeout_sec);
     for (;;) {
       if (auto status = vm.poll()) {
         end.exit_code = nightjar::exit_code(*status);
@@ -495,15 +538,14 @@ std::map<std::string, std::string> session_facts(const VmSetup& v, const QemuOpt
           {"vm.host_cpu_model", v.host.cpu_model},
           {"vm.memory_mb", std::to_string(q.memory_mb)},
           {"vm.cpus", std::to_string(v.cpus)},
-          {"vm.cgroup2_options", q.cgroup2_options}};
+          {"vm.cgroup2_options", v.cgroup2_options}};
 }
 
 // One JSON line of the guest: hello, plan, run (imported into `store` at
 // once), done or error.
 void read_guest_line(const json& j, GuestReport& g, const VmSetup& v,
-                     std::map<std::string, std::string>& facts,
-                     const std::vector<std::string>& warnings, double session_s,
-                     ResultsStore& store, RunOutcome& outcome) {
+                     std::map<std::string, std::string>& facts, std::vector<std::string>& warnings,
+                     double session_s, ResultsStore& store, RunOutcome& outcome) {
   const std::string t = j.value("t", "");
   if (t == "hello") {
     g.have_hello = true;
@@ -515,6 +557,14 @@ void read_guest_line(const json& j, GuestReport& g, const VmSetup& v,
     g.box.memory_bytes = tb.value("memory_bytes", std::uint64_t{0});
     g.boot_s = j.value("uptime", -1.0);
     facts["vm.boot_seconds"] = fmt::format("{:.2f}", g.boot_s);
+    if (j.contains("cgroup2")) {  // the cgroup2 mount's super options, as the guest sees them
+      const std::string mounted = j.value("cgroup2", "");
+      facts["vm.cgroup2_mount"] = mounted;
+      if (auto w = cgroup2_mount_warning(v.cgroup2_options, mounted)) {
+        std::cerr << "nightjar: WARNING: kernel " << g.kernel.release << ": " << *w << "\n";
+        warnings.push_back(*w);
+      }
+    }
   } else if (t == "plan") {
     g.have_plan = true;
     for (const auto& p : j.at("runs"))
@@ -537,7 +587,7 @@ void read_guest_line(const json& j, GuestReport& g, const VmSetup& v,
 
 GuestReport read_guest_report(const std::string& lines, const VmSetup& v,
                               std::map<std::string, std::string>& facts,
-                              const std::vector<std::string>& warnings, double session_s,
+                              std::vector<std::string>& warnings, double session_s,
                               ResultsStore& store, RunOutcome& outcome) {
   GuestReport g;
   std::stringstream in(lines);
@@ -621,7 +671,7 @@ bool run_one_kernel(const std::string& image, const std::vector<PlannedJob>& pla
                            image, work.path.string());
   const SessionFiles f(work.path);
   InitramfsContent content;
-  content.init = qemu_guest_init(q);
+  content.init = qemu_guest_init(q, v.cgroup2_options);
   content.busybox = v.busybox;
   content.guest_binary = v.guest_binary;
   content.job_paths = v.host_job_paths;
@@ -687,11 +737,26 @@ RunOutcome execute_runs_in_vms(const std::vector<PlannedJob>& plan, const RunOpt
   // each boot runs the plan once.
   RunOptions once = options;
   once.runs = 1;
-  const VmSetup setup = prepare_vm_setup(plan, once, q, store);
+  const VmSetup shared = prepare_vm_setup(plan, q, store);
+  // Jobs whose guests mount cgroup2 differently boot apart (job order kept).
+  struct Boot {
+    std::vector<PlannedJob> plan;
+    VmSetup setup;
+  };
+  std::vector<Boot> boots;
+  for (const GuestBoot& b : plan_guest_boots(plan, q)) {
+    Boot boot{{}, shared};
+    for (std::size_t i : b.jobs) boot.plan.push_back(plan[i]);
+    boot.setup.spec = guest_spec(boot.plan, once, boot.setup.host_job_paths);
+    boot.setup.cgroup2_options = b.cgroup2_options;
+    boots.push_back(std::move(boot));
+  }
   for (int round = 0; round < std::max(1, options.runs); ++round) {
     for (const auto& image : q.kernels) {
-      if (interrupted()) return outcome;
-      if (!run_one_kernel(image, plan, once, q, setup, store, outcome)) return outcome;
+      for (const Boot& boot : boots) {
+        if (interrupted()) return outcome;
+        if (!run_one_kernel(image, boot.plan, once, q, boot.setup, store, outcome)) return outcome;
+      }
     }
   }
   return outcome;
@@ -796,7 +861,8 @@ int guest_run_main(const std::string& port_path, const std::string& spec_path) {
                {"cpu_model", box.cpu_model},
                {"cpus", box.cpus},
                {"memory_bytes", box.memory_bytes}}},
-             {"uptime", uptime}});
+             {"uptime", uptime},
+             {"cgroup2", CgroupLayout::detect().v2_options}});
   RunOptions options;
   std::vector<PlannedJob> plan;
   try {

@@ -55,10 +55,36 @@ struct QemuOptions {
   std::vector<std::pair<std::string, std::string>> extra_files;
   std::string keep_dir;  ///< --vm-keep DIR: keep initramfs and logs there ("" = temp, removed)
   /// --vm-cgroup-options: mount options of the guest's cgroup2 (comma list,
-  /// e.g. "memory_recursiveprot,nsdelegate"); "" = the kernel's defaults.
-  /// Stored with every run as vm.cgroup2_options.
-  std::string cgroup2_options = "memory_recursiveprot";
+  /// e.g. "memory_recursiveprot,nsdelegate"; "" = the kernel's defaults).
+  /// When given it overrides every job's `vm: cgroup2_options`; nullopt: each
+  /// job's, else kDefaultCgroup2Options (guest_cgroup2_options). Stored with
+  /// every run as vm.cgroup2_options.
+  std::optional<std::string> cgroup2_options;
 };
+
+/// The cgroup2 mount options of the guest `job` runs in: --vm-cgroup-options
+/// when given, else the job's `vm: cgroup2_options`, else
+/// kDefaultCgroup2Options.
+std::string guest_cgroup2_options(const JobFile& job, const QemuOptions& qemu);
+
+/// One boot per kernel (and run) for each distinct guest_cgroup2_options()
+/// of the plan: the options and the indices of the jobs of `plan` that boot
+/// with them, in the order the jobs come (a guest mounts cgroup2 once, so
+/// jobs asking for other options need a guest of their own).
+struct GuestBoot {
+  std::string cgroup2_options;
+  std::vector<std::size_t> jobs;
+};
+std::vector<GuestBoot> plan_guest_boots(const std::vector<PlannedJob>& plan,
+                                        const QemuOptions& qemu);
+
+/// The warning stored with every run of a guest whose cgroup2 lacks an
+/// option it was to be mounted with, or nullopt: `requested` is the comma
+/// list given to the guest, `mounted` the super options its
+/// /proc/self/mountinfo shows ("rw,nsdelegate,memory_recursiveprot"; the
+/// guest falls back to a mount without options when the kernel refuses one).
+std::optional<std::string> cgroup2_mount_warning(const std::string& requested,
+                                                 const std::string& mounted);
 
 /// KVM or TCG, and why.
 struct Accelerator {

@@ -706,6 +706,11 @@ std::string sample_count_text(const SideFigures& f, bool included) {
   return text;
 }
 
+bool row_emulated(const ComparisonRow& row) {
+  return std::any_of(row.sides.begin(), row.sides.end(),
+                     [](const SideFigures& f) { return f.emulated; });
+}
+
 std::string format_counts(const VerdictCounts& c) {
   std::string s = plural(c.regressions, "regression", "regressions") + ", " +
                   plural(c.improvements, "improvement", "improvements") + ", " +
@@ -723,26 +728,35 @@ std::string accelerator_text(const std::vector<std::string>& accels) {
   return join(named, "+");
 }
 
-// The warnings of sides measured in qemu: kEmulationMark when a side ran
-// under TCG, and when the sides differ in accelerator or guest size (their
-// figures are then not comparable: docs/qemu.md).
+// The marks and warnings of sides measured in qemu: each row's figures
+// pooled from a run under TCG are marked (SideFigures::emulated), and the
+// warning that explains kEmulationTag names the sides; the sides differing
+// in accelerator or guest size are warned about (their figures are then not
+// comparable: docs/qemu.md).
 void add_guest_warnings(Comparison& cmp, const std::vector<LoadedSide>& sides) {
   std::vector<std::string> emulated;
   for (const auto& s : sides) {
     SideGuest g;
     g.accelerators.assign(s.accelerators.begin(), s.accelerators.end());
     g.guest_sizes.assign(s.guest_sizes.begin(), s.guest_sizes.end());
-    g.emulated = s.accelerators.count("tcg") > 0;
+    g.emulated = !s.emulated_runs.empty() || s.accelerators.count("tcg") > 0;
     if (g.emulated) emulated.push_back(s.selector.text);
     cmp.guests.push_back(std::move(g));
   }
-  if (emulated.size() == sides.size())
-    cmp.warnings.push_back(std::string(kEmulationMark) +
-                           " (qemu TCG, no KVM): the figures are not those of hardware");
-  else if (!emulated.empty())
+  for (auto& row : cmp.rows)
+    for (std::size_t i = 0; i < sides.size() && i < row.sides.size(); ++i) {
+      if (!cmp.guests[i].emulated) continue;
+      const auto cell = sides[i].cells.find(CellKey{row.workload, row.job, row.cell});
+      if (cell != sides[i].cells.end())
+        row.sides[i].emulated = runs_emulated(sides[i], cell->second.run_ids);
+    }
+  if (!emulated.empty())
     cmp.warnings.push_back(fmt::format(
-        "{}: {} ran under qemu TCG (software emulation); the figures are not those of hardware",
-        kEmulationMark, join(emulated, ", ")));
+        "{} {}: {} ran under qemu TCG (software emulation, no KVM); figures marked {} are not "
+        "those of hardware",
+        kEmulationTag, kEmulationMark,
+        emulated.size() == sides.size() ? std::string("every side") : join(emulated, ", "),
+        kEmulationTag));
   const SideGuest& base = cmp.guests[0];
   for (std::size_t i = 1; i < cmp.guests.size(); ++i) {
     const SideGuest& s = cmp.guests[i];
@@ -758,6 +772,21 @@ void add_guest_warnings(Comparison& cmp, const std::vector<LoadedSide>& sides) {
           "--vm-cpus and --vm-memory",
           cmp.sides[0].name, join(base.guest_sizes, "; "), cmp.sides[i].name,
           join(s.guest_sizes, "; ")));
+  }
+}
+
+// The warning of each NEW side whose runs were measured on other testboxes
+// than the base's (a bundle imported next to one's own runs, issue 20): the
+// difference then includes the machines.
+void add_testbox_warnings(Comparison& cmp) {
+  const ComparisonSide& base = cmp.sides[0];
+  for (std::size_t i = 1; i < cmp.sides.size(); ++i) {
+    const ComparisonSide& s = cmp.sides[i];
+    if (s.testboxes == base.testboxes) continue;
+    cmp.warnings.push_back(fmt::format(
+        "sides ran on different testboxes: {} ({}) vs {} ({}): the difference includes the "
+        "machines, not only the change",
+        base.name, join(base.testboxes), s.name, join(s.testboxes)));
   }
 }
 
@@ -787,6 +816,7 @@ Comparison build_comparison(const std::vector<LoadedSide>& sides, const MetricCa
   make_labels_unique(cmp.rows, label);
   cmp.verdict = verdict_line(cmp, sides);
   add_guest_warnings(cmp, sides);
+  add_testbox_warnings(cmp);
 
   if (include_invalid)
     cmp.notes.push_back(

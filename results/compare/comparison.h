@@ -67,6 +67,10 @@ struct SideFigures {
   /// <= 0 or one sample per run: both).
   double within_cv_pct = std::numeric_limits<double>::quiet_NaN();
   double between_cv_pct = std::numeric_limits<double>::quiet_NaN();
+  /// Some of the runs pooled here were measured under qemu TCG
+  /// (LoadedSide::emulated_runs): every layout marks these figures with
+  /// kEmulationTag.
+  bool emulated = false;
 };
 
 /// One statistic line of a row as the mmtests layout prints it (Min, Hmean,
@@ -106,6 +110,10 @@ struct ComparisonRow {
   std::vector<std::optional<stats::Significance>> significance;
 };
 
+/// True when some side of `row` holds figures measured under qemu TCG
+/// (SideFigures::emulated): the row carries kEmulationTag.
+bool row_emulated(const ComparisonRow& row);
+
 /// A cell present on some sides only.
 struct UnmatchedCell {
   std::string workload, job, cell;
@@ -138,10 +146,12 @@ struct Comparison {
   /// (SideQuery::include_invalid), for inspection.
   bool include_invalid = false;
   /// Warnings every layout shows next to the verdict (kOneRunWarning when a
-  /// metric row has one run on a side and no calibration; kEmulationMark
-  /// when a side ran under TCG; sides under different accelerators or guest
-  /// sizes): each layout prints them on the line after the verdict line, as
-  /// "warning: ...".
+  /// metric row has one run on a side and no calibration; the legend of
+  /// kEmulationTag, "[TCG] TCG: measures emulation: ...", when a side ran
+  /// under TCG; sides under different accelerators or guest sizes; sides
+  /// that ran on different testboxes, "sides ran on different testboxes: a
+  /// (box1) vs b (box2) ..."): each text layout prints them on the line
+  /// after the verdict line, as "warning: ...".
   std::vector<std::string> warnings;
   /// Metric rows tested with a calibrated between-run variance, and the
   /// note saying so (also in `notes`).

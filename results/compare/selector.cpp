@@ -252,7 +252,9 @@ LoadedSide load_side(const ResultsStore& store, const Selector& selector, const 
   side.testboxes = std::move(read.testboxes);
   for (const auto id : side.run_ids) {
     const auto context = store.run_context(id);
-    side.accelerators.insert(run_accelerator(context));
+    const std::string accelerator = run_accelerator(context);
+    if (accelerator == "tcg") side.emulated_runs.insert(id);
+    side.accelerators.insert(accelerator);
     side.guest_sizes.insert(run_guest_size(context));
   }
   pool_cells(read.cells, {query.ignore_params.begin(), query.ignore_params.end()}, side);

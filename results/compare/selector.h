@@ -115,12 +115,34 @@ struct LoadedSide {
   /// Of run_ids, by run_accelerator() and run_guest_size(): "tcg", "kvm" or
   /// "" (not in qemu); "2 CPUs, 1024 MiB" or "" (not in qemu).
   std::set<std::string> accelerators, guest_sizes;
+  /// Of run_ids, those measured under qemu TCG (run_accelerator() "tcg"):
+  /// the rows and plot points built from them carry kEmulationTag. Empty
+  /// when the loader knows the accelerators per side only (or the side was
+  /// built by hand): then runs_emulated() counts every run of a side whose
+  /// accelerators hold "tcg".
+  std::set<std::int64_t> emulated_runs;
   std::map<CellKey, CellSamples> cells;
 };
+
+/// Some of `runs` (of `side`) were measured under qemu TCG: by
+/// LoadedSide::emulated_runs, or, when that is empty, by the side's
+/// accelerators. The one test of the compare rows and plot points.
+inline bool runs_emulated(const LoadedSide& side, const std::vector<std::int64_t>& runs) {
+  if (side.emulated_runs.empty()) return side.accelerators.count("tcg") > 0;
+  for (const auto id : runs)
+    if (side.emulated_runs.count(id)) return true;
+  return false;
+}
 
 /// The mark every renderer shows for figures measured under qemu's TCG
 /// (software emulation): in legends, warnings and plot titles.
 inline constexpr const char* kEmulationMark = "TCG: measures emulation";
+
+/// The per-row (and per-point) tag of figures measured under qemu TCG, the
+/// same in every layout (plain ASCII, for changelogs); each layout's legend
+/// (the emulation warning of Comparison::warnings, a report's legend, a
+/// plot's key and footnote) explains it with kEmulationMark.
+inline constexpr const char* kEmulationTag = "[TCG]";
 
 /// The accelerator a run was measured under, from its context: the run fact
 /// vm.accelerator that `nightjar run --kernel` stores (harness/vm/qemu.cpp;

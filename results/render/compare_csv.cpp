@@ -60,10 +60,15 @@ std::string render_csv(const Comparison& c) {
   bool invalid_columns = c.include_invalid;
   for (const auto& row : c.rows)
     for (const auto& f : row.sides) invalid_columns = invalid_columns || f.invalid > 0;
+  // base_emulated,new_emulated (1 when the figures hold a run under qemu
+  // TCG): only when some row has such figures.
+  bool emulated_columns = false;
+  for (const auto& row : c.rows) emulated_columns = emulated_columns || row_emulated(row);
   std::string out;
   for (std::size_t i = 0; i < std::size(kColumns); ++i)
     out += (i ? "," : "") + std::string(kColumns[i]);
   if (invalid_columns) out += ",base_invalid,new_invalid";
+  if (emulated_columns) out += ",base_emulated,new_emulated";
   out += "\n";
   for (const auto& row : c.rows) {
     const bool metric = row.kind == ComparisonRow::Kind::metric;
@@ -114,6 +119,10 @@ std::string render_csv(const Comparison& c) {
       if (invalid_columns) {
         f.push_back(std::to_string(b.invalid));
         f.push_back(std::to_string(n.invalid));
+      }
+      if (emulated_columns) {
+        f.push_back(b.emulated ? "1" : "0");
+        f.push_back(n.emulated ? "1" : "0");
       }
       for (std::size_t i = 0; i < f.size(); ++i) out += (i ? "," : "") + csv_field(f[i]);
       out += "\n";

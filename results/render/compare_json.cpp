@@ -38,6 +38,7 @@ ordered_json side_figures(const SideFigures& f) {
                         {"coeff_var", num(s.coeff_var)},
                         {"within_run_coeff_var", num(f.within_cv_pct)},
                         {"between_run_coeff_var", num(f.between_cv_pct)}});
+  if (f.emulated) j["emulated"] = true;  // absent: no run under qemu TCG
   return j;
 }
 
@@ -64,6 +65,8 @@ std::string render_json(const Comparison& c) {
         {"role", i == 0 ? "base" : "new"}, {"name", s.name},           {"runs", s.run_ids},
         {"variants", s.variants},          {"builds", s.builds},       {"kernels", s.kernels},
         {"testboxes", s.testboxes},        {"excluded_runs", excluded}};
+    // Measured under qemu TCG (software emulation): kEmulationTag's rows.
+    side["emulated"] = i < c.guests.size() && c.guests[i].emulated;
     if (i > 0) {
       const auto& n = c.counts[i - 1];
       side["counts"] = {{"regression", n.regressions},

@@ -1,7 +1,9 @@
 // The LKP / 0-day compare layout (shared/reference/formats.md §2).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 #include "results/render/compare.h"
 
@@ -21,11 +23,29 @@ std::string average(const SideFigures& f) {
   return fmt::format("{:.2f}", v);
 }
 
-// " ±NNN%" when the relative stddev exceeds 2%, else blanks of the same width.
-std::string spread(const SideFigures& f) {
+// " ±NNN%": every row's CoeffVar (`all`), or as 0-day only when it exceeds
+// 2%; else blanks of the same width.
+std::string spread(const SideFigures& f, bool all) {
   double cv = f.summary.coeff_var;
-  if (!std::isfinite(cv) || std::fabs(cv) <= 2.0) return std::string(6, ' ');
+  if (!std::isfinite(cv) || (!all && std::fabs(cv) <= 2.0)) return std::string(6, ' ');
   return fmt::format(" ±{:>3}%", std::llround(std::fabs(cv)));
+}
+
+// "NAME (n=5)" or "NAME (n=3-5)": side i's sample counts over the metric
+// rows (every row when there is none).
+std::string side_header(const Comparison& c, std::size_t i) {
+  bool metrics = false;
+  for (const auto& row : c.rows) metrics = metrics || row.kind == ComparisonRow::Kind::metric;
+  std::size_t lo = SIZE_MAX, hi = 0;
+  for (const auto& row : c.rows) {
+    if (metrics && row.kind != ComparisonRow::Kind::metric) continue;
+    if (i >= row.sides.size()) continue;
+    lo = std::min(lo, row.sides[i].summary.n);
+    hi = std::max(hi, row.sides[i].summary.n);
+  }
+  if (lo == SIZE_MAX) return c.sides[i].name;
+  return c.sides[i].name +
+         (lo == hi ? fmt::format(" (n={})", lo) : fmt::format(" (n={}-{})", lo, hi));
 }
 
 std::string change(double pct) {
@@ -67,10 +87,11 @@ std::string render_lkp(const Comparison& c, const RenderOptions& o) {
   }
   if (headlines) out += "\n";
 
-  std::string h1 = fmt::format("{:<16}", c.sides[0].name), h2 = std::string(16, '-');
+  auto name = [&](std::size_t i) { return o.show_n ? side_header(c, i) : c.sides[i].name; };
+  std::string h1 = fmt::format("{:<16}", name(0)), h2 = std::string(16, '-');
   std::string h3 = "         %stddev", h4 = "             \\";
   for (std::size_t s = 1; s < c.sides.size(); ++s) {
-    h1 += fmt::format(" {:<27}", c.sides[s].name);
+    h1 += fmt::format(" {:<27}", name(s));
     h2 += " " + std::string(27, '-');
     h3 += "     %change         %stddev";
     h4 += "          |                \\";
@@ -80,16 +101,17 @@ std::string render_lkp(const Comparison& c, const RenderOptions& o) {
     out += *h + "\n";
   }
   for (const auto& row : c.rows) {
-    std::string l = fmt::format("{:>10}", average(row.sides[0])) + spread(row.sides[0]);
+    std::string l = fmt::format("{:>10}", average(row.sides[0])) + spread(row.sides[0], o.show_cv);
     for (std::size_t s = 1; s < c.sides.size(); ++s) {
       std::string ch = fmt::format("{:>11}", change(row.plain_change_pct[s]));
       if (const auto* sig = significant(row, s)) {
         auto first = ch.find_first_not_of(' ');
         ch = ch.substr(0, first) + verdict_colour(ch.substr(first), sig->verdict, o.color);
       }
-      l += ch + fmt::format("{:>11}", average(row.sides[s])) + spread(row.sides[s]);
+      l += ch + fmt::format("{:>11}", average(row.sides[s])) + spread(row.sides[s], o.show_cv);
     }
     l += "  " + row_name(row);
+    if (row_emulated(row)) l += std::string(" ") + kEmulationTag;
     out += l + "\n";
   }
   if (!c.notes.empty()) {

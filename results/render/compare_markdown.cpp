@@ -19,13 +19,21 @@ std::string cell(std::string s) {
   return out;
 }
 
-std::string value(const SideFigures& f, int p) {
+std::string figures(const SideFigures& f, int p) {
   if (f.summary.n == 0) return "n/a";
   if (!f.mean) return "undefined";
   std::string s = fmt::format("{:.{}f}", *f.mean, p);
   if (std::isfinite(f.summary.coeff_var)) s += fmt::format(" ±{:.2f}%", f.summary.coeff_var);
   if (std::isfinite(f.between_cv_pct))  // runs as the unit: within / between runs
     s += fmt::format(" (within {:.2f}%, between {:.2f}%)", f.within_cv_pct, f.between_cv_pct);
+  return s;
+}
+
+// The side's figures, then its n (`count`, "" for monitors), then the mark
+// of figures measured under qemu TCG.
+std::string value(const SideFigures& f, int p, const std::string& count = "") {
+  std::string s = figures(f, p) + count;
+  if (f.emulated) s += std::string(" ") + kEmulationTag;
   return s;
 }
 
@@ -65,8 +73,8 @@ std::string render_markdown(const Comparison& c, const RenderOptions& o) {
     for (const auto& row : c.rows) {
       if (row.kind != ComparisonRow::Kind::metric) continue;
       std::string l = "| " + cell(row.operation) + " | " + cell(row.unit) + " | " +
-                      mean_label(row.mean) + " | " + value(row.sides[0], p) +
-                      count(row.sides[0], c.include_invalid) + " |";
+                      mean_label(row.mean) + " | " +
+                      value(row.sides[0], p, count(row.sides[0], c.include_invalid)) + " |";
       for (std::size_t s = 1; s < c.sides.size(); ++s) {
         const auto& sig = row.significance[s];
         std::string change = pct(row.change_pct[s]);
@@ -78,8 +86,8 @@ std::string render_markdown(const Comparison& c, const RenderOptions& o) {
         }
         if (sig && sig->iterations_needed)
           verdict += fmt::format(" (needs {} per side)", *sig->iterations_needed);
-        l += " " + value(row.sides[s], p) + count(row.sides[s], c.include_invalid) + " | " +
-             change + " | " + verdict + " | " + (sig ? number(sig->q) : "") + " |";
+        l += " " + value(row.sides[s], p, count(row.sides[s], c.include_invalid)) + " | " + change +
+             " | " + verdict + " | " + (sig ? number(sig->q) : "") + " |";
       }
       out += l + "\n";
     }

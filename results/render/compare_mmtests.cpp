@@ -30,8 +30,13 @@ std::string render_mmtests(const Comparison& c, const RenderOptions& o) {
   // The value width: at least --width, else the widest value or header
   // (issue 19: values of 1e9-1e12 must not push their column out of line).
   int w = std::max(1, o.width);
+  // The %change width: 7 (mmtests' %7.2f), or the widest change (a change
+  // of 1e4% or more would push the columns after it out of line).
+  int pct_w = 7;
   for (const auto& row : c.rows) {
     op_w = std::max(op_w, row.operation.size());
+    if (row.kind == ComparisonRow::Kind::metric && o.show_n)
+      stat_w = std::max(stat_w, std::string_view("n").size());
     for (const auto& l : row.lines) {
       stat_w = std::max(stat_w, l.name.size());
       for (double v : l.value) {
@@ -40,6 +45,9 @@ std::string render_mmtests(const Comparison& c, const RenderOptions& o) {
                                                   : std::string_view("undefined").size();
         w = std::max(w, 1 + static_cast<int>(text));
       }
+      for (double pct : l.pct)
+        if (std::isfinite(pct))
+          pct_w = std::max(pct_w, static_cast<int>(fmt::format("{:.2f}", pct).size()));
     }
   }
   // Header: two rows, the side's kernel release (when it ran on one) above
@@ -50,10 +58,11 @@ std::string render_mmtests(const Comparison& c, const RenderOptions& o) {
   for (const auto& side : c.sides) {
     headers.emplace_back(side.kernels.size() == 1 ? side.kernels.front() : "", side.name);
     w = std::max(
-        w,
-        static_cast<int>(std::max(headers.back().first.size(), headers.back().second.size())) - 10);
+        w, static_cast<int>(std::max(headers.back().first.size(), headers.back().second.size())) -
+               pct_w - 3);
   }
-  const std::size_t col_w = static_cast<std::size_t>(w) + 11;
+  // A value column: the value, then " (" the change "%)".
+  const std::size_t col_w = static_cast<std::size_t>(w + pct_w) + 4;
   std::string out = c.verdict + "\n";
   for (const auto& warning : c.warnings) out += "warning: " + warning + "\n";
   out += "\n";
@@ -78,11 +87,18 @@ std::string render_mmtests(const Comparison& c, const RenderOptions& o) {
   };
   auto change_text = [&](const ComparisonRow& row, const StatLine& line, std::size_t side) {
     double pct = line.pct[side];
-    if (!std::isfinite(pct)) return std::string(" (    n/a)");
+    if (!std::isfinite(pct)) return fmt::format(" ({:>{}})", "n/a", pct_w + 1);
     if (std::fabs(pct) < 0.005) pct = 0.0;  // no "-0.00%" from rounding noise
-    if (!starred(row, line, side)) return fmt::format(" ({:7.2f}%)", pct);
-    std::string s = fmt::format(" *{:7.2f}%*", pct);
+    if (!starred(row, line, side)) return fmt::format(" ({:{}.2f}%)", pct, pct_w);
+    std::string s = fmt::format(" *{:{}.2f}%*", pct, pct_w);
     return " " + verdict_colour(s.substr(1), row.significance[side]->verdict, o.color);
+  };
+  // A row with figures measured under qemu TCG: every line of it ends with
+  // the tag (the columns before it keep their widths).
+  auto end_line = [&](std::string l, const ComparisonRow& row) {
+    if (row_emulated(row)) l += std::string(" ") + kEmulationTag;
+    rstrip(l);
+    out += l + "\n";
   };
   auto block = [&](ComparisonRow::Kind kind) {
     std::size_t lines = 0;
@@ -95,8 +111,17 @@ std::string render_mmtests(const Comparison& c, const RenderOptions& o) {
         std::string l = fmt::format("{:<{}} {:<{}}", line.name, stat_w, row.operation, op_w);
         for (std::size_t s = 0; s < c.sides.size(); ++s)
           l += value_text(row, line, s) + change_text(row, line, s);
-        out += l + "\n";
+        end_line(std::move(l), row);
       }
+    }
+    if (kind != ComparisonRow::Kind::metric || !o.show_n) return;
+    // n per side (issue 19): the sample count in the value column, no %change.
+    for (const auto& row : c.rows) {
+      if (row.kind != kind) continue;
+      std::string l = fmt::format("{:<{}} {:<{}}", "n", stat_w, row.operation, op_w);
+      for (const auto& f : row.sides)
+        l += fmt::format("{:>{}}{:{}}", f.summary.n, w, "", pct_w + 4);
+      end_line(std::move(l), row);
     }
   };
   block(ComparisonRow::Kind::metric);

@@ -3,10 +3,14 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <kainjow/mustache.hpp>
+#include <ranges>
 #include <set>
+#include <span>
 #include <stdexcept>
+#include <utility>
 
 #include "results/model/text.h"
 
@@ -32,6 +36,9 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; }
 .possible { color: #a06000; }
 .source { color: #555; font-size: 0.9em; }
 .filters select { margin-right: 1em; }
+.cell-id { overflow-wrap: anywhere; min-width: 12em; }
+pre { overflow-x: auto; }
+.emulated { font-size: 0.85em; color: #7a4a00; }
 </style>
 </head>
 <body>
@@ -126,7 +133,7 @@ constexpr const char* kCompare = R"TPL({{{head}}}<h2>Sides</h2>
 <table class="compare">
 <thead><tr><th>cell</th><th>metric</th>{{#side_names}}<th>{{.}}: mean</th><th>CoeffVar</th><th>n</th><th>within / between-run CoeffVar</th>{{/side_names}}{{#new_names}}<th>{{.}}: %change</th><th>p</th><th>q</th><th>verdict</th>{{/new_names}}</tr></thead>
 <tbody>
-{{#rows}}<tr class="compare-row"><td class="cell-id">{{cell}}</td><td>{{metric}}</td>{{#sides}}<td class="num">{{mean}}</td><td class="num">{{cv}}</td><td>{{n}}</td><td class="num">{{within}} / {{between}}</td>{{/sides}}{{#news}}<td class="num">{{pct}}</td><td class="num">{{p}}</td><td class="num">{{q}}</td><td class="{{verdict}}" title="{{reason}}">{{verdict}}</td>{{/news}}</tr>
+{{#rows}}<tr class="compare-row"><td class="cell-id">{{cell}}</td><td>{{metric}}</td>{{#sides}}<td class="num">{{mean}}{{#emulated}} <span class="emulated" title="TCG: measures emulation">{{emulated}}</span>{{/emulated}}</td><td class="num">{{cv}}</td><td>{{n}}</td><td class="num">{{within}} / {{between}}</td>{{/sides}}{{#news}}<td class="num">{{pct}}</td><td class="num">{{p}}</td><td class="num">{{q}}</td><td class="{{verdict}}" title="{{reason}}">{{verdict}}</td>{{/news}}</tr>
 {{/rows}}</tbody>
 </table>
 {{#has_monitors}}<h2>Monitors</h2>
@@ -161,6 +168,27 @@ constexpr const char* kBisect = R"TPL({{{head}}}<dl class="bisect-session">
 <h2>As nightjar bisect log prints it</h2>
 <pre class="bisect-log">{{log}}</pre>
 )TPL";
+
+// A mustache list of `items`, each element made by `make(item)` (a
+// mu::data: an object, or a string for {{.}}): the one loop that builds
+// every list of the pages.
+template <class Range, class Make>
+mu::data list_of(Range&& items, Make make) {
+  mu::data out{mu::data::type::list};
+  for (auto&& x : items) out.push_back(mu::data(make(x)));
+  return out;
+}
+
+// A list of strings, each shown by {{.}}.
+template <class Range>
+mu::data list_of(Range&& items) {
+  return list_of(std::forward<Range>(items), [](const std::string& x) { return x; });
+}
+
+// The indexes [from, to) of a list whose elements need their position.
+auto positions(std::size_t from, std::size_t to) {
+  return std::views::iota(from, std::max(from, to));
+}
 
 // A page: `text` rendered with `d`, then the end of the document.
 std::string render(const char* text, const mu::data& d) {
@@ -224,9 +252,7 @@ mu::data filter(const std::string& name, const std::string& key, const std::set<
   mu::data f;
   f.set("name", name);
   f.set("key", key);
-  mu::data values{mu::data::type::list};
-  for (const auto& x : v) values.push_back(x);
-  f.set("values", values);
+  f.set("values", list_of(v));
   return f;
 }
 
@@ -244,15 +270,13 @@ mu::data index_row(const SiteCell& c) {
   const TrendPoint* last = c.series.points.empty() ? nullptr : &c.series.points.back();
   row.set("latest_build", last ? last->build : "");
   row.set("latest_value", last ? value_text(last->mean) + " " + c.metric.unit : "");
-  mu::data changes{mu::data::type::list};
-  for (const auto& cp : c.series.change_points) {
-    mu::data ch;
-    ch.set("build", c.series.points[cp.index].build);
-    ch.set("pct", fmt::format("{:+.2f}%", cp.pct_change));
-    ch.set("verdict", verdict_of(cp));
-    changes.push_back(ch);
-  }
-  row.set("changes", changes);
+  row.set("changes", list_of(c.series.change_points, [&](const stats::ChangePoint& cp) {
+            mu::data ch;
+            ch.set("build", c.series.points[cp.index].build);
+            ch.set("pct", fmt::format("{:+.2f}%", cp.pct_change));
+            ch.set("verdict", verdict_of(cp));
+            return ch;
+          }));
   auto [status, cls] = status_of(c.series);
   row.set("status", status);
   row.set("status_class", cls);
@@ -270,13 +294,11 @@ std::string render_site_index_html(const SiteIndex& site) {
   d.set("head", head(site.info, "nightjar: nightly history", false));
   d.set("method", method_text(site.detection));
   std::set<std::string> jobs, workloads, testboxes, kernels;
-  mu::data cells{mu::data::type::list};
   for (const auto& c : site.cells) {
     jobs.insert(c.job);
     workloads.insert(c.workload);
     for (const auto& t : split(c.testboxes, ',')) testboxes.insert(std::string(trim(t)));
     for (const auto& k : split(c.kernels, ',')) kernels.insert(std::string(trim(k)));
-    cells.push_back(index_row(c));
   }
   mu::data filters{mu::data::type::list};
   filters.push_back(filter("job", "job", jobs));
@@ -284,34 +306,28 @@ std::string render_site_index_html(const SiteIndex& site) {
   filters.push_back(filter("testbox", "testbox", testboxes));
   filters.push_back(filter("kernel", "kernel", kernels));
   d.set("filters", filters);
-  d.set("cells", cells);
-  mu::data comparisons{mu::data::type::list};
-  for (const auto& c : site.comparisons) {
-    mu::data l;
-    l.set("title", c.title);
-    l.set("page", c.page);
-    l.set("verdict", c.comparison.verdict);
-    comparisons.push_back(l);
-  }
+  d.set("cells", list_of(site.cells, index_row));
   d.set("has_comparisons", !site.comparisons.empty());
-  d.set("comparisons", comparisons);
-  mu::data bisects{mu::data::type::list};
-  for (const auto& b : site.bisects) {
-    mu::data l;
-    l.set("id", std::to_string(b.session.id));
-    l.set("page", b.page);
-    l.set("job", b.session.job);
-    l.set("metric", b.session.metric);
-    l.set("status", b.session.status);
-    l.set("first_bad",
-          b.session.first_bad.empty() ? mu::data{false} : mu::data{b.session.first_bad});
-    bisects.push_back(l);
-  }
+  d.set("comparisons", list_of(site.comparisons, [](const SiteComparison& c) {
+          mu::data l;
+          l.set("title", c.title);
+          l.set("page", c.page);
+          l.set("verdict", c.comparison.verdict);
+          return l;
+        }));
   d.set("has_bisects", !site.bisects.empty());
-  d.set("bisects", bisects);
-  mu::data notes{mu::data::type::list};
-  for (const auto& n : site.notes) notes.push_back(n);
-  d.set("notes", notes);
+  d.set("bisects", list_of(site.bisects, [](const SiteBisect& b) {
+          mu::data l;
+          l.set("id", std::to_string(b.session.id));
+          l.set("page", b.page);
+          l.set("job", b.session.job);
+          l.set("metric", b.session.metric);
+          l.set("status", b.session.status);
+          l.set("first_bad",
+                b.session.first_bad.empty() ? mu::data{false} : mu::data{b.session.first_bad});
+          return l;
+        }));
+  d.set("notes", list_of(site.notes));
   return render(kIndex, d);
 }
 
@@ -336,51 +352,46 @@ std::string render_site_cell_html(const SiteIndex& site, const SiteCell& c) {
   d.set("needed", std::to_string(2 * site.detection.min_segment));
   d.set("has_changes", !s.change_points.empty());
   std::map<std::size_t, std::string> at;
-  mu::data changes{mu::data::type::list};
-  for (const auto& cp : s.change_points) {
-    const TrendPoint& p = s.points[cp.index];
-    at[cp.index] = verdict_of(cp);
-    mu::data r;
-    r.set("build", p.build);
-    r.set("date", p.date);
-    r.set("before", value_text(cp.mean_before));
-    r.set("after", value_text(cp.mean_after));
-    r.set("pct", fmt::format("{:+.2f}%", cp.pct_change));
-    r.set("p", p_text(cp.p));
-    r.set("verdict", verdict_of(cp));
-    changes.push_back(r);
-  }
-  d.set("changes", changes);
-  mu::data possible{mu::data::type::list};
+  for (const auto& cp : s.change_points) at[cp.index] = verdict_of(cp);
+  d.set("changes", list_of(s.change_points, [&](const stats::ChangePoint& cp) {
+          const TrendPoint& p = s.points[cp.index];
+          mu::data r;
+          r.set("build", p.build);
+          r.set("date", p.date);
+          r.set("before", value_text(cp.mean_before));
+          r.set("after", value_text(cp.mean_after));
+          r.set("pct", fmt::format("{:+.2f}%", cp.pct_change));
+          r.set("p", p_text(cp.p));
+          r.set("verdict", verdict_of(cp));
+          return r;
+        }));
+  std::vector<std::string> possible;
   if (s.possible_change) possible.push_back(status_of(s).first + ", needs confirmation");
-  d.set("possible", possible);
-  mu::data points{mu::data::type::list};
-  for (std::size_t i = 0; i < s.points.size(); ++i) {
-    const TrendPoint& p = s.points[i];
-    mu::data r;
-    r.set("i", std::to_string(i + 1));
-    r.set("build", p.build);
-    r.set("date", p.date);
-    std::vector<std::string> runs;
-    for (auto id : p.run_ids) runs.push_back(std::to_string(id));
-    r.set("runs", join(runs));
-    r.set("n", std::to_string(p.n));
-    r.set("mean", value_text(p.mean));
-    r.set("cv", std::isfinite(p.coeff_var) ? fmt::format("{:.2f}%", p.coeff_var) : "undefined");
-    r.set("invalid", std::to_string(p.invalid));
-    r.set("change", at.count(i) ? mu::data{at[i]} : mu::data{false});
-    points.push_back(r);
-  }
-  d.set("points", points);
-  mu::data links{mu::data::type::list};
-  for (const auto& l : c.comparisons) {
-    mu::data x;
-    x.set("text", l.text);
-    x.set("page", l.page);
-    links.push_back(x);
-  }
+  d.set("possible", list_of(possible));
+  d.set("points", list_of(positions(0, s.points.size()), [&](std::size_t i) {
+          const TrendPoint& p = s.points[i];
+          mu::data r;
+          r.set("i", std::to_string(i + 1));
+          r.set("build", p.build);
+          r.set("date", p.date);
+          std::vector<std::string> runs;
+          for (auto id : p.run_ids) runs.push_back(std::to_string(id));
+          r.set("runs", join(runs));
+          r.set("n", std::to_string(p.n));
+          r.set("mean", value_text(p.mean));
+          r.set("cv",
+                std::isfinite(p.coeff_var) ? fmt::format("{:.2f}%", p.coeff_var) : "undefined");
+          r.set("invalid", std::to_string(p.invalid));
+          r.set("change", at.count(i) ? mu::data{at[i]} : mu::data{false});
+          return r;
+        }));
   d.set("has_comparisons", !c.comparisons.empty());
-  d.set("comparisons", links);
+  d.set("comparisons", list_of(c.comparisons, [](const SiteLink& l) {
+          mu::data x;
+          x.set("text", l.text);
+          x.set("page", l.page);
+          return x;
+        }));
   return render(kCell, d);
 }
 
@@ -395,8 +406,7 @@ std::string cv_text(double cv) {
 }
 
 mu::data comparison_sides(const Comparison& c) {
-  mu::data sides{mu::data::type::list};
-  for (std::size_t i = 0; i < c.sides.size(); ++i) {
+  return list_of(positions(0, c.sides.size()), [&](std::size_t i) {
     const ComparisonSide& s = c.sides[i];
     mu::data d;
     d.set("role", i == 0 ? std::string("BASE") : "NEW " + std::to_string(i));
@@ -409,39 +419,36 @@ mu::data comparison_sides(const Comparison& c) {
     std::vector<std::string> excluded;
     for (const auto& e : s.excluded) excluded.push_back(std::to_string(e.id) + " " + e.status);
     d.set("excluded", excluded.empty() ? std::string("none") : join(excluded));
-    sides.push_back(d);
-  }
-  return sides;
+    return d;
+  });
 }
 
 mu::data comparison_row(const Comparison& c, const ComparisonRow& r) {
   mu::data d;
   d.set("cell", r.cell.empty() ? "(no parameters)" : r.cell);
   d.set("metric", r.unit.empty() ? r.name : r.name + " (" + r.unit + ")");
-  mu::data sides{mu::data::type::list};
-  for (const auto& f : r.sides) {
-    mu::data x;
-    x.set("mean", f.mean ? value_text(*f.mean) : "undefined");
-    x.set("cv", cv_text(f.summary.coeff_var));
-    x.set("n", sample_count_text(f, c.include_invalid));
-    x.set("within", cv_text(f.within_cv_pct));
-    x.set("between", cv_text(f.between_cv_pct));
-    sides.push_back(x);
-  }
-  d.set("sides", sides);
-  mu::data news{mu::data::type::list};
-  for (std::size_t i = 1; i < r.sides.size(); ++i) {
-    mu::data x;
-    const double pct = i < r.change_pct.size() ? r.change_pct[i] : NAN;
-    x.set("pct", std::isfinite(pct) ? fmt::format("{:+.2f}%", pct) : "undefined");
-    const auto& sig = i < r.significance.size() ? r.significance[i] : std::nullopt;
-    x.set("p", sig ? optional_p(sig->p) : "-");
-    x.set("q", sig ? optional_p(sig->q) : "-");
-    x.set("verdict", sig ? std::string(to_string(sig->verdict)) : "-");
-    x.set("reason", sig ? sig->reason : "");
-    news.push_back(x);
-  }
-  d.set("news", news);
+  d.set("sides", list_of(r.sides, [&](const SideFigures& f) {
+          mu::data x;
+          x.set("mean", f.mean ? value_text(*f.mean) : "undefined");
+          // Figures of a run under qemu TCG: the tag the text layouts print.
+          x.set("emulated", f.emulated ? mu::data{kEmulationTag} : mu::data{false});
+          x.set("cv", cv_text(f.summary.coeff_var));
+          x.set("n", sample_count_text(f, c.include_invalid));
+          x.set("within", cv_text(f.within_cv_pct));
+          x.set("between", cv_text(f.between_cv_pct));
+          return x;
+        }));
+  d.set("news", list_of(positions(1, r.sides.size()), [&](std::size_t i) {
+          mu::data x;
+          const double pct = i < r.change_pct.size() ? r.change_pct[i] : NAN;
+          x.set("pct", std::isfinite(pct) ? fmt::format("{:+.2f}%", pct) : "undefined");
+          const auto& sig = i < r.significance.size() ? r.significance[i] : std::nullopt;
+          x.set("p", sig ? optional_p(sig->p) : "-");
+          x.set("q", sig ? optional_p(sig->q) : "-");
+          x.set("verdict", sig ? std::string(to_string(sig->verdict)) : "-");
+          x.set("reason", sig ? sig->reason : "");
+          return x;
+        }));
   return d;
 }
 
@@ -461,36 +468,30 @@ std::string render_site_comparison_html(const SiteIndex& site, const SiteCompari
   d.set("head", head(info, "nightjar: " + sc.title));
   d.set("sides", comparison_sides(c));
   d.set("verdict", c.verdict);
-  mu::data side_names{mu::data::type::list}, new_names{mu::data::type::list};
-  for (std::size_t i = 0; i < c.sides.size(); ++i) {
-    side_names.push_back(c.sides[i].name);
-    if (i > 0) new_names.push_back(c.sides[i].name);
-  }
-  d.set("side_names", side_names);
-  d.set("new_names", new_names);
-  mu::data rows{mu::data::type::list}, monitors{mu::data::type::list};
-  bool has_monitors = false;
-  for (const auto& r : c.rows) {
-    const bool metric = r.kind == ComparisonRow::Kind::metric;
-    (metric ? rows : monitors).push_back(comparison_row(c, r));
-    has_monitors = has_monitors || !metric;
-  }
-  d.set("rows", rows);
-  d.set("has_monitors", has_monitors);
-  d.set("monitors", monitors);
-  mu::data unmatched{mu::data::type::list};
-  for (const auto& u : c.unmatched) {
-    mu::data x;
-    x.set("cell", u.cell);
-    x.set("job", u.job);
-    x.set("sides", join(u.present_on));
-    unmatched.push_back(x);
-  }
-  d.set("unmatched", unmatched);
-  mu::data messages{mu::data::type::list};
+  std::vector<std::string> names;
+  for (const auto& side : c.sides) names.push_back(side.name);
+  d.set("side_names", list_of(names));
+  d.set("new_names", list_of(std::span(names).subspan(1)));
+  auto rows_of = [&](ComparisonRow::Kind kind) {
+    return list_of(c.rows | std::views::filter([kind](const auto& r) { return r.kind == kind; }),
+                   [&](const ComparisonRow& r) { return comparison_row(c, r); });
+  };
+  d.set("rows", rows_of(ComparisonRow::Kind::metric));
+  d.set("has_monitors", std::any_of(c.rows.begin(), c.rows.end(), [](const ComparisonRow& r) {
+          return r.kind == ComparisonRow::Kind::monitor;
+        }));
+  d.set("monitors", rows_of(ComparisonRow::Kind::monitor));
+  d.set("unmatched", list_of(c.unmatched, [](const UnmatchedCell& u) {
+          mu::data x;
+          x.set("cell", u.cell);
+          x.set("job", u.job);
+          x.set("sides", join(u.present_on));
+          return x;
+        }));
+  std::vector<std::string> messages;
   for (const auto& w : c.warnings) messages.push_back("warning: " + w);
   for (const auto& n : c.notes) messages.push_back("note: " + n);
-  d.set("messages", messages);
+  d.set("messages", list_of(messages));
   d.set("mmtests", sc.mmtests);
   return render(kCompare, d);
 }
@@ -546,9 +547,7 @@ std::string render_site_bisect_html(const SiteIndex& site, const SiteBisect& b) 
   d.set("table_page",
         b.first_bad_table.page.empty() ? mu::data{false} : mu::data{b.first_bad_table.page});
   d.set("table_text", b.first_bad_table.text);
-  mu::data steps{mu::data::type::list};
-  for (const auto& st : b.steps) steps.push_back(bisect_step_row(st, s));
-  d.set("steps", steps);
+  d.set("steps", list_of(b.steps, [&](const BisectStep& st) { return bisect_step_row(st, s); }));
   d.set("log", b.log);
   return render(kBisect, d);
 }

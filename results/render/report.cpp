@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "results/model/exit_codes.h"
+#include "results/model/text.h"
 #include "results/stats/descriptive.h"
 #include "results/stats/significance.h"
 
@@ -81,6 +82,11 @@ char verdict_mark(const ComparisonRow& row, std::size_t i) {
       return ' ';
   }
   return ' ';
+}
+
+// " [TCG]" after figures measured under qemu TCG, else "".
+std::string emulation_tag(const SideFigures& f) {
+  return f.emulated ? std::string(" ") + kEmulationTag : "";
 }
 
 std::string value_text(std::optional<double> v, const std::string& unit, int precision) {
@@ -260,6 +266,7 @@ void render_blocks(std::ostringstream& out, const Comparison& c, const Section& 
       for (std::size_t i = 0; i < labels.size(); ++i) {
         std::string v = value_text(shown(*row, i, o.stat), row->unit, o.precision);
         if (i > 0) v += " " + block_verdict(*row, i, o.stat, o.precision);
+        v += emulation_tag(row->sides[i]);
         out << "| " << md_escape(labels[i]) << " | " << md_escape(v) << " |\n";
       }
       continue;
@@ -268,6 +275,7 @@ void render_blocks(std::ostringstream& out, const Comparison& c, const Section& 
     for (std::size_t i = 0; i < labels.size(); ++i) {
       std::string v = value_text(shown(*row, i, o.stat), row->unit, o.precision);
       if (i > 0) v += " " + block_verdict(*row, i, o.stat, o.precision);
+      v += emulation_tag(row->sides[i]);
       std::string line = labels[i] + std::string(label_width - labels[i].size() + 2, ' ') + v;
       if (line.size() <= static_cast<std::size_t>(o.max_width)) {
         out << rstrip(line) << "\n";
@@ -307,6 +315,8 @@ std::string render_table_text(const Table& t, const Comparison& c, const std::st
         }
         line.push_back(v);
       }
+      // A row holding figures of runs under qemu TCG ends with the tag.
+      if (row_emulated(*row)) line.back() = rstrip(line.back()) + " " + kEmulationTag;
       cells.push_back(std::move(line));
     }
     return cells;
@@ -393,6 +403,7 @@ std::string render_table_markdown(const Table& t, const Comparison& c, const std
           v += mark;
         }
       }
+      if (i + 1 == labels.size() && row_emulated(*row)) v += std::string(" ") + kEmulationTag;
       out << " | " << md_escape(v);
     }
     out << " |\n";
@@ -415,8 +426,10 @@ void render_matrix(std::ostringstream& out, const Comparison& c, const Section& 
     std::string title;
     if (!group_title.empty()) title = group_title;
     if (!o.group.empty()) {
-      auto g = param_value(row->params, o.group);
-      title += (title.empty() ? "" : ", ") + g.value_or("(unset)") + " " + o.group;
+      const std::string g = param_value(row->params, o.group).value_or("(unset)");
+      auto label = o.group_labels.find(g);
+      title += (title.empty() ? "" : ", ") +
+               (label != o.group_labels.end() ? label->second : g + " " + o.group);
     }
     const std::string rest = params_text(row->params, others);
     if (!rest.empty()) title += (title.empty() ? "" : ", ") + rest;
@@ -579,6 +592,19 @@ std::string render_report(const std::vector<ReportGroup>& groups, const ReportOp
         render_matrix(out, *g.comparison, s, o, g.title, first, last_heading, marks);
       }
     }
+  }
+  if (!o.group_labels.empty()) {
+    // --group-label VALUE=TITLE: every VALUE must be a value of the group.
+    std::set<std::string> values;
+    for (const auto& g : groups)
+      for (const auto& r : g.comparison->rows)
+        if (auto v = param_value(r.params, o.group)) values.insert(*v);
+    for (const auto& [value, title] : o.group_labels)
+      if (!values.count(value))
+        throw UsageError(
+            "--group-label " + value + "=" + title + ": '" + value +
+            "' is not a value of --group " + o.group + "; its values: " +
+            (values.empty() ? std::string("(none)") : join({values.begin(), values.end()})));
   }
   const bool md = o.format == "markdown";
   std::string legend = report_legend(

@@ -20,9 +20,12 @@
 // Changelog text is plain ASCII, at most 72 columns, without trailing blanks
 // (side labels too wide for that are replaced by A, B, ... and spelled out
 // under the table); one legend line names the test, n and alpha. Markdown
-// gives the same tables in GitHub-flavoured Markdown.
+// gives the same tables in GitHub-flavoured Markdown. A block line or table
+// row whose figures hold a run measured under qemu TCG ends with
+// kEmulationTag ("[TCG]"), which the legend's emulation warning explains.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -57,6 +60,10 @@ struct ReportOptions {
   std::vector<std::string> labels;
   int precision = 1;   ///< decimals of the values and of the %change
   int max_width = 72;  ///< changelog: longest line, columns
+  /// --group-label VALUE=TITLE: the title of the table of `group` value
+  /// VALUE (instead of "VALUE GROUP"). A VALUE that is no value of `group`
+  /// in the compared cells is a UsageError listing the values.
+  std::map<std::string, std::string> group_labels;
 };
 
 /// One group of a report whose caller split the comparison itself, one per

@@ -49,7 +49,11 @@ struct BisectVerdict {
 struct BisectStep {
   int step = 0;  ///< 1-based, in the order the steps were added
   std::string commit, subject;
-  std::string role;          ///< "good", "bad" or "test"
+  /// "good", "bad", "test" (a commit git bisect picked) or "branch" (a
+  /// commit of a merged branch measured on top of the merge's first parent;
+  /// `commit` is the branch commit, the runs' build label the commit made by
+  /// applying it; schema version 6)
+  std::string role;
   std::string build_status;  ///< "pending", "ok", "failed" or "none"
   std::string build_output;  ///< tail of a failed build
   std::string decision, verdict, reason;

@@ -140,6 +140,45 @@ ALTER TABLE sample ADD COLUMN invalid TEXT;
     R"sql(
 CREATE INDEX run_context_by_fact ON run_context(key, value);
 )sql",
+    // 5 -> 6: a bisect step may be a `branch` step (docs/bisect.md "Testing the
+    // branch of a merge"): a commit of a merged branch measured on top of the
+    // merge's first parent. SQLite cannot change a CHECK, so bisect_step is
+    // rebuilt; bisect_run, which refers to it, is set aside first and put back
+    // after (dropping bisect_step under PRAGMA foreign_keys=ON would delete
+    // the bisect_run rows by their ON DELETE CASCADE). Every row is copied.
+    R"sql(
+CREATE TABLE bisect_run_v5 AS SELECT session_id, step, run_id FROM bisect_run;
+DROP TABLE bisect_run;
+CREATE TABLE bisect_step_v6(
+  session_id INTEGER NOT NULL REFERENCES bisect_session(id) ON DELETE CASCADE,
+  step INTEGER NOT NULL,
+  commit_id TEXT NOT NULL, subject TEXT NOT NULL DEFAULT '',
+  role TEXT NOT NULL CHECK(role IN ('good', 'bad', 'test', 'branch')),
+  build_status TEXT NOT NULL CHECK(build_status IN ('pending', 'ok', 'failed', 'none')),
+  build_seconds REAL, build_output TEXT NOT NULL DEFAULT '',
+  decision TEXT NOT NULL CHECK(decision IN ('pending', 'good', 'bad', 'skip')),
+  verdict TEXT NOT NULL DEFAULT '', reason TEXT NOT NULL DEFAULT '',
+  pct_change REAL, p REAL, q REAL, ratio_lo REAL, ratio_hi REAL,
+  n_base INTEGER, n_now INTEGER,
+  started_at TEXT NOT NULL, ended_at TEXT,
+  PRIMARY KEY(session_id, step));
+INSERT INTO bisect_step_v6(session_id, step, commit_id, subject, role, build_status,
+    build_seconds, build_output, decision, verdict, reason, pct_change, p, q, ratio_lo,
+    ratio_hi, n_base, n_now, started_at, ended_at)
+  SELECT session_id, step, commit_id, subject, role, build_status, build_seconds,
+    build_output, decision, verdict, reason, pct_change, p, q, ratio_lo, ratio_hi, n_base,
+    n_now, started_at, ended_at FROM bisect_step;
+DROP TABLE bisect_step;
+ALTER TABLE bisect_step_v6 RENAME TO bisect_step;
+CREATE TABLE bisect_run(
+  session_id INTEGER NOT NULL, step INTEGER NOT NULL,
+  run_id INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE,
+  PRIMARY KEY(session_id, step, run_id),
+  FOREIGN KEY(session_id, step) REFERENCES bisect_step(session_id, step) ON DELETE CASCADE);
+INSERT INTO bisect_run(session_id, step, run_id)
+  SELECT session_id, step, run_id FROM bisect_run_v5;
+DROP TABLE bisect_run_v5;
+)sql",
 };
 static_assert(std::size(kMigrations) == ResultsStore::kSchemaVersion);
 

@@ -97,10 +97,11 @@ class ResultsStore {
 
   /// The schema version this binary writes, and the newest it knows; a
   /// database whose user_version is outside 0..kSchemaVersion is refused.
-  static constexpr int kSchemaVersion = 5;
+  static constexpr int kSchemaVersion = 6;
   /// The oldest schema version the read-only commands read as it is,
   /// without a migration: version 4, since 4 -> 5 only adds an index that
-  /// imports use (docs/results.md "Schema versioning"). Older files need a
+  /// imports use and 5 -> 6 only lets bisect_step.role be `branch`
+  /// (docs/results.md "Schema versioning"). Older files need a
   /// command that writes, which migrates them.
   static constexpr int kOldestReadableVersion = 4;
 

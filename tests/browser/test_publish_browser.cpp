@@ -8,11 +8,16 @@
 //  - `--dump-dom` of the index and of the stepped cell's page: the rows, the
 //    verdicts, the figures and their change-point marker are in the DOM that
 //    Chromium built, and `<script>`/quotes of the cell ids are text;
+//  - the index's width: a copy of it whose last script writes
+//    document.documentElement.scrollWidth into the DOM (read back with
+//    `--dump-dom`) fits the 1280-pixel window, although every cell id holds
+//    a 98-byte token without a blank (issue 20);
 //  - `--screenshot` of both pages: a PNG of the window's size (decoded with
 //    libpng) whose pixels of the figure's line colour show that the figure
 //    is drawn.
-// A negative control, the cell page with its figure removed, must fail both
-// checks, so that the checks can fail.
+// Negative controls, the cell page with its figure removed and the index
+// without its rule that lets cell ids wrap, must fail those checks, so that
+// the checks can fail.
 #include <gtest/gtest.h>
 #include <png.h>
 #include <unistd.h>
@@ -127,6 +132,20 @@ std::string figure_problem(const std::string& png, std::size_t min_line) {
   return "";
 }
 
+// The width of page `html` (written as `name` under `dir`) in the window:
+// document.documentElement.scrollWidth, which a line of script appended to
+// the page writes into the DOM that --dump-dom prints; -1 when missing.
+int page_width(std::string html, const TempDir& dir, const std::string& name) {
+  html.insert(html.rfind("</body>"),
+              "<script>document.body.setAttribute('data-scroll-width', "
+              "document.documentElement.scrollWidth);</script>\n");
+  const std::string page = dir.write("site/" + name, html);
+  const std::string dom = chromium("--dump-dom", "file://" + page, dir.path());
+  std::smatch m;
+  if (!std::regex_search(dom, m, std::regex("data-scroll-width=\"([0-9]+)\""))) return -1;
+  return std::stoi(m[1].str());
+}
+
 // Why the DOM of the stepped cell's page lacks what it must show, or "".
 std::string cell_dom_problem(const std::string& dom) {
   if (count(dom, "class=\"nightjar-figure\"") != 1) return "no history figure";
@@ -166,6 +185,19 @@ TEST_F(PublishBrowser, IndexAndCellPageRenderWithFiguresAndEscapedText) {
   EXPECT_EQ(count(index_dom, "<script"), 1u);
   EXPECT_EQ(count(index_dom, "&lt;script&gt;alert(\"x\")&lt;/script&gt;"), 1u) << index_dom;
   EXPECT_EQ(count(index_dom, kUnicodeArg), 3u);  // link text, data-cell, data-label
+  EXPECT_GE(count(index_dom, kLongDir), 3u);     // in every cell id
+
+  // The index fits the window; without the rule that wraps cell ids it
+  // would not (the negative control: the check can fail).
+  const std::string index_html = read_file(site + "/index.html");
+  const int width = page_width(index_html, h.dir, "width.html");
+  EXPECT_GT(width, 0) << "no scrollWidth in the DOM";
+  EXPECT_LE(width, kWidth) << "the index is wider than the window";
+  std::string unwrapped = index_html;
+  const std::string rule = "overflow-wrap: anywhere;";
+  ASSERT_NE(unwrapped.find(rule), std::string::npos);
+  unwrapped.erase(unwrapped.find(rule), rule.size());
+  EXPECT_GT(page_width(unwrapped, h.dir, "unwrapped.html"), kWidth);
 
   // The stepped cell's page: its link is the first row's (worst first).
   std::smatch m;

@@ -83,9 +83,12 @@ TEST(BisectRunCli, FindsThePlantedCommitSkipsTheBrokenOneAndPrintsTheComparison)
   ASSERT_GT(spec.broken, 0);
   ASSERT_NE(spec.broken, 17);
   Fixture f(spec);
-  auto r = run_nightjar(f.run_args());
+  auto args = f.run_args();
+  args.push_back("--test-merge-branch");  // says there is nothing to test
+  auto r = run_nightjar(args);
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_TRUE(contains(r.out, "first bad commit: " + f.sha(17) + " commit 17: slower")) << r.out;
+  EXPECT_TRUE(contains(r.out, "branch test: the first bad commit is not a merge")) << r.out;
   EXPECT_TRUE(contains(r.out, "build failed -> skip")) << r.out;
   // The comparison table (mmtests layout) and the effect with its CI.
   EXPECT_TRUE(contains(r.out, "Amean     runtime")) << r.out;
@@ -145,55 +148,185 @@ TEST(BisectRunCli, RegressionNextToABrokenCommitIsInconclusiveWithBothCandidates
   EXPECT_TRUE(f.repo_as_found());
 }
 
-// main: c0 - c1 ------ M - c2 - c3; side: c0 - s1 - s2 merged at M. Both
-// parents of M run as fast as c0; M (an evil merge: its resolution changes
-// prog.c) and everything after it are 10% slower. git names M as the first
-// bad commit; nightjar must say that both parents measure good.
+// What a branch test must leave behind: the repository at `branch` with a
+// clean work tree, no worktree but its own, no git bisect, and nothing in
+// the test's TMPDIR.
+void expect_repo_as_found(const std::string& work, const std::string& tmp,
+                          const std::string& branch = "main") {
+  EXPECT_EQ(git_out(work, {"rev-parse", "--abbrev-ref", "HEAD"}), branch + "\n");
+  EXPECT_EQ(git_out(work, {"status", "--porcelain", "--untracked-files=no"}), "");
+  EXPECT_FALSE(fs::exists(work + "/.git/BISECT_START"));
+  EXPECT_EQ(git_out(work, {"worktree", "list", "--porcelain"}).find("worktree ", 1),
+            std::string::npos)
+      << git_out(work, {"worktree", "list"});
+  EXPECT_FALSE(fs::exists(work + "/.git/worktrees"));
+  EXPECT_TRUE(fs::is_empty(tmp)) << fs::directory_iterator(tmp)->path();
+}
+
+// An "evil merge" (tests/bisect_repo.h make_merge_repo): both parents of M
+// run as fast as c0, and M's own resolution makes prog.c 10% slower. git
+// names M as the first bad commit; nightjar says that both parents measure
+// good, and with --test-merge-branch applies the side commits on top of the
+// first parent, finds none bad and blames the merge's own changes.
 TEST(BisectRunCli, AMergeOfTwoGoodParentsIsNamedAsAnInteraction) {
   TempDir dir;
-  const std::string work = dir.path() + "/repo";
+  const std::string work = dir.path() + "/repo", tmp = dir.path() + "/tmp";
   fs::create_directories(work);
-  auto write = [&](const std::string& name, const std::string& text) {
-    std::ofstream(work + "/" + name) << text;
-  };
-  auto commit = [&](const std::string& message) {
-    git_out(work, {"add", "-A"});
-    git_out(work, {"commit", "-q", "-m", message});
-    return std::string(git_out(work, {"rev-parse", "HEAD"}).substr(0, 40));
-  };
-  git_out(work, {"init", "-q", "-b", "main"});
-  write("prog.c", program_source(0, 1000, false, 3));
-  write(".gitignore", "prog\n");
-  const std::string c0 = commit("c0");
-  git_out(work, {"checkout", "-q", "-b", "side"});
-  write("side.txt", "s1\n");
-  commit("s1");
-  write("side.txt", "s1\ns2\n");
-  commit("s2");
-  git_out(work, {"checkout", "-q", "main"});
-  write("main.txt", "c1\n");
-  commit("c1");
-  git_out(work, {"merge", "-q", "--no-ff", "--no-commit", "side"});
-  write("prog.c", program_source(1, 1100, false, 3));
-  const std::string merge = commit("merge side");
-  write("main.txt", "c1\nc2\n");
-  commit("c2");
-  write("main.txt", "c1\nc2\nc3\n");
-  const std::string c3 = commit("c3");
+  fs::create_directories(tmp);
+  const MergeRepo repo = make_merge_repo(work, true);
   const std::string counter = dir.path() + "/counter", db = dir.path() + "/r.db";
   const std::string job = dir.write("job.yaml", synthetic_job(counter, 11));
-  auto r = run_nightjar({"bisect", "run", "--repo", work, "--good", c0, "--bad", c3, "--build",
-                         kSyntheticBuild, "--job", job, "--db", db});
+  auto r =
+      run_nightjar({"bisect", "run", "--repo", work, "--good", repo.c0, "--bad", repo.c3, "--build",
+                    kSyntheticBuild, "--job", job, "--db", db, "--test-merge-branch"},
+                   {{"TMPDIR", tmp}});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-  EXPECT_TRUE(contains(r.out, "first bad commit: " + merge + " merge side")) << r.out;
-  EXPECT_TRUE(contains(r.out, "merge " + merge.substr(0, 12) + ": both parents measure good ("))
+  EXPECT_TRUE(contains(r.out, "first bad commit: " + repo.merge + " merge side")) << r.out;
+  EXPECT_TRUE(
+      contains(r.out, "merge " + repo.merge.substr(0, 12) + ": both parents measure good ("))
       << r.out;
   EXPECT_TRUE(contains(r.out, "an interaction of the merged branches, not one commit")) << r.out;
-  EXPECT_TRUE(contains(r.out, "test the 2 commit(s) of the branch on top of the first parent"))
+  EXPECT_TRUE(contains(r.out, "testing the 2 commit(s) of the branch on top of the first parent " +
+                                  repo.c1.substr(0, 12)))
       << r.out;
-  // The work tree is back at c3, its build products are another commit's.
-  EXPECT_TRUE(contains(r.err, "is back at " + c3.substr(0, 12) + " (git bisect reset)")) << r.err;
+  // The branch test: s1 and s2 on top of c1 are good; the merge's resolution is to blame.
+  EXPECT_TRUE(contains(
+      r.out, "branch 1/2: " + repo.c1.substr(0, 12) + " + " + repo.side[0].substr(0, 12) + " s1: "))
+      << r.out;
+  const std::string p1 = repo.c1.substr(0, 12);
+  EXPECT_TRUE(contains(r.out, "\nno branch commit turns " + p1 +
+                                  " bad: the merge's own changes do\n  " + p1 +
+                                  " + all 2 branch commit(s) measures good\n  the merge's tree "
+                                  "differs from " +
+                                  p1 +
+                                  " + the branch in main_knob.h, side_knob.h: its resolution "
+                                  "carries the regression"))
+      << r.out;
+  // Why each parent is good: both were measured.
+  EXPECT_TRUE(contains(r.out, "both parents measure good (" + p1 + " measured good (")) << r.out;
+  EXPECT_EQ(query_one(db,
+                      "SELECT group_concat(decision, ',') FROM (SELECT decision FROM "
+                      "bisect_step WHERE role='branch' ORDER BY step)"),
+            "good,good");
+  EXPECT_TRUE(contains(query_one(db, "SELECT result FROM bisect_session"),
+                       "; branch test: no branch commit turns"));
+  EXPECT_EQ(query_one(db, "SELECT status || ' ' || first_bad FROM bisect_session"),
+            "found " + repo.merge);
+  // The work tree is back at c3, its build products are another commit's
+  // (the branch test built in its own worktree, not there).
+  EXPECT_TRUE(contains(r.err, "is back at " + repo.c3.substr(0, 12) + " (git bisect reset)"))
+      << r.err;
   EXPECT_TRUE(contains(r.err, "the last commit built; rebuild (")) << r.err;
+  expect_repo_as_found(work, tmp);
+}
+
+// A real interaction (make_merge_repo): c1 and s2 each turn on one knob,
+// the program is slower only with both. `bisect branch` names s2: c1 + s2
+// is bad; s1, whose cherry-pick conflicts on top of c1, is skipped with the
+// reason. Interrupted in the middle, the branch test leaves the repository
+// and TMPDIR as found and the bisect's result standing, and goes on where it
+// stopped.
+TEST(BisectBranchCli, NamesTheBranchCommitThatTurnsTheFirstParentBad) {
+  TempDir dir;
+  const std::string work = dir.path() + "/repo", tmp = dir.path() + "/tmp";
+  fs::create_directories(work);
+  fs::create_directories(tmp);
+  const MergeRepo repo = make_merge_repo(work, false);
+  const std::string counter = dir.path() + "/counter", db = dir.path() + "/r.db";
+  const std::string job = dir.write("job.yaml", synthetic_job(counter, 5));
+  // The build sleeps while `slow` exists: a moment in which to interrupt.
+  const std::string slow = dir.path() + "/slow";
+  const std::string build =
+      std::string(kSyntheticBuild) + " && { test ! -e " + slow + " || sleep 30; }";
+  auto r = run_nightjar({"bisect", "run", "--repo", work, "--good", repo.c0, "--bad", repo.c3,
+                         "--build", build, "--job", job, "--db", db});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_TRUE(contains(r.out, "first bad commit: " + repo.merge)) << r.out;
+  EXPECT_TRUE(contains(r.out, "both parents measure good")) << r.out;
+  EXPECT_TRUE(contains(r.out, "test the 3 commit(s) of the branch on top of the first parent " +
+                                  repo.c1.substr(0, 12) +
+                                  ": `nightjar bisect branch --session 1` builds and measures "
+                                  "them one at a time"))
+      << r.out;
+  EXPECT_FALSE(contains(r.out, "branch test")) << r.out;
+
+  // Interrupted while P1 + s2 builds.
+  std::ofstream(slow) << "";
+  pid_t pid =
+      spawn_nightjar({"bisect", "branch", "--db", db}, dir.path(), "first", {{"TMPDIR", tmp}});
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (std::chrono::steady_clock::now() < deadline &&
+         count(db, "SELECT count(*) FROM bisect_step WHERE role='branch' AND commit_id='" +
+                       repo.side[1] + "'") < 1)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // into the build's sleep
+  ::kill(pid, SIGINT);
+  ASSERT_EQ(wait_exit_code(pid), 130)
+      << read_file(dir.path() + "/first.out") << read_file(dir.path() + "/first.err");
+  const std::string first = read_file(dir.path() + "/first.out");
+  EXPECT_TRUE(contains(first, "go on with: nightjar bisect branch --session 1")) << first;
+  EXPECT_EQ(query_one(db,
+                      "SELECT decision || ' ' || reason FROM bisect_step WHERE role='branch' "
+                      "AND commit_id='" +
+                          repo.side[1] + "'"),
+            "pending interrupted");
+  EXPECT_EQ(query_one(db, "SELECT status FROM bisect_session"), "found");
+  expect_repo_as_found(work, tmp);
+
+  fs::remove(slow);
+  auto b = run_nightjar({"bisect", "branch", "--db", db}, {{"TMPDIR", tmp}});
+  ASSERT_EQ(b.exit_code, 0) << b.out << b.err;
+  const std::string p1 = repo.c1.substr(0, 12), s1 = repo.side[0].substr(0, 12),
+                    s2 = repo.side[1].substr(0, 12);
+  EXPECT_TRUE(contains(b.out, "branch 1/3: " + p1 + " + " + s1 +
+                                  " s1: notes: cherry-pick conflicts in notes.txt -> skip"))
+      << b.out;
+  EXPECT_TRUE(contains(b.out, "branch 2/3: " + p1 + " + " + s2 + " s2: side knob on: ")) << b.out;
+  EXPECT_TRUE(contains(b.out, "\ninteraction: " + p1 + " + " + s2 + " is bad\n  " + s2 +
+                                  " s2: side knob on is the first branch commit that turns the "
+                                  "first parent " +
+                                  p1 + " bad\n  left out, as it does not apply on top of " + p1 +
+                                  ": " + s1 + " s1: notes\n  effect: -"))
+      << b.out;
+  EXPECT_FALSE(contains(b.out, "branch 3/3")) << b.out;
+  // Stored: s1 skipped with the reason, s2 bad; its runs name the branch commit.
+  EXPECT_TRUE(contains(
+      query_one(db,
+                "SELECT decision || ' ' || reason FROM bisect_step WHERE role='branch' AND "
+                "commit_id='" +
+                    repo.side[0] + "'"),
+      "skip does not apply on top of " + p1 + ": cherry-pick conflicts in notes.txt"));
+  EXPECT_EQ(query_one(db, "SELECT decision FROM bisect_step WHERE role='branch' AND commit_id='" +
+                              repo.side[1] + "'"),
+            "bad");
+  EXPECT_EQ(count(db, "SELECT count(*) FROM bisect_step WHERE role='branch'"), 2);
+  EXPECT_GE(count(db,
+                  "SELECT count(*) FROM run_context WHERE key='bisect.branch_commit' AND "
+                  "value='" +
+                      repo.side[1] + "'"),
+            1);
+  EXPECT_TRUE(contains(query_one(db, "SELECT result FROM bisect_session"),
+                       "; branch test: interaction: " + p1 + " + " + s2 + " is bad"));
+  expect_repo_as_found(work, tmp);
+  auto log = run_nightjar({"bisect", "log", "--db", db});
+  EXPECT_TRUE(contains(log.out, "branch")) << log.out;
+  EXPECT_TRUE(contains(log.out, "interaction: ")) << log.out;
+
+  // No such session, no first bad commit, not a merge: usage errors.
+  auto none = run_nightjar({"bisect", "branch", "--db", db, "--session", "7"});
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_TRUE(contains(none.err, "no session 7")) << none.err;
+  exec_sql(db, "UPDATE bisect_session SET status='interrupted'");
+  auto open = run_nightjar({"bisect", "branch", "--db", db, "--session", "1"});
+  EXPECT_EQ(open.exit_code, 2);
+  EXPECT_TRUE(contains(open.err, "has no first bad commit")) << open.err;
+  EXPECT_TRUE(contains(open.err, "nightjar bisect resume --session 1")) << open.err;
+  exec_sql(db, "UPDATE bisect_session SET status='found', first_bad='" + repo.c3 + "'");
+  auto linear = run_nightjar({"bisect", "branch", "--db", db});
+  EXPECT_EQ(linear.exit_code, 2);
+  EXPECT_TRUE(contains(linear.err, repo.c3.substr(0, 12) + " of session 1 is not a merge"))
+      << linear.err;
+  expect_repo_as_found(work, tmp);
 }
 
 TEST(BisectRunCli, EndpointsWithoutARegressionStop) {

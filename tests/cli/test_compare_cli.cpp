@@ -17,11 +17,14 @@
 
 #include <SQLiteCpp/SQLiteCpp.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <string>
 #include <vector>
 
+#include "results/model/text.h"
 #include "test_support.h"
 
 using namespace nightjar::test;
@@ -31,6 +34,16 @@ namespace {
 std::string job(const std::string& script, int seed, int iterations = 5) {
   return "workload: fake\nparams:\n  script: \"" + script + "\"\n  seed: " + std::to_string(seed) +
          "\niterations: " + std::to_string(iterations) + "\nwarmup: 0\n";
+}
+
+// The shortest text that reads back as `v` (as nightjar's CSV writes numbers).
+std::string fmt_double(double v) {
+  char buf[64];
+  for (int precision = 1; precision <= 17; ++precision) {
+    std::snprintf(buf, sizeof buf, "%.*g", precision, v);
+    if (std::strtod(buf, nullptr) == v) break;
+  }
+  return buf;
 }
 
 void run_ok(const std::vector<std::string>& args) {
@@ -380,6 +393,139 @@ TEST(CheckExitCodes, UsageErrorsExitTwo) {
   EXPECT_EQ(none.exit_code, 2) << none.err;
   EXPECT_NE(none.err.find("no results database at"), std::string::npos) << none.err;
   EXPECT_FALSE(std::ifstream(t.dir.path() + "/none.db").good());  // not created
+}
+
+// Issue 16 and 20 end to end: the sender's runs (imported from a CSV
+// export whose testbox is another machine's, as a bundle brings them) are
+// compared with the receiver's own run, measured under qemu TCG (the run fact
+// vm.accelerator=tcg that `run --kernel` records). Every text layout notes
+// the two testboxes, and every layout marks the TCG figures.
+TEST(CompareCli, TcgRunAgainstTheSendersRunsOnAnotherTestbox) {
+  TempDir dir;
+  const std::string sender = dir.path() + "/s.db", receiver = dir.path() + "/r.db";
+  run_ok({"run", "--db", sender, "--variant", "theirs",
+          dir.write("s/fx.yaml", job("100,102,98,101,99", 1))});
+  auto exported = run_nightjar({"export", "--db", sender});
+  ASSERT_EQ(exported.exit_code, 0) << exported.err;
+  // The sender's testbox: replace this host's name in the testbox column.
+  std::string csv = exported.out;
+  const auto header_end = csv.find('\n');
+  std::vector<std::string> header;
+  for (auto f : nightjar::split(csv.substr(0, header_end), ',')) header.emplace_back(f);
+  const auto column = std::find(header.begin(), header.end(), "testbox") - header.begin();
+  const auto first_row =
+      csv.substr(header_end + 1, csv.find('\n', header_end + 1) - header_end - 1);
+  // The fields up to the testbox hold no quoted comma except the script.
+  std::string host;
+  {
+    std::vector<std::string> fields;
+    std::string field;
+    bool quoted = false;
+    for (char ch : first_row) {
+      if (ch == '"') quoted = !quoted;
+      if (ch == ',' && !quoted) {
+        fields.push_back(field);
+        field.clear();
+      } else {
+        field += ch;
+      }
+    }
+    fields.push_back(field);
+    ASSERT_GT(fields.size(), std::size_t(column));
+    host = fields[column];
+  }
+  ASSERT_FALSE(host.empty());
+  for (auto at = csv.find("," + host + ","); at != std::string::npos;
+       at = csv.find("," + host + ",", at + 1))
+    csv.replace(at + 1, host.size(), "sender-box");
+  auto imported = run_nightjar({"import", "--db", receiver, dir.write("s.csv", csv)});
+  ASSERT_EQ(imported.exit_code, 0) << imported.err;
+  run_ok({"run", dir.write("r/fx.yaml", job("90,91.8,88.2,90.9,89.1", 1)), "--db", receiver,
+          "--variant", "mine", "--context", "vm.accelerator=tcg"});
+
+  const std::string testboxes =
+      "sides ran on different testboxes: theirs (sender-box) vs mine (" + host + ")";
+  const std::string tcg = "[TCG] TCG: measures emulation: mine ran under qemu TCG";
+  auto compare = [&](const std::string& format) {
+    auto r = run_nightjar({"compare", "--db", receiver, "theirs", "mine", "--ignore-param",
+                           "script", "--format", format});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return r.out;
+  };
+  const std::string mm = compare("mmtests");
+  EXPECT_NE(mm.find("warning: " + testboxes), std::string::npos) << mm;
+  EXPECT_NE(mm.find("warning: " + tcg), std::string::npos) << mm;
+  EXPECT_NE(mm.find("89.98 * -10.00%* [TCG]\n"), std::string::npos) << mm;
+  EXPECT_NE(mm.find("\nn         throughput"), std::string::npos) << mm;
+  const std::string lkp = compare("lkp");
+  EXPECT_NE(lkp.find("warning: " + testboxes), std::string::npos) << lkp;
+  EXPECT_NE(lkp.find("theirs (n=5)     mine (n=5)\n"), std::string::npos) << lkp;
+  EXPECT_NE(lkp.find("  fake.throughput [TCG]\n"), std::string::npos) << lkp;
+  const std::string md = compare("markdown");
+  EXPECT_NE(md.find("> warning: " + testboxes), std::string::npos) << md;
+  EXPECT_NE(md.find(" (5) [TCG] |"), std::string::npos) << md;
+  const std::string json = compare("json");
+  EXPECT_NE(json.find(testboxes), std::string::npos) << json;
+  EXPECT_NE(json.find("\"emulated\": true"), std::string::npos) << json;
+  const std::string out_csv = compare("csv");
+  EXPECT_NE(out_csv.find(",base_emulated,new_emulated\n"), std::string::npos) << out_csv;
+  EXPECT_NE(out_csv.find(",0,1\n"), std::string::npos) << out_csv;
+
+  auto report =
+      run_nightjar({"report", "--db", receiver, "theirs", "mine", "--ignore-param", "script"});
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  EXPECT_NE(report.out.find("mine    90.0 ops/s (10.0% regression) [TCG]\n"), std::string::npos)
+      << report.out;
+  EXPECT_NE(report.out.find("Warning: [TCG] TCG: measures emulation"), std::string::npos)
+      << report.out;
+  EXPECT_NE(report.out.find("Warning: sides ran on different testboxes"), std::string::npos)
+      << report.out;
+  for (const auto& line : nightjar::split(report.out, '\n')) EXPECT_LE(line.size(), 72u) << line;
+}
+
+// Issue 19's table end to end: values of 1e9-1e12 (a Google Benchmark
+// items_per_second, a byte count) in runs of another tool imported from CSV, with hyphenated
+// variant and kernel names. Every value column is as wide as its widest
+// value, so no value runs into its label; the header rows hold the kernel
+// release and the variant whole (golden tests/golden/compare.mmtests.big.txt).
+TEST(CompareCli, GoldenMmtestsWithValuesUpTo1e12AndHyphenatedNames) {
+  TempDir dir;
+  std::string csv =
+      "run,job,workload,param.size,variant,build,kernel,testbox,started_at,iteration,metric,unit,"
+      "direction,mean,value\n";
+  const struct {
+    int run;
+    const char* variant;
+    double items, bytes;
+  } runs[] = {{1, "vanilla", 2002014322.17, 536870912},
+              {2, "mm-pcpspinirq-v5r16", 1083688045.95, 999999999999.5}};
+  for (const auto& r : runs)
+    for (int i = 1; i <= 5; ++i) {
+      const std::string head = std::to_string(r.run) + ",BM_sum,microbench,16384," + r.variant +
+                               ",,6.18.44-fc-v669,box1,2026-11-30T08:4" + std::to_string(r.run) +
+                               ":00Z," + std::to_string(i) + ",";
+      csv += head + "bytes,B,higher,amean," + fmt_double(r.bytes * (1 + 0.001 * i)) + "\n";
+      csv += head + "items_per_second,items/s,higher,hmean," +
+             fmt_double(r.items * (1 + 0.002 * (i - 3))) + "\n";
+    }
+  const std::string db = dir.path() + "/big.db";
+  auto imported = run_nightjar({"import", "--db", db, dir.write("big.csv", csv)});
+  ASSERT_EQ(imported.exit_code, 0) << imported.err;
+  auto r = run_nightjar({"compare", "--db", db, "vanilla", "mm-pcpspinirq-v5r16"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  expect_golden("compare.mmtests.big.txt", r.out);
+  // Every line of the table up to the n lines is as long as the header: the
+  // columns line up; a blank separates each value from what is before it.
+  const auto lines = nightjar::split(r.out, '\n');
+  std::size_t header = 0;
+  while (header < lines.size() && lines[header].find("6.18.44-fc-v669") == std::string::npos)
+    ++header;
+  ASSERT_LT(header + 2, lines.size()) << r.out;
+  EXPECT_NE(lines[header + 1].find(" mm-pcpspinirq-v5r16"), std::string::npos) << r.out;
+  for (std::size_t i = header + 2; i < lines.size() && !lines[i].starts_with("n "); ++i) {
+    EXPECT_EQ(lines[i].size(), lines[header].size()) << lines[i];
+    EXPECT_EQ(lines[i].find("second2"), std::string::npos) << lines[i];
+  }
 }
 
 }  // namespace

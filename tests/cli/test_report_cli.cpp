@@ -100,6 +100,52 @@ TEST_F(ReportCli, MmtestsLayoutPerGroup) {
   EXPECT_NE(r.out.find("Hmean     throughput-2"), std::string::npos) << r.out;
 }
 
+// --group-label VALUE=TITLE: the user's titles for the tables of a run
+// attribute (one comparison per build) and of a cell parameter; bad items
+// are usage errors naming the flag (issue 16).
+TEST_F(ReportCli, GroupTitlesAreTheUsersWords) {
+  auto r = report({"a", "b", "--by", "seed", "--group", "build", "--group-label",
+                   "nort=Without PREEMPT_RT", "--group-label", "rt=PREEMPT_RT kernel"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\nWithout PREEMPT_RT:\n-------------------\nseed | a "), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("\nPREEMPT_RT kernel:\n------------------\n"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find(" build:"), std::string::npos) << r.out;
+  auto m = report({"a", "b", "--group", "build", "--format", "mmtests", "--group-label",
+                   "rt=PREEMPT_RT kernel"});
+  ASSERT_EQ(m.exit_code, 0) << m.err;
+  EXPECT_NE(m.out.find("nort build:\n\n"), std::string::npos) << m.out;
+  EXPECT_NE(m.out.find("PREEMPT_RT kernel:\n\n"), std::string::npos) << m.out;
+  auto p = report({"build=nort,variant=a", "build=nort,variant=b", "--by", "cv", "--group", "seed",
+                   "--group-label", "2=the second seed"});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  EXPECT_NE(p.out.find("\nthe second seed:\n"), std::string::npos) << p.out;
+  EXPECT_NE(p.out.find("\n1 seed:\n"), std::string::npos) << p.out;
+
+  const struct {
+    std::vector<std::string> args;
+    const char* says;
+  } bad[] = {
+      {{"a", "b", "--by", "seed", "--group-label", "rt=RT"}, "give --group AXIS with it"},
+      {{"a", "b", "--by", "seed", "--group", "build", "--group-label", "rt"}, "write VALUE=TITLE"},
+      {{"a", "b", "--by", "seed", "--group", "build", "--group-label", "=RT"}, "write VALUE=TITLE"},
+      {{"a", "b", "--by", "seed", "--group", "build", "--group-label", "rt=x", "--group-label",
+        "rt=y"},
+       "the value 'rt' is given twice"},
+      {{"a", "b", "--by", "seed", "--group", "build", "--group-label", "v9=RT"},
+       "--group-label v9=RT: 'v9' is no build that holds runs of every side; they are nort, rt"},
+      {{"a", "b", "--by", "cv", "--group", "seed", "--group-label", "7=x"},
+       "'7' is not a value of --group seed; its values: 1, 2"},
+      {{"a", "b", "--by", "seed", "--group", "build", "--group-label", "rt=a\tb"},
+       "--group-label title"},
+  };
+  for (const auto& c : bad) {
+    auto e = report(c.args);
+    EXPECT_EQ(e.exit_code, 2) << c.says << ": " << e.out;
+    EXPECT_NE(e.err.find(c.says), std::string::npos) << e.err;
+  }
+}
+
 TEST_F(ReportCli, UsageErrorsNameTheFlag) {
   auto r = report({"a", "b", "--by", "clients"});
   EXPECT_EQ(r.exit_code, 2);

@@ -230,8 +230,10 @@ TEST(RunCli, SigintDuringPftProcessesLeavesNoWorkers) {
       {"run", source_path("jobs/pft-quick.yaml"), "--db", db, "--set", "mode=processes", "--set",
        "clients=2", "--set", "size=1G", "--iterations", "20", "--warmup", "0"},
       dir.path(), "run");
-  // Wait until at least one sample is stored, then interrupt.
-  for (int i = 0; i < 200 && count(db, "SELECT count(*) FROM iteration") < 1; ++i)
+  // Wait until at least one sample is stored, then interrupt. A 1 GiB
+  // iteration of two processes took over 10 s on a loaded 2-CPU machine, so
+  // the wait is bounded by two minutes, not by a guess at the speed.
+  for (int i = 0; i < 2400 && count(db, "SELECT count(*) FROM iteration") < 1; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   kill(pid, SIGINT);
   EXPECT_EQ(wait_exit_code(pid), 130) << read_file(dir.path() + "/run.err");

@@ -134,7 +134,7 @@ TEST(StoreOpenCli, AnOlderSchemaIsReadOnlyAfterAWriteUpgradesIt) {
   const std::string before = read_file(db);
   auto show = run_nightjar({"show", "--db", db});
   EXPECT_EQ(show.exit_code, 4) << show.err;
-  EXPECT_TRUE(contains(show.err, "schema version 3 is older than this nightjar reads (4 to 5)"))
+  EXPECT_TRUE(contains(show.err, "schema version 3 is older than this nightjar reads (4 to 6)"))
       << show.err;
   EXPECT_EQ(read_file(db), before);
 }
@@ -155,7 +155,7 @@ TEST(StoreOpenCli, AVersion4DatabaseIsReadWithoutAMigration) {
   }
   auto run = run_nightjar({"run", dir.write("f.yaml", kJob), "--db", db});
   ASSERT_EQ(run.exit_code, 0) << run.err;
-  EXPECT_EQ(query_one(db, "PRAGMA user_version"), "5");
+  EXPECT_EQ(query_one(db, "PRAGMA user_version"), "6");
 }
 
 TEST(StoreOpenCli, EmptyDbFlagIsAUsageError) {

@@ -18,6 +18,23 @@
 
 namespace nightjar::test {
 
+/// True when this CPU is emulated by qemu TCG: /proc/cpuinfo's model name is
+/// "QEMU TCG CPU version ..." (what `-cpu max` shows under TCG, as in the
+/// cgroup v2 guest of tests/vm/guest-tests.sh), where the same work takes 10
+/// to 50 times longer than on the host.
+inline bool cpu_emulated() {
+  return probe_testbox().cpu_model.rfind("QEMU TCG CPU", 0) == 0;
+}
+
+/// The size of a file a test needs only so that a phase lasts long enough
+/// to be hit (SIGINT in it) or a run measures something: `native` on a real
+/// CPU, `emulated` under TCG (cpu_emulated()), where the smaller file still
+/// takes longer and the guest:boot fixture saves minutes (docs/qemu.md "In
+/// CI"). Sizes as job files write them ("1G", "128M").
+inline std::string test_file_size(const std::string& native, const std::string& emulated) {
+  return cpu_emulated() ? emulated : native;
+}
+
 /// "" when memory cgroups can be created here, else why not (the skip reason).
 inline std::string memcg_skip_reason() {
   if (geteuid() != 0) return "needs root (cgroup creation); run the needs-root tests as root";

@@ -564,6 +564,7 @@ TEST(RenderMmtests, ReproducesTheReferenceExcerpt) {
   RenderOptions o;
   o.width = 14;
   o.precision = 4;
+  o.show_n = false;  // the excerpt has no n lines
   std::string out = render_mmtests(mmtests_example(), o);
   const std::string expected =
       "1 regression, 0 improvements, 1 unchanged, 0 inconclusive\n"
@@ -638,7 +639,10 @@ TEST(RenderLkp, ReproducesTheReferenceRow) {
   sig.verdict = stats::Verdict::regression;
   r.significance[1] = sig;
   c.rows = {r};
-  std::string out = render_lkp(c);
+  RenderOptions zero_day;  // 0-day's own layout: no n, ±CoeffVar only above 2%
+  zero_day.show_n = false;
+  zero_day.show_cv = false;
+  std::string out = render_lkp(c, zero_day);
   EXPECT_EQ(out,
             "1 regression, 0 improvements, 0 unchanged, 0 inconclusive\n"
             "\n"
@@ -686,7 +690,11 @@ TEST(Comparison, RunsInQemuGuestsCarryTheEmulationMarkAndDifferingSidesAreWarned
   ASSERT_FALSE(same.warnings.empty());
   EXPECT_TRUE(same.guests.at(0).emulated && same.guests.at(1).emulated);
   EXPECT_EQ(std::count_if(same.warnings.begin(), same.warnings.end(),
-                          [](const std::string& w) { return w.rfind(kEmulationMark, 0) == 0; }),
+                          [](const std::string& w) {
+                            return w.rfind(std::string(kEmulationTag) + " " + kEmulationMark +
+                                               ": every side ran under qemu TCG",
+                                           0) == 0;
+                          }),
             1);
   for (const auto& w : same.warnings) EXPECT_EQ(w.find("different"), std::string::npos) << w;
 
@@ -709,6 +717,165 @@ TEST(Comparison, RunsInQemuGuestsCarryTheEmulationMarkAndDifferingSidesAreWarned
     EXPECT_EQ(w.find(kEmulationMark), std::string::npos) << w;
     EXPECT_EQ(w.find("different"), std::string::npos) << w;
   }
+}
+
+// ---------------------------------------------------------------------------
+// n per side, CoeffVar per row, the TCG mark and the testbox warning
+// ---------------------------------------------------------------------------
+
+// The lines of `text`.
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  for (auto l : split(text, '\n')) out.emplace_back(l);
+  return out;
+}
+
+// How often `what` occurs in `text`.
+std::size_t count_of(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// The first line of `text` starting with `head`, or "".
+std::string line_starting(const std::string& text, const std::string& head) {
+  for (const auto& l : lines_of(text))
+    if (l.rfind(head, 0) == 0) return l;
+  return "";
+}
+
+TEST(RenderMmtests, NLinesPutEachSidesSampleCountInItsValueColumn) {
+  V seven = kMinus10;
+  seven.push_back(90.5);
+  seven.push_back(89.5);
+  Comparison c = build_comparison({side("a", {{"j", {}, {{"throughput", kBase}}, {}}}),
+                                   side("b", {{"j", {}, {{"throughput", seven}}, {}}})},
+                                  kCatalog, {});
+  const std::string out = render_mmtests(c);
+  const std::string hmean = line_starting(out, "Hmean"), n = line_starting(out, "n ");
+  ASSERT_FALSE(hmean.empty()) << out;
+  ASSERT_FALSE(n.empty()) << out;
+  EXPECT_EQ(n.rfind("n", 0), 0u);
+  EXPECT_NE(n.find(" throughput "), std::string::npos) << n;
+  // Each count ends where its side's value ends (before " (   0.00%)").
+  const auto first_end = hmean.find(" (");
+  const auto second_end = hmean.find_first_of("(*", first_end + 2) - 1;
+  EXPECT_EQ(n.substr(first_end - 2, 2), " 5") << n;
+  EXPECT_EQ(n.size(), second_end) << n << "\n" << hmean;
+  EXPECT_EQ(n.back(), '7') << n;
+  // n comes after every statistic line of the metric rows.
+  EXPECT_GT(out.find("\nn "), out.find("\nBHmean-99 ")) << out;
+  RenderOptions o;
+  o.show_n = false;
+  EXPECT_EQ(line_starting(render_mmtests(c, o), "n "), "");
+}
+
+TEST(RenderLkp, HeaderNamesNPerSideAndEveryRowCarriesItsCoeffVar) {
+  V ten = kMinus10;
+  ten.insert(ten.end(), kMinus10.begin(), kMinus10.end());
+  Comparison c =
+      build_comparison({side("a", {{"j", {{"clients", "1"}}, {{"throughput", kQuiet}}, {}},
+                                   {"j", {{"clients", "2"}}, {{"throughput", kBase}}, {}, 1, 2}}),
+                        side("b", {{"j", {{"clients", "1"}}, {{"throughput", kQuiet}}, {}},
+                                   {"j", {{"clients", "2"}}, {{"throughput", ten}}, {}, 1, 2}})},
+                       kCatalog, {});
+  const std::string out = render_lkp(c);
+  EXPECT_NE(out.find("\na (n=5)          b (n=5-10)\n"), std::string::npos) << out;
+  // kQuiet's CoeffVar is 0.08%, kBase's 1.58%: shown as ±0% and ±2% (0-day
+  // leaves both blank).
+  EXPECT_NE(line_starting(out, "   1000.00").find("1000.00 ±  0%"), std::string::npos) << out;
+  EXPECT_NE(line_starting(out, "     99.98").find("99.98 ±  2%"), std::string::npos) << out;
+  RenderOptions zero_day;
+  zero_day.show_n = false;
+  zero_day.show_cv = false;
+  const std::string plain = render_lkp(c, zero_day);
+  EXPECT_NE(plain.find("\na                b\n"), std::string::npos) << plain;
+  EXPECT_EQ(line_starting(plain, "   1000.00").find("±"), std::string::npos) << plain;
+  EXPECT_EQ(line_starting(plain, "     99.98").find("±"), std::string::npos) << plain;
+}
+
+TEST(Comparison, RowsOfRunsUnderTcgCarryTheTagInEveryLayout) {
+  // Side a: cell clients=1 ran under TCG (run 1), clients=2 on bare metal
+  // (run 2); side b on bare metal.
+  LoadedSide a = side("a", {{"j", {{"clients", "1"}}, {{"throughput", kBase}}, {}, 1, 1},
+                            {"j", {{"clients", "2"}}, {{"throughput", kBase}}, {}, 1, 2}});
+  LoadedSide b = side("b", {{"j", {{"clients", "1"}}, {{"throughput", kBase}}, {}, 1, 3},
+                            {"j", {{"clients", "2"}}, {{"throughput", kBase}}, {}, 1, 4}});
+  a.accelerators = {"", "tcg"};
+  a.emulated_runs = {1};
+  b.accelerators = {""};
+  Comparison c = build_comparison({a, b}, kCatalog, {});
+  ASSERT_EQ(c.rows.size(), 2u);
+  EXPECT_TRUE(c.rows[0].sides[0].emulated);
+  EXPECT_FALSE(c.rows[0].sides[1].emulated);
+  EXPECT_FALSE(row_emulated(c.rows[1]));
+  EXPECT_EQ(std::count(c.warnings.begin(), c.warnings.end(),
+                       "[TCG] TCG: measures emulation: a ran under qemu TCG (software emulation, "
+                       "no KVM); figures marked [TCG] are not those of hardware"),
+            1);
+
+  const std::string mm = render_mmtests(c);
+  EXPECT_NE(mm.find("warning: [TCG] TCG: measures emulation: a ran"), std::string::npos) << mm;
+  for (const auto& l : lines_of(mm)) {
+    if (l.rfind("note: ", 0) == 0) continue;
+    if (l.find(" throughput-1 ") != std::string::npos) {
+      // Stat lines end with their %change, the n line with blanks in its
+      // place: every tag in one column.
+      EXPECT_TRUE(l.ends_with("%) [TCG]") || l.ends_with("5            [TCG]")) << l;
+    }
+    if (l.find(" throughput-2 ") != std::string::npos) {
+      EXPECT_EQ(l.find("[TCG]"), std::string::npos) << l;
+    }
+  }
+  const std::string lkp = render_lkp(c);
+  EXPECT_NE(lkp.find("  fake.throughput-1 [TCG]\n"), std::string::npos) << lkp;
+  EXPECT_NE(lkp.find("  fake.throughput-2\n"), std::string::npos) << lkp;
+  const std::string md = render_markdown(c);
+  EXPECT_NE(md.find("> warning: [TCG] TCG: measures emulation"), std::string::npos) << md;
+  EXPECT_NE(md.find("(5) [TCG] |"), std::string::npos) << md;
+  EXPECT_EQ(count_of(md, "[TCG] |"), 1u) << md;
+  const std::string json = render_json(c);
+  EXPECT_EQ(count_of(json, "\"emulated\": true"), 2u) << json;   // side a, and its row 1 figures
+  EXPECT_EQ(count_of(json, "\"emulated\": false"), 1u) << json;  // side b
+  const std::string csv = render_csv(c);
+  EXPECT_NE(csv.find(",base_emulated,new_emulated\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("throughput-1,throughput"), std::string::npos);
+  for (const auto& l : lines_of(csv)) {
+    if (l.find("throughput-1,") != std::string::npos) {
+      EXPECT_TRUE(l.ends_with(",1,0")) << l;
+    }
+    if (l.find("throughput-2,") != std::string::npos) {
+      EXPECT_TRUE(l.ends_with(",0,0")) << l;
+    }
+  }
+  // Accelerators known per side only (no emulated_runs): every row of a side
+  // that ran under TCG is marked.
+  a.emulated_runs.clear();
+  const Comparison per_side = build_comparison({a, b}, kCatalog, {});
+  EXPECT_TRUE(per_side.rows[0].sides[0].emulated);
+  EXPECT_TRUE(per_side.rows[1].sides[0].emulated);
+  EXPECT_FALSE(per_side.rows[1].sides[1].emulated);
+  // Without a run under TCG: no tag, no columns.
+  a.accelerators = {""};
+  const Comparison metal = build_comparison({a, b}, kCatalog, {});
+  for (const auto& text : {render_mmtests(metal), render_lkp(metal), render_markdown(metal),
+                           render_json(metal), render_csv(metal)})
+    EXPECT_EQ(text.find("TCG"), std::string::npos) << text;
+}
+
+TEST(Comparison, SidesOnDifferentTestboxesAreNotedInEveryLayout) {
+  LoadedSide a = side("mine", {{"j", {}, {{"throughput", kBase}}, {}}});
+  LoadedSide b = side("theirs", {{"j", {}, {{"throughput", kBase}}, {}, 1, 2}});
+  a.testboxes = {"box1"};
+  b.testboxes = {"sender-box"};
+  Comparison c = build_comparison({a, b}, kCatalog, {});
+  const std::string warning =
+      "sides ran on different testboxes: mine (box1) vs theirs (sender-box)";
+  for (const auto& text : {render_mmtests(c), render_lkp(c), render_markdown(c), render_json(c)})
+    EXPECT_NE(text.find(warning), std::string::npos) << text;
+  b.testboxes = {"box1"};
+  for (const auto& w : build_comparison({a, b}, kCatalog, {}).warnings)
+    EXPECT_EQ(w.find("testboxes"), std::string::npos) << w;
 }
 
 }  // namespace

@@ -65,6 +65,20 @@ TEST(SvgFigure, DrawsSamplesMeansAndChangePointsWithEscapedText) {
   EXPECT_NE(small.find("nightjar-figure small"), std::string::npos);
 }
 
+// Points of runs under qemu TCG get an open triangle and the figure a legend
+// naming the mark; the sparkline stays plain (issue 16).
+TEST(SvgFigure, PointsOfRunsUnderTcgAreMarked) {
+  PlotData d = history("a");
+  EXPECT_EQ(count(render_history_svg(d, {}), "emulated"), 0u);
+  d.series[0].points[1].emulated = d.series[0].points[3].emulated = true;
+  const std::string svg = render_history_svg(d, {});
+  EXPECT_EQ(count(svg, "class=\"emulated\""), 2u) << svg;
+  EXPECT_EQ(count(svg, "class=\"emulated\" data-build=\"b3\""), 1u) << svg;
+  EXPECT_NE(svg.find("class=\"emulated-legend\""), std::string::npos) << svg;
+  EXPECT_NE(svg.find("TCG: measures emulation</text>"), std::string::npos) << svg;
+  EXPECT_EQ(count(render_history_svg(d, {160, 36, true}), "emulated"), 0u);
+}
+
 TEST(SvgFigure, RefusesAScalingFigureAndATinySize) {
   PlotData d = history("a");
   EXPECT_THROW(render_history_svg(d, {10, 10, false}), std::invalid_argument);
@@ -148,6 +162,57 @@ TEST(HtmlSite, IndexListsCellsWithFiltersAndStatus) {
   EXPECT_NE(html.find("job x left out: &lt;why&gt;"), std::string::npos);
   EXPECT_EQ(count(html, "<svg class=\"nightjar-figure small\"></svg>"), 2u);
   EXPECT_EQ(count(html, "<script"), 1u);  // the filter script only
+}
+
+// A comparison page: one column group per side, the NEW side's verdict
+// columns, a mean measured under qemu TCG tagged as in the text layouts, and
+// the warnings (here: the sides' testboxes differ) with the notes.
+TEST(HtmlSite, ComparisonPageTagsTcgMeansAndShowsTheWarnings) {
+  SiteComparison sc;
+  sc.title = "theirs vs mine";
+  sc.page = "compare/0001.html";
+  Comparison& c = sc.comparison;
+  c.verdict = "1 regression, 0 improvements, 0 unchanged, 0 inconclusive";
+  c.sides = {{"theirs", {1}, {"a"}, {}, {"6.1.0"}, {"sender-box"}, {}},
+             {"mine", {2}, {"b"}, {}, {"6.1.0"}, {"box1"}, {}}};
+  c.warnings = {
+      "sides ran on different testboxes: theirs (sender-box) vs mine (box1): the "
+      "difference includes the machines, not only the change"};
+  c.notes = {"a <note>"};
+  ComparisonRow r;
+  r.cell = "clients=1";
+  r.name = "throughput";
+  r.unit = "ops/s";
+  r.sides.resize(2);
+  r.sides[0].mean = 100;
+  r.sides[1].mean = 90;
+  r.sides[1].emulated = true;
+  r.change_pct = r.plain_change_pct = {0, -10};
+  stats::Significance sig;
+  sig.verdict = stats::Verdict::regression;
+  sig.p = sig.q = 1e-5;
+  r.significance = {std::nullopt, sig};
+  c.rows = {r};
+  ComparisonRow m = r;
+  m.kind = ComparisonRow::Kind::monitor;
+  m.name = "vmstat.pgfault";
+  m.sides[1].emulated = false;
+  c.rows.push_back(m);
+  const std::string html = render_site_comparison_html(SiteIndex{}, sc);
+  EXPECT_EQ(count(html, "<tr class=\"compare-row\">"), 1u) << html;
+  EXPECT_EQ(count(html, "<tr class=\"monitor-row\">"), 1u) << html;
+  EXPECT_NE(html.find("<th>theirs: mean</th>"), std::string::npos) << html;
+  EXPECT_NE(html.find("<th>mine: %change</th>"), std::string::npos) << html;
+  EXPECT_EQ(count(html, "<th>theirs: %change</th>"), 0u) << html;
+  EXPECT_EQ(count(html, "<span class=\"emulated\" title=\"TCG: measures emulation\">[TCG]</span>"),
+            1u)
+      << html;
+  EXPECT_NE(html.find("<p class=\"note\">warning: sides ran on different testboxes: theirs "
+                      "(sender-box) vs mine (box1)"),
+            std::string::npos)
+      << html;
+  EXPECT_NE(html.find("<p class=\"note\">note: a &lt;note&gt;</p>"), std::string::npos) << html;
+  EXPECT_NE(html.find("<dd class=\"testbox\">box1, sender-box</dd>"), std::string::npos) << html;
 }
 
 }  // namespace

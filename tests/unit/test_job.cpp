@@ -261,10 +261,65 @@ TEST_F(JobTest, MissingWorkload) {
 TEST_F(JobTest, UnknownTopLevelKey) {
   EXPECT_EQ(load_error("workload: fake\ncolour: blue\n"),
             "JOB:2: colour: unknown key; known keys are workload, description, params, "
-            "iterations, warmup, variant, cgroup, variants, min_effect");
+            "iterations, warmup, variant, cgroup, variants, min_effect, vm");
   EXPECT_EQ(load_error("workload: fake\n\niteration: 3\n"),
             "JOB:3: iteration: unknown key (did you mean 'iterations'?); known keys are workload, "
-            "description, params, iterations, warmup, variant, cgroup, variants, min_effect");
+            "description, params, iterations, warmup, variant, cgroup, variants, min_effect, vm");
+}
+
+// `vm: {cgroup2_options: ...}`: the guest's cgroup2 mount options (docs/jobs.md).
+TEST_F(JobTest, VmCgroup2OptionsAreKeptWithTheirLine) {
+  JobFile absent = load_job(write("workload: fake\n"));
+  EXPECT_EQ(absent.vm_cgroup2_options, std::nullopt);
+  EXPECT_EQ(absent.vm_line, 0);
+  JobFile job =
+      load_job(write("workload: fake\nvm:\n  cgroup2_options: nsdelegate,memory_recursiveprot\n"));
+  EXPECT_EQ(job.vm_cgroup2_options, "nsdelegate,memory_recursiveprot");
+  EXPECT_EQ(job.vm_line, 2);
+  // "" is the kernel's defaults, not "absent".
+  EXPECT_EQ(load_job(write("workload: fake\nvm: {cgroup2_options: \"\"}\n")).vm_cgroup2_options,
+            "");
+}
+
+TEST_F(JobTest, VmCgroup2OptionsErrorsNameTheLineAndTheFix) {
+  const std::string fix =
+      "write a comma list of nsdelegate, favordynmods, memory_localevents, "
+      "memory_recursiveprot, memory_hugetlb_accounting, pids_localevents, or \"\" for the "
+      "kernel's defaults";
+  EXPECT_EQ(load_error("workload: fake\nvm:\n  cgroup2_options: memory_recursivprot\n"),
+            "JOB:3: vm.cgroup2_options: 'memory_recursivprot' is not a cgroup2 mount option (did "
+            "you mean 'memory_recursiveprot'?); " +
+                fix);
+  EXPECT_EQ(load_error("workload: fake\nvm: {cgroup2_options: 'nsdelegate,,memory_localevents'}\n"),
+            "JOB:2: vm.cgroup2_options: 'nsdelegate,,memory_localevents' has an empty item (two "
+            "commas, or one at an end); " +
+                fix);
+  EXPECT_EQ(load_error("workload: fake\nvm: {cgroup2_options: 'nsdelegate,nsdelegate'}\n"),
+            "JOB:2: vm.cgroup2_options: 'nsdelegate' is given twice; name each option once");
+  EXPECT_EQ(load_error("workload: fake\nvm:\n  cgroup2_option: nsdelegate\n"),
+            "JOB:3: vm.cgroup2_option: unknown key (did you mean 'cgroup2_options'?); the key of "
+            "`vm:` is cgroup2_options, as in `vm: {cgroup2_options: memory_recursiveprot}`");
+  EXPECT_EQ(load_error("workload: fake\nvm: nsdelegate\n"),
+            "JOB:2: vm: expected a mapping, found a scalar; write `vm: {cgroup2_options: "
+            "memory_recursiveprot}`, or remove the key");
+  EXPECT_EQ(load_error("workload: fake\nvm:\n  cgroup2_options:\n"),
+            "JOB:3: vm.cgroup2_options: no value; write a comma list of cgroup2 mount options "
+            "such as memory_recursiveprot, or \"\" for the kernel's defaults");
+  EXPECT_EQ(load_error("workload: fake\nvm:\n  cgroup2_options: [nsdelegate]\n"),
+            "JOB:3: vm.cgroup2_options: expected a comma list of cgroup2 mount options such as "
+            "memory_recursiveprot, or \"\" for the kernel's defaults, found a list; write a comma "
+            "list of cgroup2 mount options such as memory_recursiveprot, or \"\" for the "
+            "kernel's defaults");
+}
+
+TEST(Cgroup2Options, TheCommandLinesCheckIsTheJobFilesCheck) {
+  EXPECT_EQ(cgroup2_options_problem(""), "");
+  EXPECT_EQ(cgroup2_options_problem("memory_recursiveprot"), "");
+  EXPECT_EQ(cgroup2_options_problem("nsdelegate,memory_recursiveprot,memory_localevents"), "");
+  EXPECT_NE(cgroup2_options_problem("memory_recursiveprot,"), "");
+  EXPECT_NE(cgroup2_options_problem(" nsdelegate"), "");
+  EXPECT_NE(cgroup2_options_problem("nsdelegate;reboot"), "");  // never reaches the guest's shell
+  EXPECT_NE(cgroup2_options_problem("NSDELEGATE"), "");
 }
 
 TEST_F(JobTest, NotAMapping) {
@@ -661,7 +716,7 @@ TEST_F(JobTest, EveryProblemIsReportedUpToALimit) {
             "nightjar: error: JOB:3: warmup: -1 is below the minimum 0; write a whole number of "
             "at least 0 such as 1\n"
             "nightjar: error: JOB:4: colour: unknown key; known keys are workload, description, "
-            "params, iterations, warmup, variant, cgroup, variants, min_effect");
+            "params, iterations, warmup, variant, cgroup, variants, min_effect, vm");
   std::string many = "workload: fake\n";
   for (int i = 0; i < 25; ++i) many += "k" + std::to_string(i) + ": 1\n";
   const std::string m = load_error(many);

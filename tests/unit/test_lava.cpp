@@ -396,6 +396,38 @@ TEST(LavaJobs, OtherDeviceTypesTakeTheirDeployAndBootFromATemplate) {
   EXPECT_EQ(m.jobs[0].kernel_release, "");  // a URL: the guest says which
 }
 
+// The jobs' `vm: cgroup2_options` reach the ramdisk's /init, as they reach
+// the guest of `run --kernel`; jobs that disagree cannot share a ramdisk.
+TEST(LavaJobs, TheJobsCgroup2OptionsReachTheRamdisksInit) {
+  if (auto why = ramdisk_skip_reason(); !why.empty()) GTEST_SKIP() << why;
+  TempDir dir;
+  const std::string pft = test::read_file(test::source_path("jobs/pft-quick.yaml"));
+  LavaJobsOptions o;
+  o.job_paths = {dir.write("a/pft.yaml", pft + "vm: {cgroup2_options: nsdelegate}\n")};
+  o.kernels = {dir.write("vmlinuz", test::fake_bzimage("6.1.0-57-amd64 (x) #1"))};
+  o.device_types = {"qemu"};
+  o.out_dir = dir.path() + "/out";
+  o.guest_binary = "/bin/true";  // any executable: the ramdisk is not booted here
+  const LavaManifest m = write_lava_jobs(o);
+  CommandSpec cpio;
+  cpio.argv = {"cpio", "-i", "--quiet", "--to-stdout", "init"};
+  cpio.stdin_path = m.dir + "/ramdisk-6.1.0-57-amd64.cpio";
+  const auto init = run_command(cpio);
+  ASSERT_TRUE(init.ok()) << init.describe();
+  EXPECT_NE(init.out.find("mount -t cgroup2 -o \"nsdelegate\""), std::string::npos) << init.out;
+
+  o.job_paths.push_back(test::source_path("jobs/pft-quick.yaml"));  // the default options
+  o.out_dir = dir.path() + "/out2";
+  try {
+    write_lava_jobs(o);
+    ADD_FAILURE() << "jobs with different cgroup2 options were accepted";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("share one ramdisk per kernel"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_FALSE(fs::exists(o.out_dir));
+}
+
 TEST(LavaJobs, BadInputIsRefusedBeforeAnythingIsWritten) {
   TempDir dir;
   LavaJobsOptions base;

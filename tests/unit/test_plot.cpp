@@ -159,6 +159,7 @@ class PlotStore : public ::testing::Test {
     r.testbox.hostname = "box";
     r.testbox.cpu_model = "test cpu";
     r.testbox.cpus = 2;
+    r.context = context;
     std::int64_t id = store.begin_run(r);
     int i = 0;
     for (double v : values) {
@@ -202,6 +203,8 @@ class PlotStore : public ::testing::Test {
 
   TempDir dir;
   ResultsStore store;
+  /// The run facts add_run records (vm.accelerator=tcg: a run under qemu TCG).
+  std::map<std::string, std::string> context;
 };
 
 double hmean3(double a, double b, double c) {
@@ -580,6 +583,41 @@ TEST(PlotScript, AFlatSeriesGetsAReadableYRange) {
   d.series[0].points[2].samples = {0.1, 0.2};
   const std::string varying = gnuplot_script(d, img, "/tmp/varying.svg");
   EXPECT_EQ(varying.find("set yrange"), std::string::npos) << varying;
+}
+
+// Points pooled from runs under qemu TCG are marked in the record, drawn
+// again as open black triangles titled "TCG: measures emulation" in the key,
+// and explained in the footnote (issue 16).
+TEST_F(PlotStore, PointsOfRunsUnderTcgAreMarkedInTheKeyAndFootnote) {
+  for (int c : {1, 2, 4}) add_run("vanilla", c, "threads", {980.0 * c, 1000.0 * c, 1020.0 * c});
+  context = {{"vm.accelerator", "tcg"}};
+  for (int c : {1, 2}) add_run("patched", c, "threads", {1078.0 * c, 1100.0 * c, 1122.0 * c});
+  context = {};
+  add_run("patched", 4, "threads", {4312, 4400, 4488});
+  PlotData d = build_plot_data(store, scaling_request());
+  ASSERT_EQ(d.series.size(), 2u);
+  for (const auto& p : d.series[0].points) EXPECT_FALSE(p.emulated) << p.label;
+  ASSERT_EQ(d.series[1].points.size(), 3u);
+  EXPECT_TRUE(d.series[1].points[0].emulated);
+  EXPECT_TRUE(d.series[1].points[1].emulated);
+  EXPECT_FALSE(d.series[1].points[2].emulated);
+  EXPECT_NE(d.footnote.find("triangles: TCG: measures emulation (points of runs under qemu TCG"),
+            std::string::npos)
+      << d.footnote;
+  const std::string script = gnuplot_script(d, ImageSpec{ImageFormat::svg, 640, 480}, "o.svg");
+  EXPECT_NE(script.find(", \\\n     '-' using 1:2 with points pointtype 8 pointsize 2 linewidth "
+                        "1.5 linecolor rgb 'black' title \"TCG: measures emulation\"\n"),
+            std::string::npos)
+      << script;
+  std::size_t blocks = 0, pos = 0;
+  while ((pos = script.find("\ne\n", pos)) != std::string::npos) ++blocks, ++pos;
+  EXPECT_EQ(blocks, 3u) << script;  // two lines, then the two marked points
+  // Without a run under TCG, no mark.
+  PlotRequest r = scaling_request();
+  r.selectors = {"vanilla"};
+  const PlotData plain = build_plot_data(store, r);
+  EXPECT_EQ(plain.footnote.find("TCG"), std::string::npos);
+  EXPECT_EQ(gnuplot_script(plain, ImageSpec{}, "o.png").find("TCG"), std::string::npos);
 }
 
 TEST_F(PlotStore, GnuplotCommandsCarryTheRecord) {

@@ -1,7 +1,8 @@
 // Unit under test: the host-side helpers of the qemu kernel axis
 // (harness/vm/qemu.h) that need no qemu: bzImage inspection, the KVM/TCG
 // decision, module selection from modules.dep or from .modinfo, failure
-// classification from console and qemu output, and log tails.
+// classification from console and qemu output, log tails, and the guest's
+// cgroup2 mount options (job `vm:`, --vm-cgroup-options, one boot per set).
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -147,6 +148,55 @@ TEST(TailLines, LastLinesWithoutCarriageReturns) {
   EXPECT_EQ(tail_lines("a\r\nb\r\nc\r\n", 2), "b\nc");
   EXPECT_EQ(tail_lines("a\nb", 5), "a\nb");
   EXPECT_EQ(tail_lines("", 3), "");
+}
+
+// --vm-cgroup-options over the job's `vm: cgroup2_options` over the default.
+TEST(GuestCgroup2Options, FlagOverJobOverDefault) {
+  JobFile plain, own;
+  own.vm_cgroup2_options = "nsdelegate";
+  QemuOptions q;
+  EXPECT_EQ(guest_cgroup2_options(plain, q), "memory_recursiveprot");
+  EXPECT_EQ(guest_cgroup2_options(own, q), "nsdelegate");
+  own.vm_cgroup2_options = "";
+  EXPECT_EQ(guest_cgroup2_options(own, q), "");  // the kernel's defaults, not the default
+  q.cgroup2_options = "memory_localevents";
+  EXPECT_EQ(guest_cgroup2_options(plain, q), "memory_localevents");
+  EXPECT_EQ(guest_cgroup2_options(own, q), "memory_localevents");
+}
+
+// Jobs asking for other options boot a guest of their own, job order kept.
+TEST(GuestCgroup2Options, OneBootPerDistinctSetOfOptions) {
+  std::vector<PlannedJob> plan(4);
+  plan[1].job.vm_cgroup2_options = "";
+  plan[2].job.vm_cgroup2_options = "memory_recursiveprot";  // the default, written out
+  plan[3].job.vm_cgroup2_options = "";
+  QemuOptions q;
+  std::vector<GuestBoot> boots = plan_guest_boots(plan, q);
+  ASSERT_EQ(boots.size(), 2u);
+  EXPECT_EQ(boots[0].cgroup2_options, "memory_recursiveprot");
+  EXPECT_EQ(boots[0].jobs, (std::vector<std::size_t>{0, 2}));
+  EXPECT_EQ(boots[1].cgroup2_options, "");
+  EXPECT_EQ(boots[1].jobs, (std::vector<std::size_t>{1, 3}));
+  q.cgroup2_options = "nsdelegate";  // the flag: every job in one guest
+  boots = plan_guest_boots(plan, q);
+  ASSERT_EQ(boots.size(), 1u);
+  EXPECT_EQ(boots[0].jobs, (std::vector<std::size_t>{0, 1, 2, 3}));
+}
+
+// A guest kernel that refused an option mounts cgroup2 without it: warned.
+TEST(GuestCgroup2Options, AMountWithoutARequestedOptionIsWarned) {
+  EXPECT_EQ(cgroup2_mount_warning("memory_recursiveprot", "rw,nosuid,memory_recursiveprot"),
+            std::nullopt);
+  EXPECT_EQ(cgroup2_mount_warning("", "rw"), std::nullopt);
+  EXPECT_EQ(cgroup2_mount_warning("nsdelegate,memory_recursiveprot",
+                                  "rw,nsdelegate,memory_recursiveprot"),
+            std::nullopt);
+  EXPECT_EQ(cgroup2_mount_warning("memory_recursiveprot,memory_hugetlb_accounting", "rw,relatime")
+                .value_or(""),
+            "the guest's cgroup2 is mounted with 'rw,relatime', without memory_recursiveprot, "
+            "memory_hugetlb_accounting (the guest kernel refused the mount options "
+            "'memory_recursiveprot,memory_hugetlb_accounting' and mounted cgroup2 without them): "
+            "memcg settings that depend on them are not in force in this run");
 }
 
 }  // namespace

@@ -208,5 +208,58 @@ TEST(Report, UnknownAxesAndMetricsAreUsageErrorsListingWhatExists) {
   }
 }
 
+// Issue 16's table, measured in qemu guests under TCG: every row of the
+// matrix ends with the [TCG] tag, the legend explains it and carries n,
+// CoeffVar and the smallest detectable change, and the groups have the
+// user's titles (--group-label); all within 72 columns (golden
+// tests/golden/report.tcg.txt).
+TEST(Report, RowsMeasuredUnderTcgAreTaggedAndGroupsTakeTheUsersTitles) {
+  LoadedSide without = side("without", preempt_rt(false)), with = side("with", preempt_rt(true));
+  for (LoadedSide* s : {&without, &with}) {
+    s->accelerators = {"tcg"};
+    s->emulated_runs.insert(s->run_ids.begin(), s->run_ids.end());
+  }
+  Comparison c = build_comparison({without, with}, kCatalog, {});
+  ReportOptions o;
+  o.by = "clients";
+  o.group = "config";
+  o.labels = {"Without series", "With series"};
+  o.group_labels = {{"PREEMPT_RT", "RT kernel (6.1.0-18-rt-amd64)"},
+                    {"!PREEMPT_RT", "generic kernel (6.1.0-18-amd64)"}};
+  const std::string out = render_report(c, o);
+  expect_changelog_text(out);
+  EXPECT_NE(out.find("RT kernel (6.1.0-18-rt-amd64):\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("generic kernel (6.1.0-18-amd64):\n"), std::string::npos) << out;
+  EXPECT_EQ(out.find("PREEMPT_RT config"), std::string::npos) << out;
+  EXPECT_NE(out.find("  6     | 38559.1 Mbps   | 38652.6 Mbps (+0.2%)? [TCG]\n"), std::string::npos)
+      << out;
+  // The legend (wrapped at 72 columns): n, CoeffVar, the detectable change.
+  EXPECT_NE(out.find(">=1%, n=5,"), std::string::npos) << out;
+  EXPECT_NE(out.find("CoeffVar 1.6%, detects >=3.2%)"), std::string::npos) << out;
+  EXPECT_NE(out.find("Warning: [TCG] TCG: measures emulation: every side ran under qemu TCG"),
+            std::string::npos)
+      << out;
+  test::expect_golden("report.tcg.txt", out);
+
+  // Blocks: each side's line of a run under TCG.
+  ReportOptions blocks;
+  blocks.labels = o.labels;
+  const std::string b = render_report(c, blocks);
+  expect_changelog_text(b);
+  EXPECT_NE(b.find("Without series  38559.1 Mbps [TCG]\n"), std::string::npos) << b;
+
+  // A title for a value the group does not have is a usage error listing them.
+  o.group_labels = {{"RT", "RT kernel"}};
+  try {
+    render_report(c, o);
+    FAIL() << "no error";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("--group-label RT=RT kernel: 'RT' is not a value of "
+                                         "--group config; its values: !PREEMPT_RT, PREEMPT_RT"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace nightjar

@@ -305,7 +305,7 @@ TEST(StoreInvalid, MigratesAVersion3DatabaseKeepingEverySample) {
 
   ResultsStore store(path);
   EXPECT_EQ(query_one(path, "PRAGMA user_version"), std::to_string(ResultsStore::kSchemaVersion));
-  EXPECT_EQ(ResultsStore::kSchemaVersion, 5);
+  EXPECT_EQ(ResultsStore::kSchemaVersion, 6);
   EXPECT_EQ(query_one(path, "SELECT count(*) FROM iteration WHERE status='ok'"), "2");
   EXPECT_EQ(query_one(path, "SELECT count(*) FROM sample WHERE invalid IS NULL"), "2");
   const auto samples = store.samples(id);
@@ -318,6 +318,66 @@ TEST(StoreInvalid, MigratesAVersion3DatabaseKeepingEverySample) {
   store.add_iteration(id, 3, it, {}, 0.1);
   EXPECT_EQ(query_one(path, "SELECT status FROM iteration WHERE iteration=3"), "invalid");
   EXPECT_EQ(query_one(path, "SELECT invalid FROM sample WHERE iteration=3"), "why");
+}
+
+// A version 5 database holding a bisect session (bisect_step's CHECK
+// without 'branch'): the 5 -> 6 rebuild keeps every step and every run
+// linked to a step, and then takes `branch` steps.
+TEST(StoreBisect, MigratesAVersion5DatabaseKeepingEveryStepAndItsRuns) {
+  TempDir dir;
+  const std::string path = dir.path() + "/v5.db";
+  std::int64_t session = 0;
+  {
+    ResultsStore store(path);
+    const std::int64_t a = complete_run(store, "a", "1", {3, 4});
+    const std::int64_t b = complete_run(store, "b", "1", {5, 6});
+    BisectSession s;
+    s.kind = "run";
+    s.repo = "/repo";
+    s.good_rev = "v1";
+    s.job_path = "/job.yaml";
+    s.job = "job";
+    s.metric = "throughput";
+    session = store.create_bisect_session(s);
+    const int good = store.add_bisect_step(session, "c0", "zero", "good");
+    const int test = store.add_bisect_step(session, "c1", "one", "test");
+    store.link_bisect_runs(session, good, {a});
+    store.link_bisect_runs(session, test, {a, b});
+  }
+  // bisect_step as version 5 had it (foreign keys are off in this connection).
+  exec_sql(path,
+           "BEGIN;"
+           "CREATE TABLE bisect_step_v5 AS SELECT * FROM bisect_step;"
+           "DROP TABLE bisect_step;"
+           "CREATE TABLE bisect_step(session_id INTEGER NOT NULL REFERENCES bisect_session(id) "
+           "ON DELETE CASCADE, step INTEGER NOT NULL, commit_id TEXT NOT NULL, subject TEXT NOT "
+           "NULL DEFAULT '', role TEXT NOT NULL CHECK(role IN ('good', 'bad', 'test')), "
+           "build_status TEXT NOT NULL CHECK(build_status IN ('pending', 'ok', 'failed', "
+           "'none')), build_seconds REAL, build_output TEXT NOT NULL DEFAULT '', decision TEXT "
+           "NOT NULL CHECK(decision IN ('pending', 'good', 'bad', 'skip')), verdict TEXT NOT "
+           "NULL DEFAULT '', reason TEXT NOT NULL DEFAULT '', pct_change REAL, p REAL, q REAL, "
+           "ratio_lo REAL, ratio_hi REAL, n_base INTEGER, n_now INTEGER, started_at TEXT NOT "
+           "NULL, ended_at TEXT, PRIMARY KEY(session_id, step));"
+           "INSERT INTO bisect_step SELECT * FROM bisect_step_v5; DROP TABLE bisect_step_v5;"
+           "PRAGMA user_version=5; COMMIT;");
+  ASSERT_EQ(query_one(path, "PRAGMA user_version"), "5");
+  EXPECT_THROW(exec_sql(path, "UPDATE bisect_step SET role='branch'"), std::exception);
+
+  ResultsStore store(path);
+  EXPECT_EQ(query_one(path, "PRAGMA user_version"), "6");
+  const std::vector<BisectStep> steps = store.bisect_steps(session);
+  ASSERT_EQ(steps.size(), 2u);
+  EXPECT_EQ(steps[0].commit + " " + steps[0].role, "c0 good");
+  EXPECT_EQ(steps[0].runs.size(), 1u);
+  EXPECT_EQ(steps[1].commit + " " + steps[1].subject + " " + steps[1].role, "c1 one test");
+  EXPECT_EQ(steps[1].runs.size(), 2u);
+  EXPECT_EQ(query_one(path, "SELECT count(*) FROM sqlite_master WHERE name LIKE '%_v5'"), "0");
+  // The links still cascade from their step, and a `branch` step is taken.
+  const int branch = store.add_bisect_step(session, "s1", "side", "branch");
+  store.link_bisect_runs(session, branch, {steps[0].runs[0]});
+  EXPECT_EQ(store.bisect_steps(session).back().role, "branch");
+  exec_sql(path, "PRAGMA foreign_keys=ON; DELETE FROM bisect_step WHERE step=2");
+  EXPECT_EQ(query_one(path, "SELECT count(*) FROM bisect_run"), "2");
 }
 
 ImportedRun imported(std::optional<std::int64_t> id) {

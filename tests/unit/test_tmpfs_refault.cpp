@@ -334,10 +334,39 @@ TEST(TmpfsRefaultEvictCheck, EachSignOfAFileStillInMemoryFailsWithTheReason) {
   auto pswpout = good_eviction();
   pswpout.pswpout = 100;
   EXPECT_THAT(refault::eviction_failure(pswpout).value_or(""), HasSubstr("pswpout grew by 100"));
-  // Zero pages are recorded, not written: pswpout stays 0 and that is no failure.
+  // Zero pages must reach the device too where the kernel has no zero-page
+  // map (no swpout_zero): zram stores them as same-filled entries.
   pswpout.pattern = Pattern::zero;
   pswpout.pswpout = 0;
+  EXPECT_THAT(refault::eviction_failure(pswpout).value_or(""), HasSubstr("pswpout grew by 0"));
+  pswpout.pswpout = 65536;
   EXPECT_EQ(refault::eviction_failure(pswpout), std::nullopt);
+}
+
+// Which zero-page handling the kernel has is read from what it exposes.
+TEST(TmpfsRefaultZeroPages, TheZeroPageMapIsToldBySwpinZeroInVmstat) {
+  test::TempDir with, without;
+  with.write("vmstat", "pswpin 5\npswpout 7\nswpin_zero 0\nswpout_zero 0\n");
+  without.write("vmstat", "pswpin 5\npswpout 7\n");
+  EXPECT_TRUE(refault::swap_has_zero_map(with.path()));
+  EXPECT_FALSE(refault::swap_has_zero_map(without.path()));
+  EXPECT_FALSE(refault::swap_has_zero_map(without.path() + "/missing"));
+}
+
+TEST(TmpfsRefaultZeroPages, TheWarningSaysWhatTheKernelDoesWithZeroPages) {
+  const std::string map = refault::zero_pattern_warning(true);
+  EXPECT_THAT(map, HasSubstr("zero-filled pages never reach zram"));
+  EXPECT_THAT(map, HasSubstr("every sample is invalid"));
+  EXPECT_THAT(map, HasSubstr("write pattern: mixed"));
+  const std::string same = refault::zero_pattern_warning(false);
+  EXPECT_THAT(same, HasSubstr("no swpin_zero"));
+  EXPECT_THAT(same, HasSubstr("same-filled entries"));
+  EXPECT_THAT(same, HasSubstr("(pswpin = pages)"));
+  EXPECT_THAT(same, HasSubstr("not comparable with pattern mixed or random"));
+  EXPECT_THAT(same, ::testing::Not(HasSubstr("invalid")));
+  // On such a kernel a zero file's read refaults every page: valid.
+  EXPECT_EQ(refault::refault_sanity_flag(65536, 65536.0, std::nullopt, Pattern::zero),
+            std::nullopt);
 }
 
 TEST(TmpfsRefaultSanity, PswpinWithinOnePercentOfThePagesIsNotFlagged) {

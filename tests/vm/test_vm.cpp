@@ -43,11 +43,14 @@ std::string skip_reason() {
   return "";
 }
 
+// Its `vm:` key reaches the guest's cgroup2 mount (docs/jobs.md); pft does
+// not use cgroups, so the figures do not depend on it.
 const char* kJob = R"(workload: pft
 description: pft quick, small enough for TCG
 params: {clients: 1, mode: threads, size: 32M}
 iterations: 2
 warmup: 0
+vm: {cgroup2_options: "nsdelegate,memory_recursiveprot"}
 )";
 
 // Both memcg workloads in one guest (one boot): tcp_sendfile over ::1 and
@@ -142,6 +145,21 @@ TEST(Vm, PftOnGenericAndRtKernelsStoredWithTheirOwnReleaseAndCompared) {
   EXPECT_EQ(
       query_one(db, "SELECT count(DISTINCT value) FROM run_context WHERE key='vm.accelerator'"),
       "1");
+  // The job's cgroup2 options, asked for and really mounted in both guests.
+  EXPECT_EQ(query_one(db,
+                      "SELECT count(*) FROM run_context WHERE key='vm.cgroup2_options' AND "
+                      "value='nsdelegate,memory_recursiveprot'"),
+            "2");
+  EXPECT_EQ(query_one(db,
+                      "SELECT count(*) FROM run_context WHERE key='vm.cgroup2_mount' AND "
+                      "(',' || value || ',') LIKE '%,nsdelegate,%' AND (',' || value || ',') "
+                      "LIKE '%,memory_recursiveprot,%'"),
+            "2")
+      << query_one(db,
+                   "SELECT group_concat(value, ' | ') FROM run_context WHERE "
+                   "key='vm.cgroup2_mount'");
+  EXPECT_EQ(query_one(db, "SELECT count(*) FROM flag WHERE message LIKE '%cgroup2 is mounted%'"),
+            "0");
   EXPECT_NE(r.err.find("the guest reached nightjar's init after"), std::string::npos) << r.err;
   // Time per boot, for the record.
   std::size_t at = 0;
