@@ -14,6 +14,7 @@ packages=(
   procps
   libkainjow-mustache-dev  # HTML/SVG templates of `nightjar publish` (docs/publish.md)
   libarchive-dev  # the .tar.gz bundles of `nightjar bundle` / `import` (docs/publish.md)
+  libcurl4-openssl-dev  # `nightjar lava submit` / `collect`: a LAVA server's REST API (docs/lava.md)
   libpng-dev  # the browser test decodes Chromium's screenshots (tests/browser/)
   jq  # tests/vm/guest-tests.sh reads the guest's gtest JSON report
   clang-16 libclang-rt-16-dev  # the libFuzzer targets (ci/test.sh --fuzz): C++20 needs clang >= 16

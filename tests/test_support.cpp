@@ -204,4 +204,42 @@ void expect_golden(const std::string& name, const std::string& actual) {
                               << " (NIGHTJAR_UPDATE_GOLDEN=1 rewrites it; review the diff)";
 }
 
+std::string fake_bzimage(const std::string& banner) {
+  std::string img(0x1000, '\0');
+  img.replace(0x202, 4, "HdrS");
+  unsigned off = 0x600;  // string at 0x200 + off
+  img[0x20E] = static_cast<char>(off & 0xff);
+  img[0x20F] = static_cast<char>(off >> 8);
+  img.replace(0x200 + off, banner.size(), banner);
+  return img;
+}
+
+std::string kernels_dir() {
+  const char* env = std::getenv("NIGHTJAR_KERNELS");
+  if (env && *env) return env;
+  std::filesystem::path build = std::filesystem::path(NIGHTJAR_BINARY).parent_path() / "kernels";
+  if (std::filesystem::is_directory(build)) return build.string();
+  const char* home = std::getenv("HOME");
+  return std::string(home ? home : "/root") + "/.cache/nightjar/kernels";
+}
+
+std::string kernel_image(const std::string& flavour) {
+  std::filesystem::path boot = std::filesystem::path(kernels_dir()) / flavour / "boot";
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(boot, ec))
+    if (e.path().filename().string().rfind("vmlinuz-", 0) == 0) return e.path().string();
+  return "";
+}
+
+int qemu_processes(const std::string& needle) {
+  int n = 0;
+  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    std::string cmd = read_file(e.path().string() + "/cmdline");
+    for (auto& c : cmd)
+      if (c == '\0') c = ' ';
+    if (cmd.find("qemu-system") != std::string::npos && cmd.find(needle) != std::string::npos) ++n;
+  }
+  return n;
+}
+
 }  // namespace nightjar::test

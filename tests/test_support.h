@@ -72,6 +72,18 @@ std::vector<pid_t> children_of(pid_t parent);
 /// Forks a child that sleeps until killed (it dies with the test:
 /// PR_SET_PDEATHSIG); returns its pid (-1 when fork failed).
 pid_t fork_sleeper();
+/// A minimal x86 kernel image: a bzImage setup header ("HdrS" at 0x202)
+/// whose version string (at 0x200 + the u16 at 0x20E) is `banner`; enough
+/// for inspect_kernel_image (harness/vm/initramfs.h).
+std::string fake_bzimage(const std::string& banner);
+/// Where the Debian test kernels are (ci/fetch-kernels.sh): $NIGHTJAR_KERNELS,
+/// else build/kernels (where ci/test.sh fetches them), else
+/// ~/.cache/nightjar/kernels.
+std::string kernels_dir();
+/// The first vmlinuz-* of kernels_dir()/FLAVOUR/boot ("amd64", "rt-amd64"), or "".
+std::string kernel_image(const std::string& flavour);
+/// How many qemu-system processes have `needle` in their command line.
+int qemu_processes(const std::string& needle);
 /// Path of a file in the source tree (e.g. "jobs/pft-quick.yaml").
 std::string source_path(const std::string& relative);
 

@@ -189,7 +189,7 @@ int cli_main(int argc, char** argv) {
       add_compare_command(app), add_check_command(app),     add_trend_command(app),
       add_bisect_command(app),  add_report_command(app),    add_export_command(app),
       add_import_command(app),  add_plot_command(app),      add_cleanup_command(app),
-      add_publish_command(app), add_bundle_command(app)};
+      add_publish_command(app), add_bundle_command(app),    add_lava_command(app)};
   if (argc < 2 || !known_command(commands, argv[1])) return unknown_command(commands, argc, argv);
   int rc = 0;
   try {

@@ -2,6 +2,7 @@
 // env` (what would be recorded about this kernel and testbox).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iostream>
 #include <memory>
 
@@ -58,6 +59,7 @@ ExitCode cmd_list() {
 
 struct ShowArgs {
   std::string db, job, workload, variant, build, kernel, status;
+  std::vector<std::string> facts;  ///< --fact KEY
   std::optional<std::int64_t> run;
   std::optional<int> last;
   bool summary = false;
@@ -96,7 +98,18 @@ ExitCode cmd_show(const ShowArgs& a) {
         std::cout << "  " << k << " = " << v << "\n";
     }
   } else {
-    std::cout << render_run_list(runs);
+    // --fact columns, and the LAVA job of runs that came from a LAVA lab
+    // (docs/lava.md) without asking.
+    std::vector<std::string> keys = a.facts;
+    if (std::find(keys.begin(), keys.end(), "lava.job_id") == keys.end()) {
+      auto lava = store.fact_values("lava.job_id");
+      bool any = false;
+      for (const auto& r : runs) any = any || lava.count(r.id);
+      if (any) keys.push_back("lava.job_id");
+    }
+    std::vector<FactColumn> columns;
+    for (const auto& k : keys) columns.push_back({k, store.fact_values(k)});
+    std::cout << render_run_list(runs, columns);
   }
   return ExitCode::ok;
 }
@@ -150,6 +163,9 @@ Subcommand add_show_command(CLI::App& app) {
       ->check(CLI::IsMember({"running", "complete", "aborted", "failed", "skipped"}));
   cmd->add_option("--run", a->run, "one run: its per-metric summary and context");
   cmd->add_option("--last", a->last, "only the newest N runs")->check(at_least(1));
+  cmd->add_option("--fact", a->facts,
+                  "KEY: add a column with this context fact of each run (repeatable; e.g. "
+                  "lava.url); runs from LAVA show lava.job_id without asking");
   cmd->add_flag("--summary", a->summary,
                 "per-metric summary (n, mean, CoeffVar) instead of the list");
   s.cmd = cmd;

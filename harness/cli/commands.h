@@ -68,6 +68,9 @@ Subcommand add_plot_command(CLI::App& app);
 /// `nightjar publish`: a static HTML site of the nightly history
 /// (harness/cli/cmd_publish.cpp, docs/publish.md).
 Subcommand add_publish_command(CLI::App& app);
+/// `nightjar lava jobs|run|submit|collect`: a job's kernel x testbox matrix
+/// on a LAVA lab (harness/cli/cmd_lava.cpp, harness/lava/, docs/lava.md).
+Subcommand add_lava_command(CLI::App& app);
 /// `nightjar bundle`: a reproducer .tar.gz of a comparison
 /// (harness/cli/cmd_bundle.cpp, docs/publish.md "Bundles").
 Subcommand add_bundle_command(CLI::App& app);

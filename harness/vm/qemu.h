@@ -5,11 +5,12 @@
 //  1. reads the image's own version string (bzImage header) and finds its
 //     config (IMAGE's directory: config-<release>) and modules (--modules DIR,
 //     else <image dir>/../lib/modules/<release> as `dpkg -x` leaves them);
-//  2. builds an initramfs (a cpio "newc" archive written by the `cpio` tool):
-//     /init (a busybox sh script), busybox (busybox-static), the statically
-//     linked nightjar (CMake -DNIGHTJAR_STATIC=ON: nightjar-static), the job
-//     files, the modules virtio-serial and zram need (with their
-//     dependencies, when they are modules) and the kernel config;
+//  2. builds an initramfs (harness/vm/initramfs.h, shared with the LAVA
+//     ramdisk): /init (a busybox sh script), busybox (busybox-static), the
+//     statically linked nightjar (CMake -DNIGHTJAR_STATIC=ON:
+//     nightjar-static), the job files, the modules virtio-serial and zram
+//     need (with their dependencies, when they are modules), the kernel
+//     config and the spec the guest runs;
 //  3. boots qemu-system-x86_64 with KVM when the host CPU has vmx/svm in
 //     /proc/cpuinfo AND /dev/kvm works, else TCG with a loud warning (the
 //     figures then measure emulation);
@@ -30,6 +31,7 @@
 #include <vector>
 
 #include "harness/run/runner.h"
+#include "harness/vm/initramfs.h"
 #include "results/store/store.h"
 #include "workloads/sys/probe.h"
 
@@ -84,24 +86,6 @@ std::vector<GuestBoot> plan_guest_boots(const std::vector<PlannedJob>& plan,
 std::optional<std::string> cgroup2_mount_warning(const std::string& requested,
                                                  const std::string& mounted);
 
-/// What nightjar reads from a kernel image before booting it.
-struct KernelImage {
-  std::string path;  ///< as given
-  std::string
-      banner;  ///< the image's version string ("6.1.0-18-amd64 (debian-kernel@...) #1 SMP ...")
-  std::string release;      ///< first word of the banner (`uname -r` of the guest)
-  std::string version;      ///< the banner from " #" on (`uname -v` of the guest)
-  std::string config;       ///< config-<release> next to the image, "" when absent
-  std::string modules_dir;  ///< lib/modules/<release> to take modules from, "" when none
-};
-
-/// Reads the bzImage header of `path` (setup header magic "HdrS", version
-/// string at 0x200 + the u16 at 0x20E) and finds its config and modules.
-/// `modules_flag` is --modules: a lib/modules/<release> directory itself, or
-/// a directory holding <release>/ or lib/modules/<release>/. Throws
-/// UsageError naming the path when it is unreadable or not a bzImage.
-KernelImage inspect_kernel_image(const std::string& path, const std::string& modules_flag);
-
 /// KVM or TCG, and why.
 struct Accelerator {
   bool kvm = false;
@@ -111,18 +95,6 @@ struct Accelerator {
 /// and answers KVM_GET_API_VERSION (a /dev/kvm node alone is not enough).
 Accelerator choose_accelerator(const std::string& cpuinfo = "/proc/cpuinfo",
                                const std::string& kvm_device = "/dev/kvm");
-
-/// The statically linked nightjar to put into the guest: `flag` when given,
-/// else nightjar-static next to the running binary, else $NIGHTJAR_STATIC_BINARY.
-/// Throws EnvironmentError saying how to build it.
-std::string find_guest_binary(const std::string& flag);
-
-/// The modules (paths relative to `modules_dir`) to load in the guest, in
-/// load order (dependencies first), for `wanted` names ("virtio_console",
-/// "zram"): read from modules.dep; names built into the kernel
-/// (modules.builtin) or absent are left out.
-std::vector<std::string> guest_modules(const std::string& modules_dir,
-                                       const std::vector<std::string>& wanted);
 
 /// Why a VM session failed, from what it left behind, or nullopt when it ran
 /// to the end: a KVM internal error in qemu's output, a kernel panic or

@@ -937,7 +937,7 @@ struct FreshRun {
 
 // The run a file's run is stored as.
 ImportedRun imported_run(const FreshRun& fresh, const std::string& source, bool keep_id,
-                         ParamNumbers& numbers) {
+                         ParamNumbers& numbers, const CsvImportOptions& options) {
   const CsvRun& run = *fresh.run;
   ImportedRun ir;
   if (keep_id) ir.id = run.id;
@@ -952,6 +952,14 @@ ImportedRun imported_run(const FreshRun& fresh, const std::string& source, bool 
   ir.match_by_name = true;
   ir.iterations = run.samples.empty() ? 0 : run.samples.back().iteration;  // sorted
   ir.started_at = run.started_at;  // "" (a file without the column): the import time
+  if (auto origin = options.origins.find(run.id); origin != options.origins.end()) {
+    ir.kernel = origin->second.kernel;
+    ir.kernel.release = run.kernel;  // the file's column names the kernel
+    ir.testbox = origin->second.testbox;
+    ir.match_by_name = false;
+    for (const auto& [k, v] : origin->second.context) ir.context[k] = v;
+  }
+  for (const auto& [k, v] : options.context) ir.context[k] = v;
   ir.context["import.format"] = "csv";
   ir.context["import.file"] = source;
   ir.identity = fresh.identity;
@@ -964,6 +972,12 @@ ImportedRun imported_run(const FreshRun& fresh, const std::string& source, bool 
 
 CsvImportResult import_samples_csv(ResultsStore& store, const SamplesCsv& csv,
                                    const WorkloadCatalog& declared, const MachineFacts& machine) {
+  return import_samples_csv(store, csv, declared, machine, CsvImportOptions{});
+}
+
+CsvImportResult import_samples_csv(ResultsStore& store, const SamplesCsv& csv,
+                                   const WorkloadCatalog& declared, const MachineFacts& machine,
+                                   const CsvImportOptions& options) {
   CsvImportResult result;
   ResultsStore::Transaction tx(store);
   add_file_metrics(store, csv);
@@ -973,10 +987,11 @@ CsvImportResult import_samples_csv(ResultsStore& store, const SamplesCsv& csv,
   // runs keep their order (compare orders cells as they were run).
   std::vector<FreshRun> fresh;
   std::vector<std::string> renumbered, skipped;
-  bool keep_ids = true;
+  // A scoped import (another source's fresh database) takes the next ids.
+  bool keep_ids = options.identity_scope.empty();
   for (const auto& run : csv.runs) {
     // Imported before (from this file or another holding the same run)?
-    std::string identity = csv_identity(run), digest = csv_digest(run);
+    std::string identity = options.identity_scope + csv_identity(run), digest = csv_digest(run);
     if (auto before = store.imported_as(identity)) {
       if (before->digest != digest)
         fail(csv.source, run.line,
@@ -988,12 +1003,15 @@ CsvImportResult import_samples_csv(ResultsStore& store, const SamplesCsv& csv,
                          run.started_at.empty() ? "" : ", started " + run.started_at,
                          before->run_id, store.path()));
       ++result.already_stored;
+      result.stored_as[run.id] = before->run_id;
       skipped.push_back(fmt::format("{} (stored as {})", run.id, before->run_id));
       continue;
     }
-    if (auto existing = stored_run(store, run.id)) {
+    if (auto existing = options.identity_scope.empty() ? stored_run(store, run.id)
+                                                       : std::optional<StoredRun>()) {
       if (same_run(run, *existing)) {
         ++result.already_stored;
+        result.stored_as[run.id] = run.id;
         skipped.push_back(std::to_string(run.id));
         continue;
       }
@@ -1004,8 +1022,11 @@ CsvImportResult import_samples_csv(ResultsStore& store, const SamplesCsv& csv,
 
   ParamNumbers numbers(declared, machine);
   for (const FreshRun& run : fresh) {
-    std::int64_t id = store.insert_imported_run(imported_run(run, csv.source, keep_ids, numbers));
-    if (!keep_ids) renumbered.push_back(fmt::format("{} -> {}", run.run->id, id));
+    std::int64_t id =
+        store.insert_imported_run(imported_run(run, csv.source, keep_ids, numbers, options));
+    result.stored_as[run.run->id] = id;
+    if (!keep_ids && options.identity_scope.empty())
+      renumbered.push_back(fmt::format("{} -> {}", run.run->id, id));
     result.run_ids.push_back(id);
     result.samples += run.run->samples.size();
   }

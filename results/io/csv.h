@@ -136,9 +136,12 @@ SamplesCsv parse_samples_csv(std::istream& in, const std::string& source,
 /// What an import stored.
 struct CsvImportResult {
   std::vector<std::int64_t> run_ids;  ///< ids of the runs stored, in file order
-  std::size_t samples = 0;            ///< samples stored
-  std::size_t already_stored = 0;     ///< runs skipped: stored before with the same samples
-  std::vector<std::string> notes;     ///< for stderr: renumbered and skipped runs
+  /// File run id -> the id it is stored under: the runs stored now and
+  /// those found stored before (already_stored).
+  std::map<std::int64_t, std::int64_t> stored_as;
+  std::size_t samples = 0;         ///< samples stored
+  std::size_t already_stored = 0;  ///< runs skipped: stored before with the same samples
+  std::vector<std::string> notes;  ///< for stderr: renumbered and skipped runs
 };
 
 /// Stores `csv` in ONE transaction: nothing is stored when anything fails.
@@ -160,5 +163,35 @@ struct CsvImportResult {
 /// `machine`); other parameters with the text as a plain number, else 0.
 CsvImportResult import_samples_csv(ResultsStore& store, const SamplesCsv& csv,
                                    const WorkloadCatalog& declared, const MachineFacts& machine);
+
+/// What the source of a file knows about one of its runs beyond the CSV's
+/// kernel and testbox columns (a LAVA guest's runs.json, harness/lava).
+struct CsvRunOrigin {
+  KernelIdentity kernel;  ///< the exact kernel identity (release must equal the file's)
+  Testbox testbox;        ///< the exact testbox (hostname replaces the file's)
+  std::map<std::string, std::string> context;  ///< run context facts
+};
+
+/// How import_samples_csv stores a file whose runs come from somewhere the
+/// file does not name (harness/lava: one LAVA job's guest).
+struct CsvImportOptions {
+  /// Put before every run's import identity ("lava job=URL/42 "): runs of
+  /// different sources whose testbox, run id and start coincide (fresh guest
+  /// databases) are told apart, and the same source imported again is still
+  /// found. "" = the file's identity alone (`nightjar import`).
+  std::string identity_scope;
+  /// Facts added to every imported run's context (after the origin's).
+  std::map<std::string, std::string> context;
+  /// File run id -> what its source knows: stored with the exact kernel and
+  /// testbox identity (not matched by name) and the context. Runs without an
+  /// entry are stored as plain imports.
+  std::map<std::int64_t, CsvRunOrigin> origins;
+};
+
+/// import_samples_csv with `options` (see CsvImportOptions); the same checks,
+/// one transaction, and importing the same source twice adds nothing.
+CsvImportResult import_samples_csv(ResultsStore& store, const SamplesCsv& csv,
+                                   const WorkloadCatalog& declared, const MachineFacts& machine,
+                                   const CsvImportOptions& options);
 
 }  // namespace nightjar

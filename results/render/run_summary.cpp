@@ -82,17 +82,32 @@ std::string render_run_summary(const ResultsStore& store,
   return t.render();
 }
 
-std::string render_run_list(const std::vector<RunRow>& runs) {
+std::string render_run_list(const std::vector<RunRow>& runs, const std::vector<FactColumn>& facts) {
   using A = TextTable::Align;
-  TextTable t(
-      {"id", "job", "cell", "variant", "build", "kernel", "status", "samples", "started", "reason"},
-      {A::right, A::left, A::left, A::left, A::left, A::left, A::left, A::right, A::left, A::left});
+  std::vector<std::string> head = {"id", "job", "cell", "variant", "build", "kernel"};
+  std::vector<A> align = {A::right, A::left, A::left, A::left, A::left, A::left};
+  for (const auto& f : facts) {
+    head.push_back(f.key);
+    align.push_back(A::left);
+  }
+  for (const char* h : {"status", "samples", "started", "reason"}) {
+    head.push_back(h);
+    align.push_back(std::string(h) == "samples" ? A::right : A::left);
+  }
+  TextTable t(head, align);
   for (const auto& r : runs) {
     std::string samples = fmt::format("{}/{}", r.samples, r.iterations);
     if (r.failed) samples += fmt::format(" ({} failed)", r.failed);
     if (r.invalid) samples += fmt::format(" ({} invalid)", r.invalid);
-    t.add_row({std::to_string(r.id), r.job, r.cell, r.variant, r.build.empty() ? "-" : r.build,
-               r.kernel_release, r.status, samples, r.started_at, r.reason});
+    std::vector<std::string> row = {
+        std::to_string(r.id), r.job, r.cell, r.variant, r.build.empty() ? "-" : r.build,
+        r.kernel_release};
+    for (const auto& f : facts) {
+      auto it = f.values.find(r.id);
+      row.push_back(it == f.values.end() ? "-" : it->second);
+    }
+    for (const auto& cell : {r.status, samples, r.started_at, r.reason}) row.push_back(cell);
+    t.add_row(row);
   }
   return t.render();
 }

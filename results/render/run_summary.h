@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -23,8 +24,17 @@ std::string render_run_summary(const ResultsStore& store, const std::vector<std:
 /// has none.
 std::string render_invalid_samples(const ResultsStore& store, std::int64_t run_id);
 
+/// A context fact shown as a column of `nightjar show`: its key, and the
+/// value of each run that has it.
+struct FactColumn {
+  std::string key;
+  std::map<std::int64_t, std::string> values;
+};
+
 /// The `nightjar show` table of runs: id, job, cell, variant, build, kernel,
-/// status, samples (ok/planned, failed), reason.
-std::string render_run_list(const std::vector<RunRow>& runs);
+/// then one column per fact ("-" for a run without it), status,
+/// samples (ok/planned, failed), started, reason.
+std::string render_run_list(const std::vector<RunRow>& runs,
+                            const std::vector<FactColumn>& facts = {});
 
 }  // namespace nightjar

@@ -151,6 +151,14 @@ std::map<std::string, std::string> ResultsStore::run_context(std::int64_t run_id
   return read_pairs(database(), "SELECT key, value FROM run_context WHERE run_id=?", run_id);
 }
 
+std::map<std::int64_t, std::string> ResultsStore::fact_values(const std::string& key) const {
+  SQLite::Statement q(database(), "SELECT run_id, value FROM run_context WHERE key=?");
+  q.bind(1, key);
+  std::map<std::int64_t, std::string> out;
+  while (q.executeStep()) out[q.getColumn(0).getInt64()] = q.getColumn(1).getString();
+  return out;
+}
+
 std::vector<MetricDescriptor> ResultsStore::metrics(const std::string& workload) const {
   SQLite::Statement q(
       database(), "SELECT name, unit, direction, mean FROM metric WHERE workload=? ORDER BY name");

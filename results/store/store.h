@@ -15,6 +15,7 @@
 //   imports.cpp         imported runs, export scans                   imports.h
 //   bisect_log.cpp      bisect sessions and steps                     bisect_log.h
 //   calibration.cpp     calibrated between-run variances (table calibration)
+//   lava_jobs.cpp       LAVA jobs submitted to a server (table lava_job)  lava_jobs.h
 //   detail.h/.cpp       helpers shared by those files (kernel/testbox rows, ...)
 //
 // The database runs in WAL mode with a busy timeout so that several nightjar
@@ -37,6 +38,7 @@
 #include "results/model/metric.h"
 #include "results/store/bisect_log.h"
 #include "results/store/imports.h"
+#include "results/store/lava_jobs.h"
 #include "results/store/runs.h"
 #include "results/store/side_query.h"
 
@@ -180,6 +182,9 @@ class ResultsStore {
   std::map<std::string, std::string> run_params(std::int64_t run_id) const;
   /// Context facts of one run.
   std::map<std::string, std::string> run_context(std::int64_t run_id) const;
+  /// The value of context fact `key` of every run that has it: run id ->
+  /// value (`nightjar show --fact KEY`, the LAVA job column).
+  std::map<std::int64_t, std::string> fact_values(const std::string& key) const;
   /// The metric descriptors recorded for `workload`, in name order.
   std::vector<MetricDescriptor> metrics(const std::string& workload) const;
   /// Total rows in the run table (used by tests: "nothing written").
@@ -300,6 +305,19 @@ class ResultsStore {
   void link_bisect_runs(std::int64_t session, int step, const std::vector<std::int64_t>& runs);
   /// Records a step's decision and figures; ended_at is now.
   void set_bisect_decision(std::int64_t session, int step, const BisectVerdict& verdict);
+
+  // -------------------------------------------------------------------------
+  // LAVA submissions (lava_jobs.cpp): `nightjar lava submit` and `collect`
+  // -------------------------------------------------------------------------
+
+  /// Records a job submitted to a LAVA server (its id, server, submitted_at
+  /// now) in table lava_job, created when first written; returns the row id.
+  /// Throws (is_database_error) when the server already has that job id.
+  std::int64_t add_lava_submission(const LavaSubmission& submission);
+  /// The recorded submissions, by row id: all, or those not collected yet.
+  std::vector<LavaSubmission> lava_submissions(bool uncollected_only) const;
+  /// Marks submission `id` collected now with LAVA's `outcome`.
+  void mark_lava_collected(std::int64_t id, const std::string& outcome);
 
   // -------------------------------------------------------------------------
   // Calibrations (calibration.cpp)

@@ -23,7 +23,8 @@ namespace fs = std::filesystem;
 /// The two tables of docs/architecture.md.
 struct Rules {
   std::map<std::string, std::vector<std::string>> may_include;  ///< folder -> listed folders
-  std::vector<std::pair<std::string, std::string>> confined;    ///< name -> only folder
+  /// name -> the folders it may appear in (the table's cell, split at commas)
+  std::vector<std::pair<std::string, std::vector<std::string>>> confined;
 };
 
 /// Cells of the markdown table rows between `<!-- NAME:begin -->` and
@@ -79,7 +80,16 @@ Rules read_rules(const std::string& architecture_md) {
     if (!row.empty())
       r.may_include[row[0]] = row.size() > 1 ? split_list(row[1]) : std::vector<std::string>{};
   for (const auto& row : table_rows(text.str(), "confined"))
-    if (row.size() >= 2) r.confined.emplace_back(row[0], row[1]);
+    if (row.size() >= 2) {
+      std::vector<std::string> folders;
+      std::istringstream cell(row[1]);
+      for (std::string f; std::getline(cell, f, ',');) {
+        f.erase(0, f.find_first_not_of(' '));
+        f.erase(f.find_last_not_of(' ') + 1);
+        if (!f.empty()) folders.push_back(f);
+      }
+      r.confined.emplace_back(row[0], folders);
+    }
   return r;
 }
 
@@ -131,10 +141,17 @@ std::vector<std::string> violations(const fs::path& root, const Rules& rules) {
             out.push_back(rel + ":" + std::to_string(n) + ": " + folder + " includes " +
                           m[1].str() + " (" + target + "), which the layer table does not allow");
         }
-        for (const auto& [name, only] : rules.confined)
-          if (line.find(name) != std::string::npos && folder != only &&
-              folder.rfind(only + "/", 0) != 0)
-            out.push_back(rel + ":" + std::to_string(n) + ": '" + name + "' outside " + only);
+        for (const auto& [name, only] : rules.confined) {
+          if (line.find(name) == std::string::npos) continue;
+          bool inside = false;
+          for (const auto& f : only)
+            inside = inside || folder == f || folder.rfind(f + "/", 0) == 0;
+          if (!inside) {
+            std::string list;
+            for (const auto& f : only) list += (list.empty() ? "" : ", ") + f;
+            out.push_back(rel + ":" + std::to_string(n) + ": '" + name + "' outside " + list);
+          }
+        }
       }
     }
   }
@@ -163,15 +180,21 @@ TEST(Layers, AnUpwardIncludeAndSqlOutsideTheStoreAreCaught) {
   tree.write("results/model/a.h", "#include \"results/model/b.h\"\n#include \"harness/cli/c.h\"\n");
   tree.write("results/model/b.h", "SQLite::Statement q;\n");
   tree.write("harness/cli/c.h", "#include \"results/model/b.h\"\n");
+  fs::create_directories(fs::path(tree.path()) / "harness/lava");
+  tree.write("harness/lava/d.h", "YAML::Node lava_job;\n");  // allowed: the second folder
+  tree.write("harness/cli/e.h", "YAML::Node n;\n");
   tree.write("harness/stray.h", "\n");
   const auto found = violations(tree.path(), rules);
-  ASSERT_EQ(found.size(), 3u) << joined(found);
+  ASSERT_EQ(found.size(), 4u) << joined(found);
   EXPECT_NE(joined(found).find("results/model/a.h:2: results/model includes harness/cli/c.h"),
             std::string::npos)
       << joined(found);
   EXPECT_NE(joined(found).find("results/model/b.h:1: 'SQLite::' outside results/store"),
             std::string::npos);
   EXPECT_NE(joined(found).find("harness/stray.h: in no folder"), std::string::npos);
+  EXPECT_NE(joined(found).find("harness/cli/e.h:1: 'YAML::Node' outside harness/job, harness/lava"),
+            std::string::npos)
+      << joined(found);
 }
 
 }  // namespace

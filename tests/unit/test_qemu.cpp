@@ -18,16 +18,7 @@ namespace {
 
 using test::TempDir;
 
-// A minimal file with a bzImage setup header and a version string.
-std::string fake_bzimage(const std::string& banner) {
-  std::string img(0x1000, '\0');
-  img.replace(0x202, 4, "HdrS");
-  unsigned off = 0x600;  // string at 0x200 + off
-  img[0x20E] = static_cast<char>(off & 0xff);
-  img[0x20F] = static_cast<char>(off >> 8);
-  img.replace(0x200 + off, banner.size(), banner);
-  return img;
-}
+using test::fake_bzimage;
 
 TEST(KernelImage, ReadsBannerConfigAndModulesOfADpkgTree) {
   TempDir dir;

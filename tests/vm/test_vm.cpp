@@ -26,24 +26,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// $NIGHTJAR_KERNELS, else build/kernels (where ci/test.sh fetches them),
-// else ~/.cache/nightjar/kernels.
-std::string kernels_dir() {
-  const char* env = std::getenv("NIGHTJAR_KERNELS");
-  if (env && *env) return env;
-  fs::path build = fs::path(NIGHTJAR_BINARY).parent_path() / "kernels";
-  if (fs::is_directory(build)) return build.string();
-  const char* home = std::getenv("HOME");
-  return std::string(home ? home : "/root") + "/.cache/nightjar/kernels";
-}
-
-// The first vmlinuz-* of DIR/FLAVOUR/boot, or "".
+// The first vmlinuz-* of the Debian kernels' FLAVOUR (test_support.h).
 std::string image(const std::string& flavour) {
-  fs::path boot = fs::path(kernels_dir()) / flavour / "boot";
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(boot, ec))
-    if (e.path().filename().string().rfind("vmlinuz-", 0) == 0) return e.path().string();
-  return "";
+  return kernel_image(flavour);
 }
 
 std::string skip_reason() {
@@ -56,18 +41,6 @@ std::string skip_reason() {
     return "no Debian kernel images in " + kernels_dir() +
            " (run ci/fetch-kernels.sh, or set NIGHTJAR_KERNELS)";
   return "";
-}
-
-// qemu processes whose command line mentions `needle`.
-int qemu_processes(const std::string& needle) {
-  int n = 0;
-  for (const auto& e : fs::directory_iterator("/proc")) {
-    std::string cmd = read_file(e.path().string() + "/cmdline");
-    for (auto& c : cmd)
-      if (c == '\0') c = ' ';
-    if (cmd.find("qemu-system") != std::string::npos && cmd.find(needle) != std::string::npos) ++n;
-  }
-  return n;
 }
 
 // Its `vm:` key reaches the guest's cgroup2 mount (docs/jobs.md); pft does

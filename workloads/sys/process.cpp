@@ -580,6 +580,73 @@ std::uint64_t record_group(pid_t pid, const std::string& label) noexcept {
       {std::to_string(pid), std::to_string(process_start_ticks(pid).value_or(0)), label});
 }
 
+/// The pids of every process whose /proc/PID/stat field `field` is `value`
+/// (4: the parent, 5: the process group).
+std::vector<pid_t> processes_where(int field, long value) {
+  std::vector<pid_t> out;
+  DIR* d = ::opendir("/proc");
+  if (!d) return out;
+  while (dirent* e = ::readdir(d)) {
+    if (e->d_name[0] < '1' || e->d_name[0] > '9') continue;
+    auto text = read_small_file(std::string("/proc/") + e->d_name + "/stat");
+    if (!text) continue;
+    auto f = stat_field(*text, field);
+    if (f && std::atol(f->c_str()) == value) out.push_back(std::atoi(e->d_name));
+  }
+  ::closedir(d);
+  return out;
+}
+
+/// The children of this process.
+std::vector<pid_t> own_children() {
+  return processes_where(4, ::getpid());
+}
+
+/// While it lives, this process is a child subreaper (CommandSpec::
+/// reap_orphans); on destruction every child that was not one before (the
+/// command's adopted descendants) is SIGKILLed and reaped by PID, until none
+/// is left, and the previous subreaper setting comes back.
+class OrphanReaper {
+ public:
+  explicit OrphanReaper(bool on) : on_(on) {
+    if (!on_) return;
+    ::prctl(PR_GET_CHILD_SUBREAPER, &was_);
+    ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+    for (pid_t p : own_children()) before_.push_back(p);
+  }
+  /// Kills and reaps the adopted processes (all but `command` and the
+  /// children from before); their PIDs are added to `killed`.
+  void finish(pid_t command, std::vector<int>& killed) {
+    if (!on_) return;
+    for (int round = 0; round < 50; ++round) {  // an orphan's own children are adopted next
+      std::vector<pid_t> adopted;
+      for (pid_t p : own_children())
+        if (p != command && std::find(before_.begin(), before_.end(), p) == before_.end())
+          adopted.push_back(p);
+      if (adopted.empty()) break;
+      for (pid_t p : adopted) {
+        ::kill(p, SIGKILL);
+        int status = 0;
+        wait_pid(p, &status, 0);
+        killed.push_back(p);
+      }
+    }
+    ::prctl(PR_SET_CHILD_SUBREAPER, was_);
+    on_ = false;
+  }
+  ~OrphanReaper() {
+    std::vector<int> ignored;
+    finish(0, ignored);
+  }
+  OrphanReaper(const OrphanReaper&) = delete;
+  OrphanReaper& operator=(const OrphanReaper&) = delete;
+
+ private:
+  bool on_;
+  int was_ = 0;
+  std::vector<pid_t> before_;
+};
+
 /// Reaps the command and records its status, wall and CPU time.
 void reap_command(pid_t pid, Clock::time_point t0, CommandResult& r) {
   int status = 0;
@@ -605,6 +672,7 @@ CommandResult run_command(const CommandSpec& spec) {
   r.error = open_io(spec, io);
   if (!r.error.empty()) return r;
   const auto t0 = Clock::now();
+  OrphanReaper orphans(spec.reap_orphans);
   StartFailure failure;
   const pid_t pid = start_program(plan, io.child(), failure);
   if (pid < 0) {
@@ -617,6 +685,7 @@ CommandResult run_command(const CommandSpec& spec) {
   const std::uint64_t journaled = record_group(pid, plan.shown);
   CommandWatch(spec, pid, io, r, t0).run();
   reap_command(pid, t0, r);
+  orphans.finish(pid, r.orphans_killed);
   Journal::process().done(journaled);
   return r;
 }
@@ -870,20 +939,9 @@ bool Workers::interrupted() const {
 
 namespace {
 
-/// The pids of every process in process group `pgid` (field 5 of /proc/PID/stat).
+/// The pids of every process in process group `pgid`.
 std::vector<pid_t> group_members(pid_t pgid) {
-  std::vector<pid_t> out;
-  DIR* d = ::opendir("/proc");
-  if (!d) return out;
-  while (dirent* e = ::readdir(d)) {
-    if (e->d_name[0] < '1' || e->d_name[0] > '9') continue;
-    auto text = read_small_file(std::string("/proc/") + e->d_name + "/stat");
-    if (!text) continue;
-    auto pgrp = stat_field(*text, 5);
-    if (pgrp && std::atol(pgrp->c_str()) == pgid) out.push_back(std::atoi(e->d_name));
-  }
-  ::closedir(d);
-  return out;
+  return processes_where(5, pgid);
 }
 
 /// True once `pid` no longer is the process that started at `start` (gone,

@@ -148,6 +148,13 @@ struct CommandSpec {
   /// completion whatever happens.
   std::function<bool()> interrupted;
   double kill_grace_sec = 1.0;
+  /// true: nightjar is a child subreaper (PR_SET_CHILD_SUBREAPER) while the
+  /// command runs, so that processes of its tree that left its process group
+  /// (a new session: qemu under lava-run, started through a pty) and outlive
+  /// their parent are reparented to nightjar instead of init; every such
+  /// process left when the command ends is SIGKILLed and reaped by its PID.
+  /// For commands whose descendants may escape the group kill.
+  bool reap_orphans = false;
 };
 
 /// How a command ended and what it wrote.
@@ -164,6 +171,8 @@ struct CommandResult {
   std::string out, err;      ///< captured stdout (and stderr when merged) / stderr
   double wall_sec = 0;       ///< from fork to reaping, seconds
   double cpu_sec = 0;        ///< user + system CPU of the child and the descendants it waited for
+  /// reap_orphans: the PIDs of the adopted descendants killed at the end
+  std::vector<int> orphans_killed;
 
   /// Exited with status 0.
   bool ok() const { return started && exit_code == 0 && !timed_out && !interrupted; }
