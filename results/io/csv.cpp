@@ -295,9 +295,13 @@ struct StoredRun {
   std::vector<SampleRow> samples;             // by iteration, metric
 };
 
-std::optional<StoredRun> stored_run(const ResultsStore& store, std::int64_t id) {
-  std::optional<RunLabels> labels = store.run_labels(id);
-  if (!labels) return std::nullopt;
+// `labels`: the labels of the stored runs among the file's ids (one query for
+// the whole file); a run id absent from it is free.
+std::optional<StoredRun> stored_run(const ResultsStore& store, std::int64_t id,
+                                    const std::map<std::int64_t, RunLabels>& stored_labels) {
+  auto found = stored_labels.find(id);
+  if (found == stored_labels.end()) return std::nullopt;
+  const RunLabels* labels = &found->second;
   StoredRun r;
   r.job = labels->job;
   r.workload = labels->workload;
@@ -466,16 +470,20 @@ class Row {
            fmt::format("column '{}' is empty; every sample names its {}", name, name));
     return v;
   }
-  std::string mean() const { return cols_.mean ? f_[*cols_.mean] : std::string(); }
-  std::string started_at() const {
-    return cols_.started_at ? f_[*cols_.started_at] : std::string();
-  }
-  std::string invalid() const { return cols_.invalid ? f_[*cols_.invalid] : std::string(); }
+  // The optional columns' fields ("" when the file has no such column):
+  // references, as every row reads them (no copy per row).
+  const std::string& mean() const { return optional_field(cols_.mean); }
+  const std::string& started_at() const { return optional_field(cols_.started_at); }
+  const std::string& invalid() const { return optional_field(cols_.invalid); }
   const Columns& columns() const { return cols_; }
   int line() const { return line_; }
   [[noreturn]] void fail_here(const std::string& what) const { fail(source_, line_, what); }
 
  private:
+  const std::string& optional_field(const std::optional<std::size_t>& index) const {
+    static const std::string none;
+    return index ? f_[*index] : none;
+  }
   const std::vector<std::string>& f_;
   const Columns& cols_;
   const std::string& source_;
@@ -661,7 +669,18 @@ class SamplesCsvReader {
     if (it == runs_.end()) {
       CsvRun here = run_of_row(row, n.run_id);
       check_params(row, here);
-      it = runs_.emplace(n.run_id, RunBeingRead{std::move(here), {}, row.started_at()}).first;
+      // A file's runs are mostly of one size: room for as many samples as
+      // the run begun last holds now, so a big run is not copied as its
+      // vector grows (a guess; a smaller run gives the rest back at finish()).
+      std::vector<int> lines;
+      if (last_run_) {
+        here.samples.reserve(last_run_->run.samples.size());
+        lines.reserve(last_run_->run.samples.size());
+      }
+      it =
+          runs_.emplace(n.run_id, RunBeingRead{std::move(here), std::move(lines), row.started_at()})
+              .first;
+      last_run_ = &it->second;
     } else if (!same_identity_text(row, it->second)) {
       // Only a row whose fields differ from its run's first row is read
       // again: the same text passed the same checks there.
@@ -784,7 +803,18 @@ class SamplesCsvReader {
   }
 
   // Samples in (iteration, metric) order; a sample given twice is an error.
+  // A run already in that order without repeats (as `nightjar export` writes
+  // it) is left as it is.
   void sort_samples(CsvRun& run, const std::vector<int>& lines) const {
+    auto before = [](const SampleRow& x, const SampleRow& y) {
+      return x.iteration != y.iteration ? x.iteration < y.iteration : x.metric < y.metric;
+    };
+    if (std::adjacent_find(run.samples.begin(), run.samples.end(),
+                           [&](const SampleRow& x, const SampleRow& y) { return !before(x, y); }) ==
+        run.samples.end()) {
+      run.samples.shrink_to_fit();
+      return;
+    }
     std::vector<std::size_t> order(run.samples.size());
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
     std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
@@ -804,7 +834,7 @@ class SamplesCsvReader {
              fmt::format("run {} iteration {} metric '{}' is given twice (also line {}); keep "
                          "one row per sample",
                          run.id, s.iteration, s.metric, lines[order[k - 1]]));
-      sorted.push_back(s);
+      sorted.push_back(std::move(run.samples[order[k]]));
     }
     run.samples = std::move(sorted);
   }
@@ -841,6 +871,7 @@ class SamplesCsvReader {
   SamplesCsv csv_;
   std::optional<Columns> cols_;
   std::map<std::int64_t, RunBeingRead> runs_;
+  const RunBeingRead* last_run_ = nullptr;  // the run begun last (map nodes stay put)
   // (workload, metric) -> index in csv_.metrics
   std::map<std::pair<std::string, std::string>, std::size_t, MetricKeyLess> metric_index_;
   std::vector<std::string> mean_text_;       // the file's mean field per metric (for conflicts)
@@ -989,6 +1020,12 @@ CsvImportResult import_samples_csv(ResultsStore& store, const SamplesCsv& csv,
   std::vector<std::string> renumbered, skipped;
   // A scoped import (another source's fresh database) takes the next ids.
   bool keep_ids = options.identity_scope.empty();
+  std::map<std::int64_t, RunLabels> stored_labels;  // runs stored under the file's ids
+  if (options.identity_scope.empty()) {
+    std::set<std::int64_t> ids;
+    for (const auto& run : csv.runs) ids.insert(run.id);
+    stored_labels = store.run_labels(ids);
+  }
   for (const auto& run : csv.runs) {
     // Imported before (from this file or another holding the same run)?
     std::string identity = options.identity_scope + csv_identity(run), digest = csv_digest(run);
@@ -1007,8 +1044,7 @@ CsvImportResult import_samples_csv(ResultsStore& store, const SamplesCsv& csv,
       skipped.push_back(fmt::format("{} (stored as {})", run.id, before->run_id));
       continue;
     }
-    if (auto existing = options.identity_scope.empty() ? stored_run(store, run.id)
-                                                       : std::optional<StoredRun>()) {
+    if (auto existing = stored_run(store, run.id, stored_labels)) {
       if (same_run(run, *existing)) {
         ++result.already_stored;
         result.stored_as[run.id] = run.id;

@@ -109,7 +109,8 @@ struct SamplesCsv {
 
 /// The largest CSV file `nightjar import` reads, bytes (1 GiB; docs/input.md
 /// "Input files"). The file is streamed; memory holds its parsed samples
-/// (about 100 bytes each), so the cap also bounds the memory of an import.
+/// (about 150 bytes each: 146 MiB for 1M rows), so the cap also bounds the
+/// memory of an import.
 inline constexpr std::uintmax_t kMaxCsvImportBytes = std::uintmax_t{1} << 30;
 
 /// Reads tidy CSV from `in` (fast-cpp-csv-parser's line reader and RFC 4180

@@ -162,13 +162,17 @@ std::int64_t ResultsStore::insert_imported_run(const ImportedRun& run) {
 }
 
 std::optional<ImportedOrigin> ResultsStore::imported_as(const std::string& identity) const {
-  SQLite::Statement q(database(),
-                      "SELECT i.run_id, COALESCE(d.value, '') FROM run_context i "
-                      "LEFT JOIN run_context d ON d.run_id = i.run_id AND d.key = 'import.digest' "
-                      "WHERE i.key = 'import.identity' AND i.value = ? ORDER BY i.run_id LIMIT 1");
+  // Prepared once: an import asks this for every run of its file.
+  SQLite::Statement& q = statement(
+      "SELECT i.run_id, COALESCE(d.value, '') FROM run_context i "
+      "LEFT JOIN run_context d ON d.run_id = i.run_id AND d.key = 'import.digest' "
+      "WHERE i.key = 'import.identity' AND i.value = ? ORDER BY i.run_id LIMIT 1");
   q.bind(1, identity);
-  if (!q.executeStep()) return std::nullopt;
-  return ImportedOrigin{q.getColumn(0).getInt64(), q.getColumn(1).getString()};
+  std::optional<ImportedOrigin> found;
+  if (q.executeStep())
+    found = ImportedOrigin{q.getColumn(0).getInt64(), q.getColumn(1).getString()};
+  q.reset();  // ends the read: a cached statement pins no snapshot
+  return found;
 }
 
 std::optional<MetricDescriptor> ResultsStore::stored_metric(const std::string& workload,

@@ -304,7 +304,7 @@ ResultsStore::ResultsStore(const std::string& path, Access access) : path_(path)
 
 ResultsStore::~ResultsStore() = default;
 
-SQLite::Statement& ResultsStore::statement(const std::string& sql) {
+SQLite::Statement& ResultsStore::statement(const std::string& sql) const {
   auto it = statements_.find(sql);
   if (it == statements_.end())
     it = statements_.emplace(sql, std::make_unique<SQLite::Statement>(database(), sql)).first;

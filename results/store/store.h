@@ -344,13 +344,14 @@ class ResultsStore {
   std::int64_t insert_run(const NewRun& run, RunStatus status, const std::string& reason);
   /// The statement of `sql`, prepared once per store and reset (bindings
   /// cleared) before it is returned; for statements run many times, such as
-  /// an import's inserts (prepare costs more than a step).
-  SQLite::Statement& statement(const std::string& sql);
+  /// an import's inserts (prepare costs more than a step). A read through it
+  /// is reset by its caller once read, so that no snapshot stays pinned.
+  SQLite::Statement& statement(const std::string& sql) const;
 
   std::string path_;
   std::unique_ptr<SQLite::Database> db_;
   /// statement()'s cache; declared after db_ so it is destroyed first.
-  std::map<std::string, std::unique_ptr<SQLite::Statement>, std::less<>> statements_;
+  mutable std::map<std::string, std::unique_ptr<SQLite::Statement>, std::less<>> statements_;
   bool immutable_ = false;  ///< opened with "immutable=1" (store_detail::open_immutable)
   int stale_aborted_ = 0;
 };

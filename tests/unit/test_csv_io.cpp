@@ -307,6 +307,45 @@ TEST_F(CsvIo, ColumnsInAnyOrderWithoutMeanAndBlankLines) {
   EXPECT_TRUE(parse(kHead).runs.empty());  // header only: nothing to import
 }
 
+// The reader keeps rows of runs that arrive in order as they are and sorts
+// the others; runs of different sizes, interleaved, keep their own samples.
+TEST_F(CsvIo, RowsOfInterleavedRunsOfAnySizeAreSortedAndARepeatFarApartIsRefused) {
+  const std::string row7 = "7,fx,fake,2,vanilla,v1,k,box,";
+  const std::string row8 = "8,fx,fake,2,vanilla,v1,k,box,";
+  const std::string row9 = "9,fx,fake,2,vanilla,v1,k,box,";
+  std::string text = kHead;
+  for (int i = 1; i <= 6; ++i)  // run 7: in order, six iterations of two metrics
+    text += row7 + std::to_string(i) + ",latency,ms,lower,amean," + std::to_string(i) + "\n" +
+            row7 + std::to_string(i) + ",throughput,ops/s,higher,hmean," + std::to_string(10 * i) +
+            "\n";
+  text += row8 + "2,throughput,ops/s,higher,hmean,20\n";  // run 8: two rows, reversed
+  text += row9 + "1,throughput,ops/s,higher,hmean,30\n";  // run 9 between them
+  text += row8 + "1,throughput,ops/s,higher,hmean,10\n";
+  text += row9 + "1,latency,ms,lower,amean,3\n";  // run 9: metrics out of order
+  SamplesCsv csv = parse(text);
+  ASSERT_EQ(csv.runs.size(), 3u);
+  ASSERT_EQ(csv.runs[0].samples.size(), 12u);
+  for (std::size_t k = 0; k < 12; ++k) {
+    EXPECT_EQ(csv.runs[0].samples[k].iteration, static_cast<int>(k / 2 + 1));
+    EXPECT_EQ(csv.runs[0].samples[k].metric, k % 2 ? "throughput" : "latency");
+  }
+  ASSERT_EQ(csv.runs[1].samples.size(), 2u);
+  EXPECT_EQ(csv.runs[1].samples[0].value, 10);
+  EXPECT_EQ(csv.runs[1].samples[1].value, 20);
+  ASSERT_EQ(csv.runs[2].samples.size(), 2u);
+  EXPECT_EQ(csv.runs[2].samples[0].metric, "latency");
+  EXPECT_EQ(csv.runs[2].samples[1].metric, "throughput");
+  EXPECT_EQ(csv.runs[2].samples[1].value, 30);
+
+  // The same sample twelve lines apart, with other samples of its run between.
+  const std::string repeat = text + row7 + "3,latency,ms,lower,amean,3\n";
+  const std::string message = usage_error([&] { parse(repeat, "far.csv"); });
+  EXPECT_NE(message.find("far.csv:18: run 7 iteration 3 metric 'latency' is given twice (also "
+                         "line 6)"),
+            std::string::npos)
+      << message;
+}
+
 TEST_F(CsvIo, ImportStoresNothingWhenADescriptorDisagreesWithTheDatabase) {
   add_run(*store_, "vanilla", "v1", {{"fail_at", "1"}}, {{1, "throughput", 1}});
   const std::string before = export_all(*store_);
