@@ -26,17 +26,21 @@
 //     same rows (`SELECT s.value FROM run r JOIN sample s ON s.run_id=r.id
 //     WHERE r.variant=?`, each side on its own connection and thread, as
 //     compare loads its sides), summing the values so nothing is skipped;
-// and the ratio compare/bare of each repeat: median and min-max of the 7,
+//   - `report a b` (the same comparison, then the changelog blocks of every
+//     cell and their legend: render_report, as `nightjar report` prints);
+// and the ratios compare/bare and report/bare of each repeat: median and min-max of the 7,
 // with the load average. The machine is shared and noisy: the ratio of one
 // repeat compares two timings taken a few hundred ms apart, so it is steadier
 // than either time alone, but a busy neighbour still moves every figure.
 //
-//   compare_bench [--db PATH] [--repeats N] [--only compare|bare|open] [google benchmark flags]
+//   compare_bench [--db PATH] [--repeats N] [--only compare|report|bare|open] [google benchmark
+//   flags]
 //     --db PATH     reuse/keep the database at PATH (default: a temporary
 //                   file, removed at exit)
 //     --repeats N   repeats of the issue-19 figures (default 7)
 //     --only WHAT   build (or reuse) the database, then run `compare a b`
-//                   (WHAT=compare) or the bare scan (WHAT=bare) once, or
+//                   (WHAT=compare), `report a b` (WHAT=report) or the bare
+//                   scan (WHAT=bare) once, or
 //                   nothing (WHAT=open), and exit: for counting
 //                   instructions, which a busy machine does not change
 //                   (`valgrind --tool=callgrind compare_bench --db PATH
@@ -63,6 +67,7 @@
 
 #include "results/compare/comparison.h"
 #include "results/render/compare.h"
+#include "results/render/report.h"
 #include "results/stats/significance.h"
 #include "results/store/store.h"
 
@@ -143,6 +148,15 @@ std::size_t compare_once(const std::vector<std::string>& selectors) {
   return text.size() + c.rows.size();
 }
 
+// `nightjar report a b` after opening the store: the same comparison, then
+// the changelog blocks (one per cell) and their legend.
+std::size_t report_once() {
+  nightjar::Comparison c =
+      nightjar::compare_selectors(*g_store, {"a", "b"}, {}, nightjar::stats::SignificanceOptions{});
+  std::string text = nightjar::render_report(c, nightjar::ReportOptions{});
+  return text.size() + c.rows.size();
+}
+
 // The bare scan of one side: the value column of the samples of the runs of
 // `variant`, read with the sqlite3 C API on a read-only connection of its
 // own. Returns the number of values (their sum goes to `sum`).
@@ -203,7 +217,7 @@ std::string spread(std::vector<double> v, const char* format) {
 void print_ratio(int repeats) {
   compare_once({"a", "b"});  // warm the page cache
   if (bare_scan() != 1'000'000) std::fprintf(stderr, "compare_bench: bare scan missed samples\n");
-  std::vector<double> ms, cpu_ms, bare_ms, bare_cpu_ms, ratio, cpu_ratio;
+  std::vector<double> ms, cpu_ms, bare_ms, bare_cpu_ms, ratio, cpu_ratio, report_ms, report_ratio;
   for (int i = 0; i < repeats; ++i) {
     auto t0 = std::chrono::steady_clock::now();
     double c0 = process_cpu_ms();
@@ -215,28 +229,38 @@ void print_ratio(int repeats) {
     benchmark::DoNotOptimize(bare_scan());
     bare_cpu_ms.push_back(process_cpu_ms() - c0);
     bare_ms.push_back(elapsed_ms(t0));
+    t0 = std::chrono::steady_clock::now();
+    benchmark::DoNotOptimize(report_once());
+    report_ms.push_back(elapsed_ms(t0));
     ratio.push_back(ms.back() / bare_ms.back());
     cpu_ratio.push_back(cpu_ms.back() / bare_cpu_ms.back());
+    report_ratio.push_back(report_ms.back() / bare_ms.back());
   }
   double load[3] = {0, 0, 0};
   if (::getloadavg(load, 3) < 1) load[0] = -1;
-  std::vector<double> sorted_ms = ms, sorted_ratio = ratio;
-  std::sort(sorted_ms.begin(), sorted_ms.end());
-  std::sort(sorted_ratio.begin(), sorted_ratio.end());
-  const double median_ms = sorted_ms[sorted_ms.size() / 2];
-  const double median_ratio = sorted_ratio[sorted_ratio.size() / 2];
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  auto verdict = [](double median_ms, double median_ratio) {
+    return std::string("goal <= 200 ms wall: ") + (median_ms <= 200.0 ? "met" : "NOT met") +
+           "; goal ratio <= 2: " + (median_ratio <= 2.0 ? "met" : "NOT met");
+  };
   std::printf(
       "compare of 1000000 samples (100000 runs x 10, both sides = every sample), %d repeats "
       "(load average %.2f on %u CPUs; a shared, noisy machine):\n"
       "  compare a b : %s ms wall, %s ms CPU summed over threads\n"
       "  bare scan   : %s ms wall, %s ms CPU (sqlite3 C API, value column of the same rows)\n"
       "  ratio       : %s compare/bare wall, %s CPU\n"
-      "  goal <= 200 ms wall: %s; goal ratio <= 2: %s\n",
+      "  compare     : %s\n"
+      "  report a b  : %s ms wall (changelog blocks of every cell), ratio %s report/bare wall\n"
+      "  report      : %s\n",
       repeats, load[0], std::thread::hardware_concurrency(), spread(ms, "%.1f").c_str(),
       spread(cpu_ms, "%.1f").c_str(), spread(bare_ms, "%.1f").c_str(),
       spread(bare_cpu_ms, "%.1f").c_str(), spread(ratio, "%.2f").c_str(),
-      spread(cpu_ratio, "%.2f").c_str(), median_ms <= 200.0 ? "met" : "NOT met",
-      median_ratio <= 2.0 ? "met" : "NOT met");
+      spread(cpu_ratio, "%.2f").c_str(), verdict(median(ms), median(ratio)).c_str(),
+      spread(report_ms, "%.1f").c_str(), spread(report_ratio, "%.2f").c_str(),
+      verdict(median(report_ms), median(report_ratio)).c_str());
 }
 
 void BM_CompareAllSamples(benchmark::State& state) {
@@ -272,8 +296,9 @@ int main(int argc, char** argv) {
       repeats = std::max(1, std::atoi(argv[++i]));
     } else if (std::strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
       only = argv[++i];
-      if (only != "compare" && only != "bare" && only != "open") {
-        std::fprintf(stderr, "compare_bench: --only takes compare, bare or open, not '%s'\n",
+      if (only != "compare" && only != "report" && only != "bare" && only != "open") {
+        std::fprintf(stderr,
+                     "compare_bench: --only takes compare, report, bare or open, not '%s'\n",
                      only.c_str());
         return 2;
       }
@@ -294,6 +319,7 @@ int main(int argc, char** argv) {
     // One compare or scan, alone (for callgrind: see the header).
     std::size_t got = 0;
     if (only == "compare") got = compare_once({"a", "b"});
+    if (only == "report") got = report_once();
     if (only == "bare") got = bare_scan();
     std::printf("compare_bench --only %s: %zu\n", only.c_str(), got);
   } else {
