@@ -60,24 +60,45 @@ std::string xtics(const std::vector<std::pair<double, std::string>>& ticks) {
   return out + ")\n";
 }
 
-// Splits "a; b; c" at "; " into lines of at most `width` characters (a part
-// longer than that gets a line of its own).
+// Splits "a; b; c" at "; " into lines of at most `width` characters; a part
+// longer than that (a long cell) starts a line of its own and is broken at
+// its spaces, or anywhere when a word alone is too long, so that no line runs
+// off the image.
 std::vector<std::string> wrap_parts(const std::string& text, int width) {
+  const std::size_t w = static_cast<std::size_t>(std::max(width, 1));
   std::vector<std::string> lines;
   std::string line;
+  auto add_long_part = [&](const std::string& part) {
+    std::string piece;
+    std::size_t at = 0;
+    while (at < part.size()) {
+      std::size_t space = part.find(' ', at);
+      std::string word = part.substr(at, space == std::string::npos ? space : space - at);
+      at = space == std::string::npos ? part.size() : space + 1;
+      if (!piece.empty() && piece.size() + 1 + word.size() <= w) {
+        piece += " " + word;
+        continue;
+      }
+      if (!piece.empty()) lines.push_back(piece);
+      for (piece = word; piece.size() > w; piece.erase(0, w)) lines.push_back(piece.substr(0, w));
+    }
+    if (!piece.empty()) line = piece;
+  };
   std::size_t start = 0;
   while (start < text.size()) {
     std::size_t end = text.find("; ", start);
     std::string part = text.substr(start, end == std::string::npos ? end : end - start);
     start = end == std::string::npos ? text.size() : end + 2;
-    if (line.empty())
-      line = part;
-    else if (line.size() + 2 + part.size() <= static_cast<std::size_t>(width))
+    if (!line.empty() && line.size() + 2 + part.size() <= w) {
       line += "; " + part;
-    else {
-      lines.push_back(line + ";");
-      line = part;
+      continue;
     }
+    if (!line.empty()) lines.push_back(line + ";");
+    line.clear();
+    if (part.size() <= w)
+      line = part;
+    else
+      add_long_part(part);
   }
   if (!line.empty()) lines.push_back(line);
   return lines;

@@ -585,6 +585,57 @@ TEST(PlotScript, AFlatSeriesGetsAReadableYRange) {
   EXPECT_EQ(varying.find("set yrange"), std::string::npos) << varying;
 }
 
+// The footnote is wrapped to the image: its parts joined while they fit, and
+// a part longer than a line (the whole cell of an exec job) broken at its
+// spaces, or anywhere in a word longer than a line; nothing is lost.
+TEST(PlotScript, TheFootnoteWrapsALongCellToTheImageWidth) {
+  PlotData d;
+  d.title = "wall_time by build";
+  PlotSeries s;
+  s.label = "default";
+  PlotPoint p;
+  p.x = p.x_drawn = 1;
+  p.mean = p.lo = p.hi = 1;
+  p.samples = {1};
+  p.n = 1;
+  s.points.push_back(p);
+  d.series.push_back(s);
+  const std::string cell =
+      "cell command=sh -c 'seq 1 200000 | sort -R --random-source=/dev/zero | sort -n | tail -n "
+      "1 >/dev/null' metrics=wall_time cpu_time parse=kv shell=off stream=stdout timeout=60s "
+      "path=/" +
+      std::string(150, 'x');
+  d.footnote = "dots: samples; n = 3 per point; " + cell;
+  const ImageSpec img{ImageFormat::png, 600, 400};  // lines of at most 100 characters
+  const std::string script = gnuplot_script(d, img, "/tmp/foot.png");
+  const auto at = script.find("set label 1 \"");
+  ASSERT_NE(at, std::string::npos) << script;
+  const auto end = script.find("\" at screen", at);
+  ASSERT_NE(end, std::string::npos) << script;
+  const std::string label = script.substr(at + 13, end - at - 13);
+  std::vector<std::string> lines;
+  for (std::size_t from = 0;;) {
+    const auto nl = label.find("\\n", from);
+    lines.push_back(label.substr(from, nl == std::string::npos ? nl : nl - from));
+    if (nl == std::string::npos) break;
+    from = nl + 2;
+  }
+  ASSERT_GE(lines.size(), 4u) << label;
+  EXPECT_EQ(lines[0], "dots: samples; n = 3 per point;");
+  std::string joined;
+  for (const auto& line : lines) {
+    EXPECT_LE(line.size(), 100u) << line;
+    joined += line;
+  }
+  // Every character of the cell is there, in order (spaces became breaks).
+  std::string cell_chars, joined_chars;
+  for (char c : cell)
+    if (c != ' ') cell_chars += c;
+  for (char c : joined.substr(lines[0].size()))
+    if (c != ' ') joined_chars += c;
+  EXPECT_EQ(joined_chars, cell_chars);
+}
+
 // Points pooled from runs under qemu TCG are marked in the record, drawn
 // again as open black triangles titled "TCG: measures emulation" in the key,
 // and explained in the footnote (issue 16).
