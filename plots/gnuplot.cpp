@@ -70,11 +70,7 @@ std::vector<std::string> wrap_parts(const std::string& text, int width) {
   std::string line;
   auto add_long_part = [&](const std::string& part) {
     std::string piece;
-    std::size_t at = 0;
-    while (at < part.size()) {
-      std::size_t space = part.find(' ', at);
-      std::string word = part.substr(at, space == std::string::npos ? space : space - at);
-      at = space == std::string::npos ? part.size() : space + 1;
+    for (const std::string& word : split(part, ' ')) {
       if (!piece.empty() && piece.size() + 1 + word.size() <= w) {
         piece += " " + word;
         continue;
