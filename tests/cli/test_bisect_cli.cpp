@@ -10,6 +10,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <thread>
 
 #include "bisect_repo.h"
@@ -212,6 +213,7 @@ TEST(BisectRunCli, AMergeOfTwoGoodParentsIsNamedAsAnInteraction) {
                        "; branch test: no branch commit turns"));
   EXPECT_EQ(query_one(db, "SELECT status || ' ' || first_bad FROM bisect_session"),
             "found " + repo.merge);
+  std::cout << r.out;  // the message, for the ctest log
   // The work tree is back at c3, its build products are another commit's
   // (the branch test built in its own worktree, not there).
   EXPECT_TRUE(contains(r.err, "is back at " + repo.c3.substr(0, 12) + " (git bisect reset)"))
