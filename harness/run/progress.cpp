@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <tuple>
 
 #include "results/model/text.h"
 
@@ -45,9 +46,10 @@ std::string Progress::eta() const {
   return fmt::format("{}:{:02}", s / 60, s % 60);
 }
 
-void Progress::cell(int index, const std::string& label) {
+void Progress::cell(int index, const std::string& variant, const std::string& label) {
   cell_index_ = index;
   cell_label_ = label;
+  slots_[variant] = {index, label};
   if (!tty_) fmt::print(out_, "nightjar: cell {}/{}: {}\n", index, total_cells_, label);
 }
 
@@ -91,6 +93,8 @@ void Progress::iteration(bool warmup, int done, int of, double seconds,
                                ? kEtaWeight * wall + (1 - kEtaWeight) * *seconds_per_iteration_
                                : wall;
   if (tty_) {
+    if (auto slot = slots_.find(variant); slot != slots_.end())
+      std::tie(cell_index_, cell_label_) = slot->second;
     fmt::print(out_, "\r\033[K{}", bar_line(terminal_columns(out_), warmup, done, of, variant));
     bar_open_ = true;
   } else {

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -15,8 +16,11 @@ class Progress {
  public:
   /// `total_iterations`: warm-up + measured iterations of every cell, for the ETA.
   Progress(int total_cells, long total_iterations, std::FILE* out = stderr);
-  /// A cell starts: index is 1-based; `label` names job, variant and cell.
-  void cell(int index, const std::string& label);
+  /// A slot starts: the run of `variant` in a cell; index is 1-based over
+  /// every slot (cells x variants); `label` names job, variant and cell.
+  /// Under --interleave the slots of one cell start together and their
+  /// iterations alternate: each iteration's bar shows its own slot.
+  void cell(int index, const std::string& variant, const std::string& label);
   /// One (warm-up or measured) iteration finished: iteration `done` of `of`
   /// of variant `variant`'s run, which took `seconds`. The variant is named
   /// on every line, since --interleave alternates variants inside a cell.
@@ -43,6 +47,8 @@ class Progress {
   long done_iterations_ = 0;
   int cell_index_ = 0;
   std::string cell_label_;
+  /// The slot each variant started last: its index and label.
+  std::map<std::string, std::pair<int, std::string>, std::less<>> slots_;
   bool bar_open_ = false;
   /// Exponentially weighted mean of the wall time between iterations
   /// (setup and teardown included), seconds; unset before the first.

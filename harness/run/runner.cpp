@@ -447,7 +447,7 @@ void run_sequential(const PlannedJob& job, const NewRun& job_base, const RunOpti
     std::optional<std::string> knob_reason = apply_knobs(variant, knobs, applied);
     NewRun base = variant_base(job_base, options, variant);
     for (const auto& cell : job.cells) {
-      progress.cell(++index, describe_cell(job, variant.name, cell));
+      progress.cell(++index, variant.name, describe_cell(job, variant.name, cell));
       CellRun run(job, variant, cell, store, progress);
       try {
         if (knob_reason) {
@@ -483,7 +483,7 @@ void run_interleaved(const PlannedJob& job, const NewRun& job_base, const RunOpt
     std::vector<std::unique_ptr<CellRun>> runs;
     try {
       for (const auto& variant : job.variants) {
-        progress.cell(++index, describe_cell(job, variant.name, cell));
+        progress.cell(++index, variant.name, describe_cell(job, variant.name, cell));
         runs.push_back(std::make_unique<CellRun>(job, variant, cell, store, progress));
         KnobSet knobs;
         AppliedKnobs applied;
