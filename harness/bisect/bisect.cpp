@@ -516,7 +516,9 @@ std::vector<std::int64_t> usable(const ResultsStore& store, const std::vector<st
     RunFilter f;
     f.run_id = id;
     auto rows = store.runs(f);
-    if (rows.empty() || (rows[0].status != "complete" && rows[0].status != "aborted")) continue;
+    if (rows.empty() ||
+        (rows[0].status != RunStatus::complete && rows[0].status != RunStatus::aborted))
+      continue;
     for (const auto& s : store.samples(id))
       if (s.metric == metric) {
         out.push_back(id);
@@ -532,8 +534,8 @@ std::string why_no_samples(const ResultsStore& store, const std::vector<std::int
     RunFilter f;
     f.run_id = id;
     for (const auto& r : store.runs(f))
-      why.push_back(
-          fmt::format("run {} {}{}", r.id, r.status, r.reason.empty() ? "" : ": " + r.reason));
+      why.push_back(fmt::format("run {} {}{}", r.id, to_string(r.status),
+                                r.reason.empty() ? "" : ": " + r.reason));
   }
   return why.empty() ? "no run was stored" : join(why, "; ");
 }
@@ -1454,7 +1456,7 @@ DecisionResult decide_commit(const ResultsStore& store, const std::vector<std::i
           if (!v.empty()) cs.params.emplace_back(k, v);
       }
       cs.run_ids.push_back(id);
-      if (r.status == "aborted") ++cs.aborted_runs;
+      if (r.status == RunStatus::aborted) ++cs.aborted_runs;
       // Valid samples only; the invalid ones are counted (the row's n says so).
       auto& values = cs.metrics[metric];
       for (const auto& s : store.samples(id, SampleSet::all)) {

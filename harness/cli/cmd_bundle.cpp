@@ -45,7 +45,7 @@ std::string describe_run(const ResultsStore& store, const RunRecord& r, std::int
                                 r.job_path.empty() ? "" : " (" + r.job_path + ")", r.workload,
                                 r.cell, r.variant, r.build.empty() ? "" : ", build " + r.build);
   out += fmt::format("  iterations {} planned (+{} warmup), status {}\n", r.iterations, r.warmup,
-                     r.status);
+                     to_string(r.status));
   const auto [kernel, testbox] = store.run_machine(id);
   if (kernel)
     out += fmt::format("  kernel  {} {}\n  cmdline {}\n  config_hash {}\n", kernel->release,

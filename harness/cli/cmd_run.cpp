@@ -92,7 +92,7 @@ std::optional<IterationEstimate> stored_estimate(const std::string& db, const Pl
     RunFilter filter;
     filter.job = job.job.name;
     filter.workload = job.workload->name();
-    filter.status = "complete";
+    filter.status = RunStatus::complete;
     filter.limit = kEstimateRuns;
     double sum = 0;
     std::size_t n = 0, runs = 0;

@@ -73,12 +73,12 @@ ExitCode cmd_show(const ShowArgs& a) {
   f.variant = a.variant;
   f.build = a.build;
   f.kernel_release = a.kernel;
-  f.status = a.status;
+  if (!a.status.empty()) f.status = parse_run_status(a.status);  // checked by the option
   f.run_id = a.run;
   f.limit = a.last;
   auto runs = store.runs(f);
   if (runs.empty() && a.run && f.job.empty() && f.workload.empty() && f.variant.empty() &&
-      f.build.empty() && f.kernel_release.empty() && f.status.empty())
+      f.build.empty() && f.kernel_release.empty() && !f.status)
     throw UsageError(fmt::format(
         "--run {}: no run {} in {}; `nightjar show` lists the stored runs and their ids", *a.run,
         *a.run, store.path()));
@@ -159,8 +159,10 @@ Subcommand add_show_command(CLI::App& app) {
   cmd->add_option("--variant", a->variant, "only runs of this variant");
   cmd->add_option("--build", a->build, "only runs of this build label");
   cmd->add_option("--kernel", a->kernel, "only runs on this kernel release (uname -r)");
+  std::vector<std::string> statuses;
+  for (RunStatus s : kRunStatuses) statuses.emplace_back(to_string(s));
   cmd->add_option("--status", a->status, "only runs with this status")
-      ->check(CLI::IsMember({"running", "complete", "aborted", "failed", "skipped"}));
+      ->check(CLI::IsMember(statuses));
   cmd->add_option("--run", a->run, "one run: its per-metric summary and context");
   cmd->add_option("--last", a->last, "only the newest N runs")->check(at_least(1));
   cmd->add_option("--fact", a->facts,

@@ -62,10 +62,12 @@ std::int64_t store_sampleless(ResultsStore& store, NewRun run, RunStatus status,
   return id;
 }
 
-RunStatus status_of(const std::string& s) {
-  if (s == "skipped") return RunStatus::skipped;
-  if (s == "aborted") return RunStatus::aborted;
-  return RunStatus::failed;  // failed, and "running" (the guest stopped inside it)
+// The status a guest's run without samples is stored with: its own when
+// skipped or aborted, else failed (a complete run without samples, and
+// "running": the guest stopped inside it).
+RunStatus status_of(RunStatus s) {
+  if (s == RunStatus::skipped || s == RunStatus::aborted) return s;
+  return RunStatus::failed;
 }
 
 void count(LavaCollected& out, RunStatus s) {
@@ -148,9 +150,9 @@ LavaCollected collect_lava_job(ResultsStore& store, const LavaJobEntry& entry,
       run.context = g.context;
       run.context["lava.guest_hostname"] = g.testbox.hostname;
       for (const auto& [k, v] : facts) run.context[k] = v;
-      const RunStatus s = g.status == "complete" ? RunStatus::failed : status_of(g.status);
+      const RunStatus s = status_of(g.status);
       const std::string reason =
-          g.status == "complete" ? "the guest stored no samples for this run" : g.reason;
+          g.status == RunStatus::complete ? "the guest stored no samples for this run" : g.reason;
       const std::int64_t id = store_sampleless(
           store, run, s, reason, fmt::format("{}guest-run {}", scope, g.run), g.warnings);
       if (id == 0) {

@@ -78,9 +78,9 @@ std::optional<MetricDescriptor> main_metric(const ResultsStore& store, const Run
   return std::nullopt;
 }
 
-std::string result_of(const std::string& status) {
-  if (status == "complete") return "pass";
-  if (status == "skipped") return "skip";
+std::string result_of(RunStatus status) {
+  if (status == RunStatus::complete) return "pass";
+  if (status == RunStatus::skipped) return "skip";
   return "fail";
 }
 
@@ -144,7 +144,7 @@ std::string guest_runs_json(const ResultsStore& store) {
               {"build", r->build},
               {"cell", r->cell},
               {"params", params},
-              {"status", r->status},
+              {"status", to_string(r->status)},
               {"reason", r->reason},
               {"started_at", row.started_at},
               {"iterations", r->iterations},
@@ -183,7 +183,7 @@ std::vector<GuestRun> parse_guest_runs(const std::string& text, const std::strin
       g.build = j.value("build", "");
       g.cell = j.value("cell", "");
       g.params = j.value("params", std::map<std::string, std::string>{});
-      g.status = j.at("status").get<std::string>();
+      g.status = parse_run_status(j.at("status").get<std::string>()).value_or(RunStatus::failed);
       g.reason = j.value("reason", "");
       g.started_at = j.value("started_at", "");
       g.iterations = j.value("iterations", 0);

@@ -53,7 +53,9 @@ struct GuestRun {
   std::int64_t run = 0;  ///< the guest's run id (the `run` column of samples.csv)
   std::string job, job_path, workload, variant, build, cell;
   std::map<std::string, std::string> params;  ///< name -> canonical text
-  std::string status, reason, started_at;
+  /// The guest's run status; a text this binary does not know reads as failed.
+  RunStatus status = RunStatus::failed;
+  std::string reason, started_at;
   int iterations = 0, warmup = 0;
   std::size_t samples = 0;  ///< samples stored (valid and invalid)
   KernelIdentity kernel;

@@ -152,9 +152,9 @@ RunStatus import_run(const json& r, const KernelIdentity& kernel, const Testbox&
   const json context = r.value("context", json::object());
   for (const auto& [k, v] : context.items()) run.context[k] = v.get<std::string>();
   for (const auto& [k, v] : extra_context) run.context[k] = v;
-  const std::string status = r.at("status").get<std::string>();
+  const std::optional<RunStatus> status = parse_run_status(r.at("status").get<std::string>());
   const std::string reason = r.value("reason", "");
-  if (status == "skipped") {
+  if (status == RunStatus::skipped) {
     id = store.record_skipped(run, reason);
     return RunStatus::skipped;
   }
@@ -180,9 +180,10 @@ RunStatus import_run(const json& r, const KernelIdentity& kernel, const Testbox&
     for (const auto& [k, v] : mons.items()) monitors[k] = v.get<double>();
     store.add_iteration(id, it.at("i").get<int>(), result, monitors, it.value("duration", 0.0));
   }
-  RunStatus s = status == "complete"  ? RunStatus::complete
-                : status == "aborted" ? RunStatus::aborted
-                                      : RunStatus::failed;
+  // A run the guest left running (it stopped inside it), or a status this
+  // binary does not know, is stored failed.
+  const RunStatus s =
+      status == RunStatus::complete || status == RunStatus::aborted ? *status : RunStatus::failed;
   store.finish_run(id, s, reason);
   return s;
 }
@@ -817,7 +818,7 @@ json export_run(const ResultsStore& store, std::int64_t id, std::size_t job_inde
   r["cell_id"] = run->cell;
   r["variant"] = run->variant;
   r["build"] = run->build;
-  r["status"] = run->status;
+  r["status"] = to_string(run->status);
   r["reason"] = run->reason;
   r["iterations"] = run->iterations;
   r["warmup"] = run->warmup;

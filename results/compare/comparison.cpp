@@ -694,7 +694,8 @@ void add_side_notes(std::vector<std::string>& notes, const LoadedSide& s,
   if (!s.excluded.empty()) {
     std::string listed;
     for (std::size_t i = 0; i < s.excluded.size() && i < 5; ++i)
-      listed += fmt::format("{}run {} {}", i ? ", " : "", s.excluded[i].id, s.excluded[i].status);
+      listed += fmt::format("{}run {} {}", i ? ", " : "", s.excluded[i].id,
+                            to_string(s.excluded[i].status));
     if (s.excluded.size() > 5) listed += ", ...";
     notes.push_back(fmt::format("{}: {} matching run(s) without samples not used ({})", n,
                                 s.excluded.size(), listed));

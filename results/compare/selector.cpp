@@ -58,8 +58,8 @@ SideFilter side_filter(const Selector& s, const SideQuery& q) {
                              const std::vector<ExcludedRun>& excluded) {
   std::vector<std::string> why;
   for (const auto& r : excluded)
-    why.push_back(
-        fmt::format("run {} {}{}", r.id, r.status, r.reason.empty() ? "" : ": " + r.reason));
+    why.push_back(fmt::format("run {} {}{}", r.id, to_string(r.status),
+                              r.reason.empty() ? "" : ": " + r.reason));
   throw Error(ExitCode::inconclusive,
               fmt::format("{} selector '{}' matched {} run(s) but none has samples ({}); "
                           "nothing to compare: rerun the job for this side",

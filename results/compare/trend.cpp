@@ -117,7 +117,7 @@ std::map<std::string, CellData> pool_runs(
   std::map<std::string, CellData> cells;
   for (const auto& run : runs) {
     all_cells.insert(run.cell);
-    if (run.status != "complete" && run.status != "aborted") continue;
+    if (run.status != RunStatus::complete && run.status != RunStatus::aborted) continue;
     if (!cell_matches(store, run.id, filter)) continue;
     std::vector<double> values;
     std::size_t invalid = 0;

@@ -60,7 +60,7 @@ std::string render_json(const Comparison& c) {
     const auto& s = c.sides[i];
     ordered_json excluded = ordered_json::array();
     for (const auto& e : s.excluded)
-      excluded.push_back({{"run", e.id}, {"status", e.status}, {"reason", e.reason}});
+      excluded.push_back({{"run", e.id}, {"status", to_string(e.status)}, {"reason", e.reason}});
     ordered_json side{
         {"role", i == 0 ? "base" : "new"}, {"name", s.name},           {"runs", s.run_ids},
         {"variants", s.variants},          {"builds", s.builds},       {"kernels", s.kernels},

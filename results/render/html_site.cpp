@@ -417,7 +417,8 @@ mu::data comparison_sides(const Comparison& c) {
     d.set("kernels", join(s.kernels));
     d.set("testboxes", join(s.testboxes));
     std::vector<std::string> excluded;
-    for (const auto& e : s.excluded) excluded.push_back(std::to_string(e.id) + " " + e.status);
+    for (const auto& e : s.excluded)
+      excluded.push_back(std::to_string(e.id) + " " + to_string(e.status));
     d.set("excluded", excluded.empty() ? std::string("none") : join(excluded));
     return d;
   });

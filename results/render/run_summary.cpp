@@ -31,7 +31,7 @@ std::string render_run_summary(const ResultsStore& store,
     if (rows.empty()) continue;
     const RunRow& run = rows.front();
     auto samples = store.samples(id, SampleSet::all);
-    std::string status = run.status + (run.reason.empty() ? "" : ": " + run.reason);
+    std::string status = to_string(run.status) + (run.reason.empty() ? "" : ": " + run.reason);
     if (samples.empty()) {
       t.add_row(
           {std::to_string(id), run.variant, run.cell, "-", "", "0", "", "", "", "", "", status});
@@ -106,7 +106,8 @@ std::string render_run_list(const std::vector<RunRow>& runs, const std::vector<F
       auto it = f.values.find(r.id);
       row.push_back(it == f.values.end() ? "-" : it->second);
     }
-    for (const auto& cell : {r.status, samples, r.started_at, r.reason}) row.push_back(cell);
+    for (const auto& cell : {std::string(to_string(r.status)), samples, r.started_at, r.reason})
+      row.push_back(cell);
     t.add_row(row);
   }
   return t.render();

@@ -7,6 +7,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "results/model/exit_codes.h"
+
 namespace nightjar::store_detail {
 
 namespace {
@@ -100,6 +102,12 @@ RunLabels run_labels_of_row(const SQLite::Statement& q) {
   return {q.getColumn(0).getInt64(),  q.getColumn(1).getString(), q.getColumn(2).getString(),
           q.getColumn(3).getString(), q.getColumn(4).getString(), q.getColumn(5).getString(),
           q.getColumn(6).getString(), q.getColumn(7).getString()};
+}
+
+RunStatus stored_run_status(std::string_view text) {
+  if (const std::optional<RunStatus> s = parse_run_status(text)) return *s;
+  throw EnvironmentError("results database: a run's status is '" + std::string(text) +
+                         "', which nightjar never writes");
 }
 
 std::optional<double> optional_double(const SQLite::Column& c) {

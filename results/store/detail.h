@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "results/model/identity.h"
@@ -73,6 +74,11 @@ inline constexpr const char* kRunLabelsSelect =
     "COALESCE(t.hostname, ''), r.started_at FROM run r "
     "LEFT JOIN kernel k ON k.id = r.kernel_id LEFT JOIN testbox t ON t.id = r.testbox_id ";
 RunLabels run_labels_of_row(const SQLite::Statement& q);
+
+/// The status of a run row (column run.status, whose CHECK allows only the
+/// spellings of to_string(RunStatus)). Throws EnvironmentError naming any
+/// other text: a database changed by hand.
+RunStatus stored_run_status(std::string_view text);
 
 /// A column that may be NULL.
 std::optional<double> optional_double(const SQLite::Column& c);

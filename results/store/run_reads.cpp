@@ -23,7 +23,7 @@ std::string run_filter_sql(const RunFilter& f, std::vector<std::string>& binds) 
   add(f.variant, " AND r.variant=?");
   add(f.build, " AND r.build=?");
   add(f.kernel_release, " AND k.release=?");
-  add(f.status, " AND r.status=?");
+  if (f.status) add(to_string(*f.status), " AND r.status=?");
   add(f.hostname, " AND t.hostname=?");
   if (f.run_id) sql += " AND r.id=" + std::to_string(*f.run_id);
   return sql;
@@ -39,7 +39,7 @@ RunRow read_run_row(const SQLite::Statement& q) {
   r.build = q.getColumn(5).getString();
   r.kernel_release = q.getColumn(6).getString();
   r.hostname = q.getColumn(7).getString();
-  r.status = q.getColumn(8).getString();
+  r.status = stored_run_status(q.getColumn(8).getText());
   r.reason = q.getColumn(9).getString();
   r.started_at = q.getColumn(10).getString();
   r.ended_at = q.getColumn(11).getString();
@@ -197,7 +197,7 @@ std::optional<RunRecord> ResultsStore::run_record(std::int64_t id) const {
     r.cell = q.getColumn(3).getString();
     r.variant = q.getColumn(4).getString();
     r.build = q.getColumn(5).getString();
-    r.status = q.getColumn(6).getString();
+    r.status = stored_run_status(q.getColumn(6).getText());
     r.reason = q.getColumn(7).getString();
     r.iterations = q.getColumn(8).getInt();
     r.warmup = q.getColumn(9).getInt();

@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "results/model/identity.h"
@@ -17,8 +18,16 @@ namespace nightjar {
 
 /// Status of a run (DESIGN.md "Behaviour every part keeps").
 enum class RunStatus { running, complete, aborted, failed, skipped };
+/// Every RunStatus, in declaration order (what `show --status` accepts).
+inline constexpr RunStatus kRunStatuses[] = {RunStatus::running, RunStatus::complete,
+                                             RunStatus::aborted, RunStatus::failed,
+                                             RunStatus::skipped};
 /// "running", "complete", ...: the spelling stored in the database.
 const char* to_string(RunStatus s);
+/// Inverse of to_string(RunStatus): the status spelled `text`, or
+/// std::nullopt for any other text (what a caller reading a guest's report
+/// or a command line decides about).
+std::optional<RunStatus> parse_run_status(std::string_view text);
 
 /// Everything known about a run when it starts.
 struct NewRun {
@@ -38,7 +47,8 @@ struct NewRun {
 struct RunRow {
   std::int64_t id = 0;
   std::string job, workload, cell, variant, build, kernel_release, hostname;
-  std::string status, reason, started_at, ended_at;
+  RunStatus status = RunStatus::running;
+  std::string reason, started_at, ended_at;
   int iterations = 0;  ///< planned
   int samples = 0;     ///< iterations stored ok whose values are all valid
   int failed = 0;      ///< iterations stored as failed
@@ -50,7 +60,8 @@ struct RunRow {
 /// Filters of `nightjar show`, export and trend; empty fields match everything.
 struct RunFilter {
   std::optional<std::int64_t> run_id;
-  std::string job, workload, variant, build, kernel_release, status, hostname;
+  std::string job, workload, variant, build, kernel_release, hostname;
+  std::optional<RunStatus> status;
   std::optional<int> limit;  ///< newest N runs
 };
 
@@ -95,7 +106,9 @@ struct RunLabels {
 struct RunRecord {
   std::string job, job_path, workload;
   std::string cell;  ///< canonical cell id
-  std::string variant, build, status, reason;
+  std::string variant, build;
+  RunStatus status = RunStatus::running;
+  std::string reason;
   int iterations = 0;  ///< planned
   int warmup = 0;      ///< planned
   /// Cell parameters: canonical text and number in base units (0 when NULL).

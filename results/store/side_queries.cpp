@@ -224,15 +224,15 @@ void read_runs(const SQLite::Database& db, RowSink& sink, const SideFilter& filt
   enum Use : std::uint8_t { complete, aborted, excluded };
   struct Run {
     std::int64_t id, kernel, testbox;
-    std::uint32_t cell;  // index in `texts` (excluded runs: in `statuses`)
+    std::uint32_t cell;  // index in `texts` (0 for excluded runs)
     Use use;
+    RunStatus status;
   };
   std::vector<Run> runs;
   struct CellText {
     std::string workload, job, cell;
   };
   std::vector<CellText> texts;                                // in the order first seen
-  std::vector<std::string> statuses;                          // of the excluded runs
   std::unordered_map<std::string, std::uint32_t> cell_index;  // key: workload \0 job \0 cell
   std::string key;
   // Distinct labels of the side; they rarely change from run to run.
@@ -242,11 +242,10 @@ void read_runs(const SQLite::Database& db, RowSink& sink, const SideFilter& filt
   };
   auto visit = [&](sqlite3_value** row) {
     const std::int64_t id = sqlite3_value_int64(row[0]);
-    const std::string_view status = text_of(row[4]);
-    if (status != "complete" && status != "aborted" &&
-        !(filter.include_running && status == "running")) {
-      runs.push_back({id, 0, 0, static_cast<std::uint32_t>(statuses.size()), excluded});
-      statuses.emplace_back(status);
+    const RunStatus status = stored_run_status(text_of(row[4]));
+    if (status != RunStatus::complete && status != RunStatus::aborted &&
+        !(filter.include_running && status == RunStatus::running)) {
+      runs.push_back({id, 0, 0, 0, excluded, status});
       return;
     }
     const std::string_view workload = text_of(row[1]), job = text_of(row[2]),
@@ -259,7 +258,7 @@ void read_runs(const SQLite::Database& db, RowSink& sink, const SideFilter& filt
     auto [it, fresh] = cell_index.try_emplace(key, static_cast<std::uint32_t>(texts.size()));
     if (fresh) texts.push_back({std::string(workload), std::string(job), std::string(cell)});
     runs.push_back({id, sqlite3_value_int64(row[7]), sqlite3_value_int64(row[8]), it->second,
-                    status == "aborted" ? aborted : complete});
+                    status == RunStatus::aborted ? aborted : complete, status});
     note(side.variants, text_of(row[5]));
     note(side.builds, text_of(row[6]));
   };
@@ -272,7 +271,7 @@ void read_runs(const SQLite::Database& db, RowSink& sink, const SideFilter& filt
   std::int64_t last_kernel = -1, last_testbox = -1;
   for (const Run& run : runs) {
     if (run.use == excluded) {
-      side.excluded.push_back({run.id, std::move(statuses[run.cell]), ""});
+      side.excluded.push_back({run.id, run.status, ""});
       continue;
     }
     std::size_t& at = stored[run.cell];

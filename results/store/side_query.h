@@ -13,6 +13,8 @@
 #include <utility>
 #include <vector>
 
+#include "results/store/runs.h"
+
 namespace nightjar {
 
 /// Which runs a side reads. Empty fields match everything; every condition
@@ -47,7 +49,8 @@ struct InvalidSamples {
 /// A matching run that gives no samples.
 struct ExcludedRun {
   std::int64_t id = 0;
-  std::string status, reason;
+  RunStatus status = RunStatus::failed;
+  std::string reason;
 };
 
 /// The samples of the runs of one stored cell: one (workload, job, canonical

@@ -36,6 +36,12 @@ const char* to_string(RunStatus s) {
   return "failed";
 }
 
+std::optional<RunStatus> parse_run_status(std::string_view text) {
+  for (RunStatus s : kRunStatuses)
+    if (text == to_string(s)) return s;
+  return std::nullopt;
+}
+
 std::string utc_now_iso8601() {
   std::time_t t = std::time(nullptr);
   std::tm tm{};

@@ -157,7 +157,7 @@ TEST(LavaReport, OneTestCasePerRunWithTheMainMetricAndTheBlocks) {
             1 + 2 * 3 * 2);  // header, 2 runs x 3 iterations x 2 metrics
   const auto runs = parse_guest_runs(blocks.files.at("runs.json"), "test");
   ASSERT_EQ(runs.size(), 3u);
-  EXPECT_EQ(runs[2].status, "skipped");
+  EXPECT_EQ(runs[2].status, RunStatus::skipped);
   EXPECT_EQ(runs[2].reason, "needs a board");
   EXPECT_FALSE(runs[0].kernel.release.empty());
   EXPECT_FALSE(runs[0].testbox.hostname.empty());

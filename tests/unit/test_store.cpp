@@ -74,7 +74,7 @@ TEST(StoreRecord, RunRecordHoldsEverythingStoredForTheRun) {
   EXPECT_EQ(r->cell, "seed=3");
   EXPECT_EQ(r->variant, "a");
   EXPECT_EQ(r->build, "v1");
-  EXPECT_EQ(r->status, "complete");
+  EXPECT_EQ(r->status, RunStatus::complete);
   EXPECT_EQ(r->reason, "done");
   EXPECT_EQ(r->iterations, 2);
   EXPECT_EQ(r->warmup, 1);
@@ -127,7 +127,7 @@ TEST(StoreSide, SamplesAreGroupedByCellAndUnusableRunsExcluded) {
   EXPECT_EQ(side.run_ids, (std::vector<std::int64_t>{a1, a2, a3}));
   ASSERT_EQ(side.excluded.size(), 1u);
   EXPECT_EQ(side.excluded[0].id, running);
-  EXPECT_EQ(side.excluded[0].status, "running");
+  EXPECT_EQ(side.excluded[0].status, RunStatus::running);
   EXPECT_EQ(side.variants, std::set<std::string>{"a"});
   EXPECT_EQ(side.kernels, std::set<std::string>{"6.1.0-test"});
   EXPECT_EQ(side.testboxes, std::set<std::string>{"box"});
