@@ -142,8 +142,8 @@ void build_database(nightjar::ResultsStore& store) {
 }
 
 std::size_t compare_once(const std::vector<std::string>& selectors) {
-  nightjar::Comparison c =
-      nightjar::compare_selectors(*g_store, selectors, {}, nightjar::stats::SignificanceOptions{});
+  nightjar::Comparison c = nightjar::compare_selectors(
+      *g_store, nightjar::parse_selectors(selectors), {}, nightjar::stats::SignificanceOptions{});
   std::string text = nightjar::render_mmtests(c);
   return text.size() + c.rows.size();
 }
@@ -151,8 +151,8 @@ std::size_t compare_once(const std::vector<std::string>& selectors) {
 // `nightjar report a b` after opening the store: the same comparison, then
 // the changelog blocks (one per cell) and their legend.
 std::size_t report_once() {
-  nightjar::Comparison c =
-      nightjar::compare_selectors(*g_store, {"a", "b"}, {}, nightjar::stats::SignificanceOptions{});
+  nightjar::Comparison c = nightjar::compare_selectors(
+      *g_store, nightjar::parse_selectors({"a", "b"}), {}, nightjar::stats::SignificanceOptions{});
   std::string text = nightjar::render_report(c, nightjar::ReportOptions{});
   return text.size() + c.rows.size();
 }

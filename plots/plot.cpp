@@ -97,7 +97,7 @@ std::string describe_query(const SideQuery& q) {
 // The sides: the selectors given, or one per variant in first-run order.
 std::vector<Side> load_sides(const ResultsStore& store, const PlotRequest& r,
                              std::vector<std::string>& notes) {
-  std::vector<Selector> selectors;
+  std::vector<Selector> selectors = r.selectors;
   const bool automatic = r.selectors.empty();
   if (automatic) {
     // Runs without a variant label could only be named by a selector that
@@ -111,8 +111,6 @@ std::vector<Side> load_sides(const ResultsStore& store, const PlotRequest& r,
     if (selectors.empty())
       throw UsageError(fmt::format("plot: no runs to plot{}; {}", describe_query(r.query),
                                    describe_stored_runs(store)));
-  } else {
-    for (const auto& text : r.selectors) selectors.push_back(parse_selector(text));
   }
   std::vector<Side> sides;
   for (const auto& sel : selectors) {

@@ -56,10 +56,11 @@ enum class XScale {
 
 /// What `nightjar plot` was asked.
 struct PlotRequest {
-  /// Sides, as `nightjar compare` selectors (results/compare/selector.h): one line (or
-  /// one group of lines) per selector. Empty: one side per variant of the runs
-  /// that `query` admits, in the order the variants were first run.
-  std::vector<std::string> selectors;
+  /// Sides, as `nightjar compare` selectors parsed by parse_selector
+  /// (results/compare/selector.h): one line (or one group of lines) per
+  /// selector. Empty: one side per variant of the runs that `query` admits,
+  /// in the order the variants were first run.
+  std::vector<Selector> selectors;
   SideQuery query;  ///< --job, --workload, --ignore-param, --include-invalid (every side)
   /// `k=v` items (one or several per string, space separated); a cell is
   /// plotted when its parameters hold every one. Empty: every cell.

@@ -65,11 +65,11 @@ std::string describe_run(const ResultsStore& store, const RunRecord& r, std::int
 
 // The post body: the report table, the run summary, then every run's facts.
 std::string post_body(const ResultsStore& store, const BundleArgs& a,
-                      const std::vector<std::int64_t>& ids,
+                      const std::vector<Selector>& sides, const std::vector<std::int64_t>& ids,
                       const std::map<std::int64_t, RunRecord>& records) {
   const SideQuery query{a.job, a.workload, a.ignore_params, &workload_catalog(), false};
   const Comparison c =
-      compare_selectors(store, a.sides, query, significance_options("welch", 0.05, 1.0));
+      compare_selectors(store, sides, query, significance_options("welch", 0.05, 1.0));
   std::string body = render_report({{"", &c}}, ReportOptions{});
   body += "\nRuns (n, mean, CoeffVar and invalid samples per run and metric):\n\n";
   body += render_run_summary(store, ids);
@@ -115,13 +115,13 @@ ExitCode cmd_bundle(const BundleArgs& a) {
   if (a.text == !a.output.empty())
     throw UsageError(a.text ? "bundle: --text prints the post body and writes no file; drop -o"
                             : "bundle: give -o FILE.tar.gz (or --text for the post body alone)");
-  for (const auto& s : a.sides) (void)parse_selector(s);
+  const std::vector<Selector> sides = parse_selectors(a.sides);
   ResultsStore store = open_existing_store(a.db);
-  const std::vector<std::int64_t> ids = select_export_runs(store, a.sides, a.job, a.workload);
+  const std::vector<std::int64_t> ids = select_export_runs(store, sides, a.job, a.workload);
   std::map<std::int64_t, RunRecord> records;
   for (auto id : ids)
     if (auto r = store.run_record(id)) records.emplace(id, std::move(*r));
-  std::string body = post_body(store, a, ids, records);
+  std::string body = post_body(store, a, sides, ids, records);
   if (a.text) {
     std::cout << body;
     std::cout.flush();

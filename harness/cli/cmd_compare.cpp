@@ -47,13 +47,13 @@ ExitCode cmd_compare(const CompareArgs& a, bool gate) {
         "compare: give a BASE and at least one NEW selector, e.g. `nightjar compare "
         "vanilla patched` or `nightjar compare build=v6.17 build=v6.18`");
   const stats::SignificanceOptions options = significance_options(a.test, a.alpha, a.min_effect);
-  for (const auto& s : a.sides) (void)parse_selector(s);  // bad selectors before the database
+  const std::vector<Selector> sides = parse_selectors(a.sides);  // before the database
   ResultsStore store = open_existing_store(a.db);
   SideQuery query{a.job, a.workload, a.ignore_params, &workload_catalog(), a.include_invalid};
-  Comparison c = compare_selectors(store, a.sides, query, options);
+  Comparison c = compare_selectors(store, sides, query, options);
   if (gate) {
     // The plan from the BASE side's stored runs: what the decision needs.
-    if (auto plan = stored_plan(store, a.sides[0], a.job, a.ignore_params, {}, options))
+    if (auto plan = stored_plan(store, sides[0], a.job, a.ignore_params, {}, options))
       std::cerr << "nightjar: plan: " << plan_line(*plan)
                 << " (`nightjar run ... --until-decided` measures until decided)\n";
   }

@@ -36,9 +36,9 @@ struct ExportArgs {
 };
 
 ExitCode run_export(const ExportArgs& a) {
-  for (const auto& s : a.selectors) (void)parse_selector(s);  // bad selectors before the database
+  const std::vector<Selector> selectors = parse_selectors(a.selectors);  // before the database
   ResultsStore store = open_existing_store(a.db);
-  std::vector<std::int64_t> ids = select_export_runs(store, a.selectors, a.job, a.workload);
+  std::vector<std::int64_t> ids = select_export_runs(store, selectors, a.job, a.workload);
   CsvExportStats stats;
   if (a.output == "-") {
     stats = write_samples_csv(store, ids, std::cout, a.include_invalid);

@@ -41,13 +41,13 @@ ExitCode cmd_plot(const PlotArgs& a) {
         fmt::format("plot: -o {}: the directory {} does not exist; create it or "
                     "write the image elsewhere",
                     a.output, out.parent_path().string()));
-  for (const auto& s : a.selectors) (void)parse_selector(s);
+  const std::vector<Selector> selectors = parse_selectors(a.selectors);
   if (!a.title.empty()) require_label("--title", a.title);
   for (const auto& l : a.labels) require_label("--label", l);
   const std::string gnuplot = find_gnuplot(a.gnuplot);
 
   PlotRequest r;
-  r.selectors = a.selectors;
+  r.selectors = selectors;
   r.query = SideQuery{a.job, a.workload, a.ignore_params, &workload_catalog(), a.include_invalid};
   r.cell = a.cell;
   r.x = a.x;

@@ -48,7 +48,7 @@ struct JobRuns {
 };
 
 std::map<std::string, JobRuns> selected_jobs(const ResultsStore& store,
-                                             const std::vector<std::string>& selectors) {
+                                             const std::vector<Selector>& selectors) {
   auto ids = select_export_runs(store, selectors, "", "");
   std::set<std::int64_t> wanted(ids.begin(), ids.end());
   std::map<std::string, JobRuns> jobs;
@@ -154,12 +154,17 @@ std::optional<std::pair<std::string, std::string>> latest_pair(const SiteIndex& 
   return std::make_pair(good, newest);
 }
 
+// The selector "build=LABEL" of a stored build label.
+Selector build_selector(const std::string& label) {
+  return {.text = "build=" + label, .build = label};
+}
+
 // Builds a published comparison of `selectors` ([0] = BASE), as `nightjar
 // compare` does with its default options, or adds a note and returns false.
-bool add_comparison(const ResultsStore& store, const std::vector<std::string>& selectors,
+bool add_comparison(const ResultsStore& store, const std::vector<Selector>& selectors,
                     const std::string& job, SiteIndex& site) {
   SiteComparison sc;
-  sc.title = join(selectors, " vs ");
+  for (const auto& s : selectors) sc.title += (sc.title.empty() ? "" : " vs ") + s.text;
   try {
     SideQuery query{job, "", {}, &workload_catalog(), false};
     sc.comparison =
@@ -177,17 +182,18 @@ bool add_comparison(const ResultsStore& store, const std::vector<std::string>& s
 // Every comparison: the latest of each job, then --compare's; each cell
 // links to those that hold it and shows its latest verdict.
 void add_comparisons(const ResultsStore& store, const std::vector<std::string>& jobs,
-                     const std::vector<std::string>& compare, SiteIndex& site) {
+                     const std::vector<std::vector<Selector>>& compare, SiteIndex& site) {
   std::map<std::string, std::size_t> latest;  // job -> index in site.comparisons
   for (const auto& job : jobs) {
     auto pair = latest_pair(site, job);
     if (!pair) continue;
     if (pair->first.find(',') != std::string::npos || pair->second.find(',') != std::string::npos)
       continue;  // a selector value cannot hold a comma
-    if (add_comparison(store, {"build=" + pair->first, "build=" + pair->second}, job, site))
+    if (add_comparison(store, {build_selector(pair->first), build_selector(pair->second)}, job,
+                       site))
       latest[job] = site.comparisons.size() - 1;
   }
-  for (const auto& text : compare) add_comparison(store, split_blanks(text), "", site);
+  for (const auto& sides : compare) add_comparison(store, sides, "", site);
   for (auto& cell : site.cells) {
     for (std::size_t i = 0; i < site.comparisons.size(); ++i) {
       const SiteComparison& sc = site.comparisons[i];
@@ -230,7 +236,8 @@ void add_bisects(const ResultsStore& store, const std::map<std::string, JobRuns>
     const std::string& bad = session->first_bad;
     if (session->status == "found" && !session->good.empty() && !bad.empty() &&
         bad.find_first_of(", ") == std::string::npos &&
-        add_comparison(store, {"build=" + session->good, "build=" + bad}, session->job, site))
+        add_comparison(store, {build_selector(session->good), build_selector(bad)}, session->job,
+                       site))
       b.first_bad_table = {site.comparisons.back().title, site.comparisons.back().page};
     site.bisects.push_back(std::move(b));
   }
@@ -251,20 +258,22 @@ void write_file(const fs::path& path, const std::string& text) {
 }
 
 ExitCode cmd_publish(const PublishArgs& a) {
-  for (const auto& s : a.selectors) (void)parse_selector(s);  // bad selectors before the database
+  // Every selector is parsed here, before the database is opened.
+  const std::vector<Selector> selectors = parse_selectors(a.selectors);
+  std::vector<std::vector<Selector>> compare;
   for (const auto& c : a.compare) {
     auto sides = split_blanks(c);
     if (sides.size() < 2)
       throw UsageError("publish: --compare '" + c +
                        "': give a BASE and at least one NEW selector separated by blanks, e.g. "
                        "--compare 'build=v6.17 build=v6.18'");
-    for (const auto& s : sides) (void)parse_selector(s);
+    compare.push_back(parse_selectors(sides));
   }
   ResultsStore store = open_existing_store(a.db);
   SiteIndex site;
   site.info.database = store.path();
   site.info.generated_at = utc_now_iso8601();
-  auto jobs = selected_jobs(store, a.selectors);
+  auto jobs = selected_jobs(store, selectors);
   std::set<std::string> testboxes, kernels;
   for (const auto& [job, runs] : jobs) {
     try {
@@ -280,7 +289,7 @@ ExitCode cmd_publish(const PublishArgs& a) {
                      (site.notes.empty() ? std::string() : " (" + join(site.notes, "; ") + ")"));
   std::vector<std::string> job_names;
   for (const auto& [job, runs] : jobs) job_names.push_back(job);
-  add_comparisons(store, job_names, a.compare, site);
+  add_comparisons(store, job_names, compare, site);
   add_bisects(store, jobs, a.selectors.empty(), site);
   site.info.testboxes = joined(testboxes);
   site.info.kernels = joined(kernels);

@@ -61,11 +61,14 @@ std::vector<std::string> common_values(const ResultsStore& store,
   return out;
 }
 
-std::string narrowed(const Selector& s, const std::string& attr, const std::string& value) {
-  const std::string& set = attr == "kernel"    ? s.kernel
-                           : attr == "build"   ? s.build
-                           : attr == "variant" ? s.variant
-                                               : s.testbox;
+// `s` narrowed to the runs whose `attr` is `value` (a value every side
+// holds: common_values), named "SELECTOR,ATTR=VALUE".
+Selector narrowed(const Selector& s, const std::string& attr, const std::string& value) {
+  Selector out = s;
+  std::string& set = attr == "kernel"    ? out.kernel
+                     : attr == "build"   ? out.build
+                     : attr == "variant" ? out.variant
+                                         : out.testbox;
   // A bare word is a variant name (results/compare/selector.h).
   const bool bare = s.text.find('=') == std::string::npos;
   if (!set.empty() && !(bare && attr == "variant"))
@@ -74,7 +77,12 @@ std::string narrowed(const Selector& s, const std::string& attr, const std::stri
   if (bare && attr == "variant")
     throw UsageError("--group variant: the selector '" + s.text +
                      "' is a variant name; group by kernel, build or testbox instead");
-  return (bare ? "variant=" + s.text : s.text) + "," + attr + "=" + value;
+  if (value.empty())
+    throw UsageError("--group " + attr + ": some runs of the sides have no " + attr +
+                     "; narrow the selectors to runs that have one (" + attr + "=...)");
+  out.text = (bare ? "variant=" + s.text : s.text) + "," + attr + "=" + value;
+  set = value;
+  return out;
 }
 
 // --group-label VALUE=TITLE items as a map; UsageError for an item without
@@ -128,8 +136,7 @@ ExitCode cmd_report(const ReportArgs& a) {
         "report: give a BASE and at least one NEW selector, e.g. `nightjar report vanilla "
         "patched --by clients`");
   const stats::SignificanceOptions options = significance_options(a.test, a.alpha, a.min_effect);
-  std::vector<Selector> selectors;
-  for (const auto& s : a.sides) selectors.push_back(parse_selector(s));
+  const std::vector<Selector> selectors = parse_selectors(a.sides);
   ReportOptions o;
   o.format = a.format;
   o.metric = a.metric;
@@ -158,7 +165,7 @@ ExitCode cmd_report(const ReportArgs& a) {
         throw UsageError("--group-label " + value + "=" + title + ": '" + value + "' is no " +
                          a.group + " that holds runs of every side; they are " + join(values));
     for (const auto& v : values) {
-      std::vector<std::string> narrowed_sides;
+      std::vector<Selector> narrowed_sides;
       for (const auto& s : selectors) narrowed_sides.push_back(narrowed(s, a.group, v));
       auto c =
           std::make_unique<Comparison>(compare_selectors(store, narrowed_sides, query, options));
@@ -168,7 +175,7 @@ ExitCode cmd_report(const ReportArgs& a) {
     }
   } else {
     comparisons.push_back(
-        std::make_unique<Comparison>(compare_selectors(store, a.sides, query, options)));
+        std::make_unique<Comparison>(compare_selectors(store, selectors, query, options)));
     groups.push_back({"", comparisons.back().get()});
   }
 

@@ -176,10 +176,12 @@ double parse_max_time(const std::string& text) {
   }
 }
 
-// Refuses bad --until-decided input before the database is opened.
-void check_until_decided(const RunArgs& a, const std::vector<PlannedJob>& plan) {
+// Refuses bad --until-decided input before the database is opened. Returns
+// the stored side's selector, parsed (none: the run's variants compare).
+std::optional<Selector> check_until_decided(const RunArgs& a, const std::vector<PlannedJob>& plan) {
   if (!a.max_time.empty()) (void)parse_max_time(a.max_time);
-  if (!a.until_base.empty()) (void)parse_selector(a.until_base);
+  std::optional<Selector> base;
+  if (!a.until_base.empty()) base = parse_selector(a.until_base);
   for (const auto& job : plan) {
     if (!a.until_base.empty() && job.variants.size() > 1)
       throw UsageError(fmt::format(
@@ -203,13 +205,15 @@ void check_until_decided(const RunArgs& a, const std::vector<PlannedJob>& plan) 
       throw UsageError(fmt::format("--decide-on {}: no such metric in these jobs; they have {}",
                                    metric, join(known, ", ")));
   }
+  return base;
 }
 
 // The options of --until-decided, its first look printed as the plan line.
-UntilDecidedOptions until_decided_options(const RunArgs& a, const std::vector<PlannedJob>& plan,
+UntilDecidedOptions until_decided_options(const RunArgs& a, std::optional<Selector> base,
+                                          const std::vector<PlannedJob>& plan,
                                           const ResultsStore& store, int& first_look) {
   UntilDecidedOptions u;
-  u.base = a.until_base;
+  u.base = std::move(base);
   u.max_iterations = a.max_iterations;
   u.max_seconds = a.max_time.empty() ? 0 : parse_max_time(a.max_time);
   u.decide_on = a.decide_on;
@@ -281,12 +285,14 @@ ExitCode cmd_run(const RunArgs& a) {
         "`nightjar check`");
   if (until && a.runs > 1)
     throw UsageError("--until-decided decides how long to measure: leave out --runs");
-  if (until) check_until_decided(a, plan);
+  std::optional<Selector> until_base;
+  if (until) until_base = check_until_decided(a, plan);
   ResultsStore store = open_store(a.db);
   std::unique_ptr<SequentialSampler> sampler;
   if (until) {
     int first_look = 0;
-    UntilDecidedOptions u = until_decided_options(a, plan, store, first_look);
+    UntilDecidedOptions u =
+        until_decided_options(a, std::move(until_base), plan, store, first_look);
     sampler = std::make_unique<SequentialSampler>(store, std::move(u), first_look);
     // The planned maximum is what each cell may measure; the sampler ends it earlier.
     for (auto& job : plan) job.iterations = sampler->max_iterations();

@@ -21,7 +21,7 @@ SequentialSampler::SequentialSampler(const ResultsStore& store, UntilDecidedOpti
 }
 
 SequentialDesign SequentialSampler::design() const {
-  return {first_, max_, o_.spending, o_.significance, o_.decide_on, o_.base.empty()};
+  return {first_, max_, o_.spending, o_.significance, o_.decide_on, !o_.base};
 }
 
 bool SequentialSampler::look(const PlannedJob& job, const Cell& cell,
@@ -37,16 +37,16 @@ bool SequentialSampler::look(const PlannedJob& job, const Cell& cell,
     out_of_time_ = true;
 
   auto compare = [&](const stats::SignificanceOptions& options) {
-    std::vector<std::string> selectors;
+    std::vector<Selector> selectors;
     SideQuery query;
     query.ignore_params = o_.ignore_params;
     query.declared = &workload_catalog();
     query.include_running = true;
-    if (!o_.base.empty()) {
-      selectors.push_back(o_.base);
+    if (o_.base) {
+      selectors.push_back(*o_.base);
       query.job = job.job.name;
     }
-    for (auto id : run_ids) selectors.push_back(fmt::format("run={}", id));
+    for (auto id : run_ids) selectors.push_back({.text = fmt::format("run={}", id), .run_id = id});
     return compare_selectors(store_, selectors, query, options);
   };
   std::optional<LookOutcome> look = looks_->after_round(iterations, out_of_time_, compare);
@@ -98,7 +98,8 @@ ExitCode SequentialSampler::exit_code() const {
   return open ? ExitCode::inconclusive : ExitCode::ok;
 }
 
-std::optional<SamplingPlan> stored_plan(const ResultsStore& store, const std::string& selector,
+std::optional<SamplingPlan> stored_plan(const ResultsStore& store,
+                                        const std::optional<Selector>& selector,
                                         const std::string& job,
                                         const std::vector<std::string>& ignore_params,
                                         const std::vector<std::string>& decide_on,
@@ -107,8 +108,9 @@ std::optional<SamplingPlan> stored_plan(const ResultsStore& store, const std::st
   query.job = job;
   query.ignore_params = ignore_params;
   query.declared = &workload_catalog();
+  if (!selector && job.empty()) return std::nullopt;  // nothing names the history
   try {
-    const Selector s = parse_selector(selector.empty() ? "job=" + job : selector);
+    const Selector s = selector ? *selector : Selector{.text = "job=" + job, .job = job};
     const LoadedSide side = load_side(store, s, query, "history");
     return plan_from_history(side, decide_on, significance.min_effect_pct, significance.alpha,
                              significance.power);

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "harness/run/runner.h"
+#include "results/compare/selector.h"
 #include "results/compare/sequential.h"
 #include "results/model/exit_codes.h"
 #include "results/store/store.h"
@@ -25,10 +26,10 @@ namespace nightjar {
 
 /// Options of --until-decided after parsing.
 struct UntilDecidedOptions {
-  /// "" : compare the run's variants (first = BASE); else a stored side's
-  /// selector (as `compare` takes, e.g. build=v6.18) as BASE and this run's
-  /// one variant as NEW.
-  std::string base;
+  /// None: compare the run's variants (first = BASE); else a stored side's
+  /// selector (as `compare` takes, e.g. build=v6.18; parsed by the command)
+  /// as BASE and this run's one variant as NEW.
+  std::optional<Selector> base;
   int max_iterations = 0;                   ///< per side and cell; 0: max(30, 4 × the first look)
   double max_seconds = 0;                   ///< the whole run's time budget; 0: none
   std::vector<std::string> decide_on;       ///< metrics that must be decided; empty: all
@@ -95,10 +96,11 @@ class SequentialSampler {
 
 /// The plan of `nightjar run --until-decided` and `check` from the stored
 /// history: the runs of `job` on this testbox matching `selector` (every
-/// run of the job when ""), and the line saying it; std::nullopt when the
+/// run of the job when none), and the line saying it; std::nullopt when the
 /// store holds no such runs with two samples of a metric. Never throws for
 /// a missing history.
-std::optional<SamplingPlan> stored_plan(const ResultsStore& store, const std::string& selector,
+std::optional<SamplingPlan> stored_plan(const ResultsStore& store,
+                                        const std::optional<Selector>& selector,
                                         const std::string& job,
                                         const std::vector<std::string>& ignore_params,
                                         const std::vector<std::string>& decide_on,

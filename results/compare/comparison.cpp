@@ -894,21 +894,18 @@ static MinEffects stored_min_effects(const ResultsStore& store, const LoadedSide
   return out;
 }
 
-Comparison compare_selectors(const ResultsStore& store, const std::vector<std::string>& selectors,
+Comparison compare_selectors(const ResultsStore& store, const std::vector<Selector>& selectors,
                              const SideQuery& query, const stats::SignificanceOptions& options) {
   if (selectors.size() < 2)
     throw UsageError(
         "compare: give a BASE and at least one NEW selector, e.g. `nightjar compare vanilla "
         "patched`");
-  std::vector<Selector> parsed;
-  for (const auto& s : selectors)
-    parsed.push_back(parse_selector(s));  // all checked before loading
   // Sides load in parallel, each on its own read-only connection; errors are
   // reported in side order (BASE first).
   std::vector<std::future<LoadedSide>> loading;
-  for (std::size_t i = 0; i < parsed.size(); ++i)
+  for (std::size_t i = 0; i < selectors.size(); ++i)
     loading.push_back(std::async(std::launch::async, [&, i] {
-      return load_side(store, parsed[i], query, i == 0 ? "BASE" : "NEW");
+      return load_side(store, selectors[i], query, i == 0 ? "BASE" : "NEW");
     }));
   std::vector<LoadedSide> sides;
   for (auto& f : loading) f.wait();

@@ -197,10 +197,10 @@ Comparison build_comparison(const std::vector<LoadedSide>& sides, const MetricCa
                             const CalibrationLookup& calibration = {},
                             const MinEffects& min_effects = {});
 
-/// Parses the selectors, loads every side from `store` and builds the
-/// comparison. selectors[0] is BASE. Errors as parse_selector, load_side and
-/// build_comparison.
-Comparison compare_selectors(const ResultsStore& store, const std::vector<std::string>& selectors,
+/// Loads every side of `selectors` (parsed by parse_selector) from `store`
+/// and builds the comparison. selectors[0] is BASE. Throws UsageError for
+/// fewer than two selectors; else errors as load_side and build_comparison.
+Comparison compare_selectors(const ResultsStore& store, const std::vector<Selector>& selectors,
                              const SideQuery& query, const stats::SignificanceOptions& options);
 
 /// The exit code of `nightjar check` (and `compare --fail-on-regression`) over

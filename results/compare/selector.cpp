@@ -208,6 +208,13 @@ Selector parse_selector(std::string_view text) {
   return s;
 }
 
+std::vector<Selector> parse_selectors(const std::vector<std::string>& texts) {
+  std::vector<Selector> out;
+  out.reserve(texts.size());
+  for (const auto& t : texts) out.push_back(parse_selector(t));
+  return out;
+}
+
 std::string describe_stored_runs(const ResultsStore& store) {
   StoredRunsSummary s = store.stored_runs_summary();
   if (s.runs == 0)

@@ -46,9 +46,9 @@ namespace nightjar {
 /// A parsed side selector. Empty fields match everything; every set field must
 /// match (AND).
 struct Selector {
-  std::string text;  ///< as the user wrote it (used as the side's name in tables)
-  std::optional<std::int64_t> run_id;
-  std::string variant, build, kernel, testbox, job, workload;
+  std::string text = {};  ///< as the user wrote it (used as the side's name in tables)
+  std::optional<std::int64_t> run_id = {};
+  std::string variant = {}, build = {}, kernel = {}, testbox = {}, job = {}, workload = {};
 };
 
 /// Parses a selector (see the file comment). Throws UsageError (exit 2) naming
@@ -56,6 +56,9 @@ struct Selector {
 /// unknown key, an empty value, a key given twice, or a run id that is not a
 /// positive integer.
 Selector parse_selector(std::string_view text);
+/// parse_selector of each of `texts`, in order: what a command does once with
+/// its selector arguments, before opening the database, and then passes down.
+std::vector<Selector> parse_selectors(const std::vector<std::string>& texts);
 
 /// Narrowing and matching options that apply to every side.
 struct SideQuery {

@@ -342,10 +342,9 @@ std::string list_ids(const std::vector<std::string>& items) {
 // ---------------------------------------------------------------------------
 
 std::vector<std::int64_t> select_export_runs(const ResultsStore& store,
-                                             const std::vector<std::string>& selectors,
+                                             const std::vector<Selector>& selectors,
                                              const std::string& job, const std::string& workload) {
-  std::vector<Selector> parsed;
-  for (const auto& s : selectors) parsed.push_back(parse_selector(s));
+  std::vector<Selector> parsed = selectors;
   if (parsed.empty()) parsed.emplace_back();  // every run
   std::set<std::int64_t> ids;
   for (const auto& sel : parsed) {

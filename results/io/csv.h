@@ -45,6 +45,7 @@
 #include <string>
 #include <vector>
 
+#include "results/compare/selector.h"
 #include "results/model/declarations.h"
 #include "results/model/metric.h"
 #include "results/store/store.h"
@@ -52,12 +53,13 @@
 namespace nightjar {
 
 /// The runs `nightjar export` writes: those matching any of `selectors`
-/// (results/compare/selector.h syntax: `vanilla`, `build=v6.18,kernel=...`, `run=42`;
-/// none = every run), narrowed by `job` and `workload` ("" = any), ascending
-/// ids. Throws UsageError for a bad selector and for a selector that matches
-/// no run (listing what the database holds).
+/// (parsed by parse_selector, results/compare/selector.h: `vanilla`,
+/// `build=v6.18,kernel=...`, `run=42`; none = every run), narrowed by `job`
+/// and `workload` ("" = any), ascending ids. Throws UsageError for a
+/// selector that cannot match (it names another job or workload) and for one
+/// that matches no run (listing what the database holds).
 std::vector<std::int64_t> select_export_runs(const ResultsStore& store,
-                                             const std::vector<std::string>& selectors,
+                                             const std::vector<Selector>& selectors,
                                              const std::string& job, const std::string& workload);
 
 /// What an export wrote.

@@ -185,17 +185,20 @@ TEST_F(CsvIo, SelectorsPickRunsAndBadOnesAreUsageErrors) {
   add_run(*store_, "vanilla", "v1", {{"fail_at", "1"}}, {{1, "throughput", 1}});
   add_run(*store_, "patched", "v2", {{"fail_at", "1"}}, {{1, "throughput", 2}});
   add_run(*store_, "patched", "v3", {{"fail_at", "1"}}, {{1, "throughput", 3}});
-  EXPECT_EQ(select_export_runs(*store_, {"patched"}, "", ""), (std::vector<std::int64_t>{2, 3}));
-  EXPECT_EQ(select_export_runs(*store_, {"build=v3", "run=1"}, "", ""),
+  EXPECT_EQ(select_export_runs(*store_, parse_selectors({"patched"}), "", ""),
+            (std::vector<std::int64_t>{2, 3}));
+  EXPECT_EQ(select_export_runs(*store_, parse_selectors({"build=v3", "run=1"}), "", ""),
             (std::vector<std::int64_t>{1, 3}));
-  EXPECT_EQ(select_export_runs(*store_, {"kernel=6.1.0-test,testbox=box1"}, "fx", "fake").size(),
-            3u);
+  EXPECT_EQ(
+      select_export_runs(*store_, parse_selectors({"kernel=6.1.0-test,testbox=box1"}), "fx", "fake")
+          .size(),
+      3u);
   EXPECT_NE(usage_error([&] {
-              select_export_runs(*store_, {"nosuch"}, "", "");
+              select_export_runs(*store_, parse_selectors({"nosuch"}), "", "");
             }).find("selector 'nosuch' matched no runs"),
             std::string::npos);
   EXPECT_NE(usage_error([&] {
-              select_export_runs(*store_, {"color=red"}, "", "");
+              select_export_runs(*store_, parse_selectors({"color=red"}), "", "");
             }).find("unknown key 'color'"),
             std::string::npos);
   EXPECT_NE(usage_error([&] {

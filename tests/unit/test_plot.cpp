@@ -186,7 +186,7 @@ class PlotStore : public ::testing::Test {
   PlotRequest scaling_request() {
     PlotRequest r;
     r.query.declared = &workload_catalog();
-    r.selectors = {"vanilla", "patched"};
+    r.selectors = parse_selectors({"vanilla", "patched"});
     r.x = "clients";
     r.metric = "faults_per_sec";
     return r;
@@ -311,7 +311,7 @@ TEST_F(PlotStore, OtherVaryingParametersSplitLinesAndCategoricalAxes) {
   // A choice parameter is a categorical axis in first-run order.
   PlotRequest r = scaling_request();
   r.x = "mode";
-  r.selectors = {"vanilla"};
+  r.selectors = parse_selectors({"vanilla"});
   PlotData m = build_plot_data(store, r);
   EXPECT_EQ(m.x_scale, XScale::category);
   using Tick = std::pair<double, std::string>;
@@ -384,11 +384,16 @@ TEST_F(PlotStore, UsageErrorsListWhatExists) {
   r.cell = {"clients"};
   EXPECT_NE(error_of(r).find("write parameter=value pairs"), std::string::npos);
   r = scaling_request();
-  r.selectors = {"vanilla", "patchd"};
+  r.selectors = parse_selectors({"vanilla", "patchd"});
   EXPECT_NE(error_of(r).find("plot selector 'patchd' matched no runs"), std::string::npos)
       << error_of(r);
-  r.selectors = {"bogus=1"};
-  EXPECT_NE(error_of(r).find("unknown key 'bogus'"), std::string::npos);
+  // A bad selector is refused where the command parses it, before any plot.
+  try {
+    (void)parse_selectors({"bogus=1"});
+    ADD_FAILURE() << "bogus=1 parsed";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown key 'bogus'"), std::string::npos);
+  }
   r = scaling_request();
   r.mark_changes = true;
   EXPECT_NE(error_of(r).find("--mark-changes"), std::string::npos);
@@ -545,7 +550,7 @@ TEST_F(PlotHistory, DatesPooledBuildsAndShortSeries) {
   // Too short for change points: a note, none marked.
   PlotRequest r = history_request();
   r.cell = {"clients=2"};
-  r.selectors = {"build=b1"};
+  r.selectors = parse_selectors({"build=b1"});
   PlotData one = build_plot_data(store, r);
   ASSERT_EQ(one.series.size(), 1u);
   EXPECT_TRUE(one.series[0].change_points.empty());
@@ -665,7 +670,7 @@ TEST_F(PlotStore, PointsOfRunsUnderTcgAreMarkedInTheKeyAndFootnote) {
   EXPECT_EQ(blocks, 3u) << script;  // two lines, then the two marked points
   // Without a run under TCG, no mark.
   PlotRequest r = scaling_request();
-  r.selectors = {"vanilla"};
+  r.selectors = parse_selectors({"vanilla"});
   const PlotData plain = build_plot_data(store, r);
   EXPECT_EQ(plain.footnote.find("TCG"), std::string::npos);
   EXPECT_EQ(gnuplot_script(plain, ImageSpec{}, "o.png").find("TCG"), std::string::npos);
