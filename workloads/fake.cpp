@@ -66,9 +66,9 @@ class FakeSession : public CellSession {
       : ctx_(ctx),
         value_(cell.number("value")),
         cv_(cell.number("cv") / 100.0),
-        seed_(static_cast<std::uint64_t>(cell.count("seed"))),
+        seed_(static_cast<std::uint64_t>(cell.integer("seed"))),
         script_(parse_script(cell.text("script"))),
-        fail_at_(cell.count("fail_at")),
+        fail_at_(cell.integer("fail_at")),
         invalid_at_(parse_iterations(cell.text("invalid_at"))),
         sleep_(cell.seconds("sleep")) {}
 

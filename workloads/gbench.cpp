@@ -74,7 +74,7 @@ GbenchConfig config_of(const Cell& cell) {
   c.binary = cell.text("binary");
   c.filter = cell.text("filter");
   c.time_unit = cell.text("time_unit");
-  c.repetitions = static_cast<int>(cell.count("repetitions"));
+  c.repetitions = static_cast<int>(cell.integer("repetitions"));
   c.timeout = cell.seconds("timeout");
   const std::string& args = cell.text("args");
   if (args.find_first_not_of(" \t\r\n") != std::string::npos) {

@@ -91,8 +91,7 @@ std::int64_t timeval_ns(const timeval& tv) noexcept {
 
 /// The size as the job wrote it plus its byte count: "20%mem (4.7 GiB)".
 std::string size_text(const Cell& cell, std::uint64_t bytes) {
-  auto it = cell.params.find("size");
-  std::string text = it != cell.params.end() ? it->second.text : std::to_string(bytes);
+  std::string text = cell.has("size") ? cell.text("size") : std::to_string(bytes);
   return text + " (" + human_bytes(bytes) + ")";
 }
 
@@ -288,7 +287,7 @@ class PftSession : public CellSession {
   PftSession(const Cell& cell, RunContext& ctx)
       : ctx_(ctx),
         processes_(cell.text("mode") == "processes"),
-        workers_(static_cast<std::size_t>(std::max<std::int64_t>(cell.count("clients"), 1))),
+        workers_(static_cast<std::size_t>(std::max<std::int64_t>(cell.integer("clients"), 1))),
         page_(page_size()),
         pages_(cell.bytes("size") / page_),
         spin_(workers_ <= std::max(allowed_cpus(), 1u)),
@@ -628,7 +627,7 @@ class PftWorkload : public Workload {
     const std::string& mode = cell.text("mode");
     if (mode != "threads" && mode != "processes")
       throw ParamError{"mode", "'" + mode + "' is not a pft mode; write threads or processes"};
-    const std::int64_t clients = cell.count("clients");
+    const std::int64_t clients = cell.integer("clients");
     if (clients < 1)
       throw ParamError{"clients", "clients must be at least 1; write clients: 1 or more"};
     const std::uint64_t size = cell.bytes("size");

@@ -31,7 +31,7 @@ namespace {
 class SkeletonSession : public CellSession {
  public:
   SkeletonSession(const Cell& cell, RunContext& ctx)
-      : ctx_(ctx), loops_(static_cast<std::uint64_t>(cell.count("loops"))) {
+      : ctx_(ctx), loops_(static_cast<std::uint64_t>(cell.integer("loops"))) {
     // Example of a resource created at start: a scratch file. Setup failures
     // throw EnvironmentError with a message that says what to do; the runner
     // stores the run as failed with that reason.

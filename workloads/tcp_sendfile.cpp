@@ -508,7 +508,7 @@ class TcpSession : public CellSession {
   TcpSession(const Cell& cell, RunContext& ctx, bool stream)
       : ctx_(ctx),
         stream_(stream),
-        clients_(static_cast<int>(cell.count("clients"))),
+        clients_(static_cast<int>(cell.integer("clients"))),
         send_size_(cell.bytes("send_size")),
         recv_size_(cell.bytes("recv_size")),
         duration_(cell.seconds("duration")),
@@ -518,7 +518,7 @@ class TcpSession : public CellSession {
                  name() + std::string(": the senders' results")) {
     // The listener for the whole cell: loopback only, an ephemeral port
     // unless the job names one.
-    const int port = static_cast<int>(cell.count("port"));
+    const int port = static_cast<int>(cell.integer("port"));
     family_ = ipv6_ ? AF_INET6 : AF_INET;
     listener_.reset(::socket(family_, SOCK_STREAM | SOCK_CLOEXEC, 0));
     if (listener_.get() < 0)
@@ -975,7 +975,7 @@ class TcpWorkload : public Workload {
   }
 
   void validate(const Cell& cell, const MachineFacts&) const override {
-    if (cell.count("clients") < 1)
+    if (cell.integer("clients") < 1)
       throw ParamError{"clients",
                        "clients must be at least 1; write clients: 1 or a list such as [1, 2]"};
     const std::uint64_t send = cell.bytes("send_size");
@@ -995,7 +995,7 @@ class TcpWorkload : public Workload {
 
   /// One leaf per sender: sender i is moved into ctx.cgroups->leaf(i).
   int cgroup_clients(const Cell& cell) const override {
-    return static_cast<int>(cell.count("clients"));
+    return static_cast<int>(cell.integer("clients"));
   }
 
   std::unique_ptr<CellSession> start(const Cell& cell, RunContext& ctx) const override {

@@ -984,8 +984,7 @@ class TmpfsRefaultSession : public CellSession {
 };
 
 std::string size_text(const Cell& cell, std::uint64_t bytes) {
-  auto it = cell.params.find("size");
-  std::string text = it != cell.params.end() ? it->second.text : std::to_string(bytes);
+  std::string text = cell.has("size") ? cell.text("size") : std::to_string(bytes);
   return text + " (" + human_bytes(bytes) + ")";
 }
 

@@ -462,7 +462,11 @@ const ParamValue& lookup(const Cell& cell, const std::string& name) {
 }
 }  // namespace
 
-std::int64_t Cell::count(const std::string& name) const {
+bool Cell::has(const std::string& name) const {
+  return params.find(name) != params.end();
+}
+
+std::int64_t Cell::integer(const std::string& name) const {
   const ParamValue& v = lookup(*this, name);
   if (auto exact = plain_count(v.text)) return *exact;  // exact beyond 2^53
   return std::llround(v.number);

@@ -70,8 +70,12 @@ struct Cell {
   /// Canonical identity, keys sorted, space separated: "clients=2 mode=threads size=256M".
   /// Parameters whose text is empty (an unset text parameter) are left out.
   std::string id() const;
-  /// Typed accessors; throw std::out_of_range naming the parameter when absent.
-  std::int64_t count(const std::string& name) const;
+  /// Whether the cell has parameter `name` (set, or defaulted by the job loader).
+  bool has(const std::string& name) const;
+  /// Typed accessors, one per ParamType; throw std::out_of_range naming the
+  /// parameter when absent. integer: a ParamType::count value, exact beyond
+  /// 2^53 ("4", "100%cpus" resolved).
+  std::int64_t integer(const std::string& name) const;
   std::uint64_t bytes(const std::string& name) const;
   double seconds(const std::string& name) const;
   const std::string& text(const std::string& name) const;

@@ -39,9 +39,9 @@ class MatrixWorkload : public Workload {
   void validate(const Cell& cell, const MachineFacts& machine) const override {
     if (cell.bytes("size") > machine.mem_total_bytes)
       throw ParamError{"size", cell.text("size") + " is larger than memory; write at most 100%mem"};
-    if (cell.text("mode") == "processes" && cell.count("clients") > 8)
+    if (cell.text("mode") == "processes" && cell.integer("clients") > 8)
       throw ParamError{"clients", "more than 8 processes; write at most 8"};
-    if (cell.text("mode") == "processes" && cell.count("clients") == 3)
+    if (cell.text("mode") == "processes" && cell.integer("clients") == 3)
       throw ParamError{"", "3 processes are unlucky; write another count"};
   }
   std::unique_ptr<CellSession> start(const Cell&, RunContext&) const override { return nullptr; }
@@ -454,7 +454,7 @@ TEST_F(JobTest, DefaultsFillEveryParameter) {
   ASSERT_EQ(cells.size(), 1u);
   EXPECT_EQ(cells[0].workload, "matrix");
   EXPECT_EQ(cells[0].id(), "clients=1 duration=1s mode=threads size=4K");
-  EXPECT_EQ(cells[0].count("clients"), 1);
+  EXPECT_EQ(cells[0].integer("clients"), 1);
   EXPECT_EQ(cells[0].bytes("size"), 4096u);
 }
 
@@ -506,7 +506,7 @@ TEST_F(JobTest, RelativeValuesResolvedWithMachine) {
   ASSERT_EQ(cells.size(), 1u);
   EXPECT_EQ(cells[0].id(), "clients=100%cpus duration=1s mode=threads size=25%mem");
   EXPECT_EQ(cells[0].bytes("size"), GiB / 4);
-  EXPECT_EQ(cells[0].count("clients"), 4);
+  EXPECT_EQ(cells[0].integer("clients"), 4);
 }
 
 TEST_F(JobTest, SetReplacesAxis) {

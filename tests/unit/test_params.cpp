@@ -368,8 +368,8 @@ TEST(Cell, TypedAccessors) {
   c.params["thp"] = parse(ParamType::flag, "yes");
   c.params["mode"] = ParamValue{"threads", 0};
   c.params["ratio"] = parse(ParamType::number, "2.5");
-  EXPECT_EQ(c.count("clients"), 6);
-  EXPECT_EQ(c.count("share"), 3);
+  EXPECT_EQ(c.integer("clients"), 6);
+  EXPECT_EQ(c.integer("share"), 3);
   EXPECT_EQ(c.bytes("size"), 10240u);
   EXPECT_EQ(c.bytes("mem"), GiB / 2);
   EXPECT_EQ(c.seconds("duration"), 0.5);
@@ -383,14 +383,14 @@ TEST(Cell, AccessorsAreExactBeyondDoublePrecision) {
   c.params["size"] = parse(ParamType::size, "9007199254740993");  // 2^53 + 1
   c.params["n"] = parse(ParamType::count, "9007199254740993");
   EXPECT_EQ(c.bytes("size"), 9007199254740993u);
-  EXPECT_EQ(c.count("n"), 9007199254740993);
+  EXPECT_EQ(c.integer("n"), 9007199254740993);
 }
 
 TEST(Cell, MissingParameterNamesIt) {
   Cell c;
   c.workload = "pft";
   try {
-    (void)c.count("clients");
+    (void)c.integer("clients");
     FAIL() << "expected std::out_of_range";
   } catch (const std::out_of_range& e) {
     EXPECT_NE(std::string(e.what()).find("'clients'"), std::string::npos);

@@ -225,7 +225,7 @@ TEST(TcpParams, DefaultsMirrorNetperf) {
   EXPECT_EQ(c.bytes("send_size"), 10240u);
   EXPECT_EQ(c.seconds("duration"), 60);
   EXPECT_EQ(c.text("family"), "ipv6");
-  EXPECT_EQ(c.count("port"), 0);
+  EXPECT_EQ(c.integer("port"), 0);
 }
 
 // ---- real passes over loopback --------------------------------------------------
