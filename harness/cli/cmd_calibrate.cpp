@@ -36,8 +36,8 @@ int store_components(ResultsStore& store, const LoadedSide& side) {
       const auto c = stats::run_components(runs);
       if (!c || c->runs < 2 || std::isnan(c->between_var)) continue;
       const double df = static_cast<double>(c->runs) - 1.0;
-      store.store_calibration(key.workload, key.job, key.cell, metric, testbox, c->between_var, df,
-                              static_cast<int>(c->runs));
+      store.store_calibration({key.workload, key.job, key.cell, metric, testbox},
+                              {c->between_var, df, static_cast<int>(c->runs)});
       std::cout << fmt::format(
           "{} [{}] {}: between-run CoeffVar {:.2f}%, within-run {:.2f}% ({} runs)\n", key.job,
           key.cell, metric, stats::log_variance_coeff_var(c->between_var),

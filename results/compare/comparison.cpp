@@ -541,7 +541,7 @@ std::vector<std::vector<stats::RowInput>> significance_families(
       if (in.base_runs.size() < 2 || in.now_runs.size() < 2) {
         if (calibration && !sides[0].testboxes.empty())
           in.between =
-              calibration(row.workload, row.job, row.cell, row.name, *sides[0].testboxes.begin());
+              calibration({row.workload, row.job, row.cell, row.name, *sides[0].testboxes.begin()});
         if (!in.between) one_run = true;
       }
       if (auto it = min_effects.find({row.workload, row.job, row.name}); it != min_effects.end())
@@ -916,12 +916,10 @@ Comparison compare_selectors(const ResultsStore& store, const std::vector<Select
   // The testbox's calibrations (`nightjar calibrate`), for rows with one run
   // on a side.
   CalibrationLookup calibration =
-      [&store](const std::string& workload, const std::string& job, const std::string& cell,
-               const std::string& metric,
-               const std::string& testbox) -> std::optional<stats::BetweenRunVariance> {
-    auto c = store.calibration(workload, job, cell, metric, testbox);
+      [&store](const CalibrationKey& key) -> std::optional<stats::BetweenRunVariance> {
+    auto c = store.calibration(key);
     if (!c) return std::nullopt;
-    return stats::BetweenRunVariance{c->first, c->second};
+    return stats::BetweenRunVariance{c->between_var, c->df};
   };
   return build_comparison(
       sides,

@@ -171,9 +171,8 @@ inline constexpr const char* kOneRunWarning =
 /// The calibrated between-run variance of one row's cell and metric on the
 /// base side's testbox (`nightjar calibrate`), or nullopt: looked up by
 /// build_comparison for rows with one run on a side.
-using CalibrationLookup = std::function<std::optional<stats::BetweenRunVariance>(
-    const std::string& workload, const std::string& job, const std::string& cell,
-    const std::string& metric, const std::string& testbox)>;
+using CalibrationLookup =
+    std::function<std::optional<stats::BetweenRunVariance>(const CalibrationKey& key)>;
 
 /// Per-job, per-metric minimum effects (the job file's `min_effect:`,
 /// docs/jobs.md), percent: (workload, job, metric) -> margin; metric "" is

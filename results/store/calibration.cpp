@@ -19,31 +19,29 @@ constexpr const char* kCreate =
 
 }  // namespace
 
-void ResultsStore::store_calibration(const std::string& workload, const std::string& job,
-                                     const std::string& cell, const std::string& metric,
-                                     const std::string& testbox, double var, double df, int runs) {
+void ResultsStore::store_calibration(const CalibrationKey& key, const StoredCalibration& value) {
   SQLite::Database& db = database();
   db.exec(kCreate);
   SQLite::Statement q(db,
                       "INSERT OR REPLACE INTO calibration(workload, job, cell, metric, testbox, "
                       "between_var, df, runs) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
-  SQLite::bind(q, workload, job, cell, metric, testbox, var, df, runs);
+  SQLite::bind(q, key.workload, key.job, key.cell, key.metric, key.testbox, value.between_var,
+               value.df, value.runs);
   q.exec();
 }
 
-std::optional<std::pair<double, double>> ResultsStore::calibration(
-    const std::string& workload, const std::string& job, const std::string& cell,
-    const std::string& metric, const std::string& testbox) const {
+std::optional<StoredCalibration> ResultsStore::calibration(const CalibrationKey& key) const {
   const SQLite::Database& db = database();
   SQLite::Statement exists(db,
                            "SELECT 1 FROM sqlite_master WHERE type='table' AND name='calibration'");
   if (!exists.executeStep()) return std::nullopt;
   SQLite::Statement q(db,
-                      "SELECT between_var, df FROM calibration WHERE workload=? AND job=? AND "
-                      "cell=? AND metric=? AND testbox=?");
-  SQLite::bind(q, workload, job, cell, metric, testbox);
+                      "SELECT between_var, df, runs FROM calibration WHERE workload=? AND job=? "
+                      "AND cell=? AND metric=? AND testbox=?");
+  SQLite::bind(q, key.workload, key.job, key.cell, key.metric, key.testbox);
   if (!q.executeStep()) return std::nullopt;
-  return std::pair{q.getColumn(0).getDouble(), q.getColumn(1).getDouble()};
+  return StoredCalibration{q.getColumn(0).getDouble(), q.getColumn(1).getDouble(),
+                           q.getColumn(2).getInt()};
 }
 
 }  // namespace nightjar

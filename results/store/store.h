@@ -14,7 +14,7 @@
 //   history_queries.cpp what trend and plot read besides the sides    runs.h
 //   imports.cpp         imported runs, export scans                   imports.h
 //   bisect_log.cpp      bisect sessions and steps                     bisect_log.h
-//   calibration.cpp     calibrated between-run variances (table calibration)
+//   calibration.cpp     calibrated between-run variances (table calibration) calibration.h
 //   lava_jobs.cpp       LAVA jobs submitted to a server (table lava_job)  lava_jobs.h
 //   detail.h/.cpp       helpers shared by those files (kernel/testbox rows, ...)
 //
@@ -37,6 +37,7 @@
 #include "results/model/iteration.h"
 #include "results/model/metric.h"
 #include "results/store/bisect_log.h"
+#include "results/store/calibration.h"
 #include "results/store/imports.h"
 #include "results/store/lava_jobs.h"
 #include "results/store/runs.h"
@@ -324,19 +325,13 @@ class ResultsStore {
   // -------------------------------------------------------------------------
 
   /// Stores (replacing an older one) the between-run variance of ln x of one
-  /// cell's metric on a testbox, measured by `nightjar calibrate` from `runs`
-  /// runs: var = s_b², df = its degrees of freedom. Table calibration,
-  /// created when first written (CREATE TABLE IF NOT EXISTS; no schema
-  /// version: a database without it simply has no calibration).
-  void store_calibration(const std::string& workload, const std::string& job,
-                         const std::string& cell, const std::string& metric,
-                         const std::string& testbox, double var, double df, int runs);
-  /// The stored {var, df} of that cell, metric and testbox, or nullopt.
-  std::optional<std::pair<double, double>> calibration(const std::string& workload,
-                                                       const std::string& job,
-                                                       const std::string& cell,
-                                                       const std::string& metric,
-                                                       const std::string& testbox) const;
+  /// cell's metric on a testbox (`key`), measured by `nightjar calibrate`.
+  /// Table calibration, created when first written (CREATE TABLE IF NOT
+  /// EXISTS; no schema version: a database without it simply has no
+  /// calibration).
+  void store_calibration(const CalibrationKey& key, const StoredCalibration& value);
+  /// The stored calibration of `key`, or nullopt.
+  std::optional<StoredCalibration> calibration(const CalibrationKey& key) const;
 
  private:
   SQLite::Database& database() { return *db_; }
