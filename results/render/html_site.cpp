@@ -205,11 +205,6 @@ std::string p_text(double p) {
   return p < 1e-4 ? fmt::format("{:.1e}", p) : fmt::format("{:.4f}", p);
 }
 
-const char* verdict_of(const stats::ChangePoint& cp) {
-  if (!std::isfinite(cp.pct_change)) return "change";
-  return cp.pct_change < 0 ? "regression" : "improvement";
-}
-
 // The page header; `back`: a page one folder below the index, with a link to it.
 std::string head(const HtmlPageInfo& info, const std::string& title, bool back = true) {
   mu::data d;
@@ -235,15 +230,15 @@ std::string method_text(const stats::ChangePointOptions& o) {
 std::pair<std::string, std::string> status_of(const TrendSeries& s) {
   if (s.possible_change) {
     const auto& cp = *s.possible_change;
-    return {fmt::format("possible {} since {} ({:+.2f}%)", verdict_of(cp), s.points[cp.index].build,
-                        cp.pct_change),
+    return {fmt::format("possible {} since {} ({:+.2f}%)", stats::verdict_word(cp),
+                        s.points[cp.index].build, cp.pct_change),
             "possible"};
   }
   if (!s.change_points.empty()) {
     const auto& cp = s.change_points.back();
-    return {fmt::format("{} since {} ({:+.2f}%)", verdict_of(cp), s.points[cp.index].build,
+    return {fmt::format("{} since {} ({:+.2f}%)", stats::verdict_word(cp), s.points[cp.index].build,
                         cp.pct_change),
-            verdict_of(cp)};
+            stats::verdict_word(cp)};
   }
   return {"no change", "none"};
 }
@@ -274,7 +269,7 @@ mu::data index_row(const SiteCell& c) {
             mu::data ch;
             ch.set("build", c.series.points[cp.index].build);
             ch.set("pct", fmt::format("{:+.2f}%", cp.pct_change));
-            ch.set("verdict", verdict_of(cp));
+            ch.set("verdict", stats::verdict_word(cp));
             return ch;
           }));
   auto [status, cls] = status_of(c.series);
@@ -352,7 +347,7 @@ std::string render_site_cell_html(const SiteIndex& site, const SiteCell& c) {
   d.set("needed", std::to_string(2 * site.detection.min_segment));
   d.set("has_changes", !s.change_points.empty());
   std::map<std::size_t, std::string> at;
-  for (const auto& cp : s.change_points) at[cp.index] = verdict_of(cp);
+  for (const auto& cp : s.change_points) at[cp.index] = stats::verdict_word(cp);
   d.set("changes", list_of(s.change_points, [&](const stats::ChangePoint& cp) {
           const TrendPoint& p = s.points[cp.index];
           mu::data r;
@@ -362,7 +357,7 @@ std::string render_site_cell_html(const SiteIndex& site, const SiteCell& c) {
           r.set("after", value_text(cp.mean_after));
           r.set("pct", fmt::format("{:+.2f}%", cp.pct_change));
           r.set("p", p_text(cp.p));
-          r.set("verdict", verdict_of(cp));
+          r.set("verdict", stats::verdict_word(cp));
           return r;
         }));
   std::vector<std::string> possible;

@@ -21,10 +21,7 @@ std::string p_text(double p) {
   return p < 1e-4 ? fmt::format("{:.1e}", p) : fmt::format("{:.4f}", p);
 }
 
-const char* verdict_word(const stats::ChangePoint& cp) {
-  if (!std::isfinite(cp.pct_change)) return "change";
-  return cp.pct_change < 0 ? "regression" : "improvement";
-}
+using stats::verdict_word;
 
 std::string method_line(const TrendReport& r) {
   const auto& d = r.detection;

@@ -13,6 +13,11 @@
 
 namespace nightjar::stats {
 
+const char* verdict_word(const ChangePoint& cp) {
+  if (!std::isfinite(cp.pct_change)) return "change";
+  return cp.pct_change < 0 ? "regression" : "improvement";
+}
+
 using detail::all_finite;
 using detail::all_positive;
 using detail::amean;

@@ -66,6 +66,11 @@ struct ChangePoint {
   double qhat = 0;                ///< Q̂(index) within [segment_begin, segment_end)
 };
 
+/// The verdict word of a change point: "improvement" (pct_change > 0, for
+/// the better), "regression" (< 0) or "change" (pct_change not finite).
+/// The one spelling of `nightjar trend`'s outputs and the published site.
+const char* verdict_word(const ChangePoint& cp);
+
 /// Change points of a series in order (Apache Otava / Hunter's method,
 /// hunter/analysis.py): (1) split: E-divisive means on windows of
 /// `window` points overlapping by half (each next window starts at the last
