@@ -99,7 +99,7 @@ std::optional<IterationEstimate> stored_estimate(const std::string& db, const Pl
     for (const auto& run : store.runs(filter)) {
       ++runs;
       for (const auto& it : store.iterations(run.id))
-        if (it.status == "ok") sum += it.duration_sec, ++n;
+        if (it.status == IterationStatus::ok) sum += it.duration_sec, ++n;
     }
     if (n == 0) return std::nullopt;
     return IterationEstimate{

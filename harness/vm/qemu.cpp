@@ -165,9 +165,10 @@ RunStatus import_run(const json& r, const KernelIdentity& kernel, const Testbox&
   const json iterations = r.value("iterations_data", json::array());
   for (const auto& it : iterations) {
     IterationResult result;
-    const std::string it_status = it.value("status", "ok");
-    if (it_status == "failed") result.failure = it.value("reason", "failed");
-    if (it_status == "invalid") result.invalid = it.value("reason", "invalid");
+    const std::optional<IterationStatus> it_status =
+        parse_iteration_status(it.value("status", "ok"));
+    if (it_status == IterationStatus::failed) result.failure = it.value("reason", "failed");
+    if (it_status == IterationStatus::invalid) result.invalid = it.value("reason", "invalid");
     const json metrics = it.value("metrics", json::object());
     for (const auto& [k, v] : metrics.items()) result.metrics[k] = v.get<double>();
     // The guest's runner marked them already (impossible_value()).
@@ -833,7 +834,7 @@ json export_run(const ResultsStore& store, std::int64_t id, std::size_t job_inde
   json its = json::array();
   for (const auto& i : run->iteration_data)
     its.push_back({{"i", i.row.iteration},
-                   {"status", i.row.status},
+                   {"status", to_string(i.row.status)},
                    {"reason", i.row.reason},
                    {"duration", i.row.duration_sec},
                    {"metrics", i.metrics},

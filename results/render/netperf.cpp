@@ -53,7 +53,7 @@ std::string render_netperf(const ResultsStore& store, const std::vector<std::int
     for (const IterationRow& row : store.iterations(id)) {
       any = true;
       const int it = row.iteration;
-      const bool ok = row.status == "ok";
+      const bool ok = row.status == IterationStatus::ok;
       auto& c = counters[it];
       auto get = [&](const std::string& k) {
         auto p = c.find(k);

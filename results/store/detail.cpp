@@ -110,6 +110,12 @@ RunStatus stored_run_status(std::string_view text) {
                          "', which nightjar never writes");
 }
 
+IterationStatus stored_iteration_status(std::string_view text) {
+  if (const std::optional<IterationStatus> s = parse_iteration_status(text)) return *s;
+  throw EnvironmentError("results database: an iteration's status is '" + std::string(text) +
+                         "', which nightjar never writes");
+}
+
 std::optional<double> optional_double(const SQLite::Column& c) {
   if (c.isNull()) return std::nullopt;
   return c.getDouble();

@@ -79,6 +79,8 @@ RunLabels run_labels_of_row(const SQLite::Statement& q);
 /// spellings of to_string(RunStatus)). Throws EnvironmentError naming any
 /// other text: a database changed by hand.
 RunStatus stored_run_status(std::string_view text);
+/// The same for column iteration.status.
+IterationStatus stored_iteration_status(std::string_view text);
 
 /// A column that may be NULL.
 std::optional<double> optional_double(const SQLite::Column& c);

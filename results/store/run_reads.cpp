@@ -138,8 +138,9 @@ std::vector<IterationRow> ResultsStore::iterations(std::int64_t run_id) const {
   q.bind(1, run_id);
   std::vector<IterationRow> rows;
   while (q.executeStep())
-    rows.push_back({q.getColumn(0).getInt(), q.getColumn(1).getString(), q.getColumn(2).getString(),
-                    q.getColumn(3).getString(), q.getColumn(4).getDouble()});
+    rows.push_back({q.getColumn(0).getInt(), stored_iteration_status(q.getColumn(1).getText()),
+                    q.getColumn(2).getString(), q.getColumn(3).getString(),
+                    q.getColumn(4).getDouble()});
   return rows;
 }
 

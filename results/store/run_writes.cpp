@@ -93,8 +93,10 @@ void ResultsStore::add_iteration(std::int64_t run_id, int iteration, const Itera
   SQLite::Statement it(db,
                        "INSERT INTO iteration(run_id, iteration, status, reason, started_at, "
                        "duration_sec) VALUES(?,?,?,?,?,?)");
-  const char* status = result.failure ? "failed" : result.invalid ? "invalid" : "ok";
-  SQLite::bind(it, run_id, iteration, status,
+  const IterationStatus status = result.failure   ? IterationStatus::failed
+                                 : result.invalid ? IterationStatus::invalid
+                                                  : IterationStatus::ok;
+  SQLite::bind(it, run_id, iteration, to_string(status),
                result.failure ? *result.failure : result.invalid.value_or(""), utc_now_iso8601(),
                duration_sec);
   it.exec();

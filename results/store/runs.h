@@ -80,10 +80,17 @@ struct SampleRow {
 /// `--include-invalid`).
 enum class SampleSet { valid, all };
 
+/// Status of a stored iteration (docs/results.md "Invalid samples").
+enum class IterationStatus { ok, failed, invalid };
+/// "ok", "failed", "invalid": the spelling stored in the database.
+const char* to_string(IterationStatus s);
+/// Inverse of to_string(IterationStatus); std::nullopt for any other text.
+std::optional<IterationStatus> parse_iteration_status(std::string_view text);
+
 /// One row of the iteration table.
 struct IterationRow {
-  int iteration = 0;        ///< 1-based measured iteration
-  std::string status;       ///< "ok", "failed" or "invalid"
+  int iteration = 0;  ///< 1-based measured iteration
+  IterationStatus status = IterationStatus::ok;
   std::string reason;       ///< why it failed or is invalid ("" when ok)
   std::string started_at;   ///< ISO 8601 UTC
   double duration_sec = 0;  ///< wall time, seconds

@@ -36,6 +36,24 @@ const char* to_string(RunStatus s) {
   return "failed";
 }
 
+const char* to_string(IterationStatus s) {
+  switch (s) {
+    case IterationStatus::ok:
+      return "ok";
+    case IterationStatus::failed:
+      return "failed";
+    case IterationStatus::invalid:
+      return "invalid";
+  }
+  return "failed";
+}
+
+std::optional<IterationStatus> parse_iteration_status(std::string_view text) {
+  for (IterationStatus s : {IterationStatus::ok, IterationStatus::failed, IterationStatus::invalid})
+    if (text == to_string(s)) return s;
+  return std::nullopt;
+}
+
 std::optional<RunStatus> parse_run_status(std::string_view text) {
   for (RunStatus s : kRunStatuses)
     if (text == to_string(s)) return s;

@@ -86,7 +86,7 @@ TEST(StoreRecord, RunRecordHoldsEverythingStoredForTheRun) {
   ASSERT_EQ(r->iteration_data.size(), 2u);
   const auto& first = r->iteration_data[0];
   EXPECT_EQ(first.row.iteration, 1);
-  EXPECT_EQ(first.row.status, "ok");
+  EXPECT_EQ(first.row.status, IterationStatus::ok);
   EXPECT_EQ(first.row.duration_sec, 1.5);
   EXPECT_EQ(first.metrics,
             (std::map<std::string, double>{{"latency", 0.25}, {"throughput", 12.5}}));
@@ -94,7 +94,7 @@ TEST(StoreRecord, RunRecordHoldsEverythingStoredForTheRun) {
             (std::map<std::string, double>{{"fake.ops", 7}, {"vmstat.pgfault", 100}}));
   EXPECT_EQ(first.flags, (std::vector<std::string>{"first flag", "second flag"}));
   const auto& second = r->iteration_data[1];
-  EXPECT_EQ(second.row.status, "failed");
+  EXPECT_EQ(second.row.status, IterationStatus::failed);
   EXPECT_EQ(second.row.reason, "it broke");
   EXPECT_TRUE(second.metrics.empty());
 
@@ -250,7 +250,7 @@ TEST(StoreInvalid, AnInvalidIterationMarksEveryValueAndAnImpossibleValueItsOwn) 
   // The qemu guest's record carries the marks.
   const auto record = store.run_record(id);
   ASSERT_TRUE(record);
-  EXPECT_EQ(record->iteration_data[1].row.status, "invalid");
+  EXPECT_EQ(record->iteration_data[1].row.status, IterationStatus::invalid);
   EXPECT_EQ(record->iteration_data[1].invalid.at("latency"), "client 0 moved 0 bytes");
   EXPECT_TRUE(record->iteration_data[0].invalid.empty());
   EXPECT_EQ(record->iteration_data[2].invalid.size(), 1u);
