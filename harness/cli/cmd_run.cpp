@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "harness/cli/commands.h"
+#include "harness/job/iteration_time.h"
 #include "harness/job/job.h"
 #include "harness/run/runner.h"
 #include "harness/run/until_decided.h"
@@ -112,25 +113,14 @@ std::optional<IterationEstimate> stored_estimate(const std::string& db, const Pl
   }
 }
 
-// Declared: the mean of each duration parameter of the matrix (fake's sleep,
-// tcp_sendfile's duration; not a timeout), summed.
+// Declared: the workload's declared iteration time over the matrix
+// (harness/job/iteration_time.h).
 std::optional<IterationEstimate> declared_estimate(const PlannedJob& job, const Matrix& m) {
-  double seconds = 0;
-  std::vector<std::string> names;
-  for (const auto& d : job.workload->params()) {
-    if (d.type != ParamType::duration || d.name == "timeout") continue;
-    auto it = std::find(m.axis_names.begin(), m.axis_names.end(), d.name);
-    if (it == m.axis_names.end()) continue;
-    const auto& values = m.axes[static_cast<std::size_t>(it - m.axis_names.begin())];
-    double sum = 0;
-    for (const auto& v : values) sum += v.value.number;
-    if (values.empty() || sum <= 0) continue;
-    seconds += sum / static_cast<double>(values.size());
-    names.push_back(d.name);
-  }
-  if (names.empty()) return std::nullopt;
-  return IterationEstimate{seconds, fmt::format("declared: {} per iteration from {}",
-                                                iteration_time_text(seconds), join(names, " + "))};
+  const DeclaredIterationTime t = declared_iteration_time(*job.workload, m);
+  if (t.params.empty()) return std::nullopt;
+  return IterationEstimate{
+      t.seconds, fmt::format("declared: {} per iteration from {}", iteration_time_text(t.seconds),
+                             join(t.params, " + "))};
 }
 
 // Prints the plan of one job before any cell is built, and refuses it above
