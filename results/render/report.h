@@ -7,7 +7,7 @@
 //
 // Layouts (shared/reference/formats.md §3, the posts in shared/seeds/):
 //  - two-build block, one per cell (no --by):
-//      Results (Hmean throughput of tcp_sendfile):
+//      Results (Hmean throughput of WORKLOAD):
 //      Without (6.0-rc1)  10482.7 Mbps
 //      With patch         12413.7 Mbps (18.4% improvement)
 //  - matrix over an axis (--by clients), one table per value of --group:
