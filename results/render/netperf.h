@@ -14,6 +14,7 @@
 
 #include "results/compare/run_records.h"
 #include "results/model/netperf.h"
+#include "results/store/store.h"  // the store render_netperf(store, ...) reads
 
 namespace nightjar {
 
