@@ -68,7 +68,7 @@ SideFigures figures(const stats::Summary& summary, const CellSamples& cell,
   return f;
 }
 
-// The mmtests statistic lines of a metric row (shared/reference/formats.md §1):
+// The mmtests statistic lines of a metric row (docs/reference.md "mmtests compare table"):
 // Min, mean, Stddev, CoeffVar, Max, B<mean>-50/95/99; then CVwithin and
 // CVbetween (within- and between-run CoeffVar) when a side has >= 2 runs.
 std::vector<StatLine> metric_lines(const ComparisonRow& row, const SideSamples& samples) {

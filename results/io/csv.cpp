@@ -1,6 +1,6 @@
 // Tidy sample CSV export and import: see results/io/csv.h.
 //
-// Reading uses fast-cpp-csv-parser (libfccp, DESIGN.md "Dependencies"): its
+// Reading uses fast-cpp-csv-parser (libfccp, docs/reference.md "Dependencies"): its
 // LineReader (buffered, asynchronous reads, line numbers) and its RFC 4180
 // field splitting (double_quote_escape). Its CSVReader is not used because it
 // needs the column count at compile time and nightjar's parameter columns
@@ -255,7 +255,7 @@ Columns parse_header(const std::vector<std::string>& names, const std::string& s
 
 // The mean of a metric whose file row gives none: the registered workload's
 // declaration, else Hmean for higher-is-better (rates) and Amean for times,
-// as DESIGN.md "direction" says.
+// as docs/reference.md "Vocabulary" says of direction.
 MeanKind default_mean(const WorkloadCatalog& declared, const std::string& workload,
                       const std::string& metric, Direction d) {
   if (const WorkloadDeclaration* w = declared.find(workload))

@@ -1,4 +1,4 @@
-// The mmtests compare-kernels layout (shared/reference/formats.md §1).
+// The mmtests compare-kernels layout (docs/reference.md "mmtests compare table").
 #include <fmt/format.h>
 
 #include <algorithm>
