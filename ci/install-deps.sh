@@ -17,6 +17,7 @@ packages=(
   libcurl4-openssl-dev  # `nightjar lava submit` / `collect`: a LAVA server's REST API (docs/lava.md)
   libpng-dev  # the browser test decodes Chromium's screenshots (tests/browser/)
   jq  # tests/vm/guest-tests.sh reads the guest's gtest JSON report
+  universal-ctags  # ci/function-lengths.sh (the ctest test code_lengths)
   clang-16 libclang-rt-16-dev  # the libFuzzer targets (ci/test.sh --fuzz): C++20 needs clang >= 16
 )
 packages+=("$@")
