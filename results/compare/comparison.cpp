@@ -342,7 +342,7 @@ void add_row(Comparison& cmp, RowSources& src, ComparisonRow row, SideSamples sa
 }
 
 // The metrics of one job's cells: the catalog's, in declared order, then any
-// with samples but no descriptor (as summary.cpp: higher is better, Amean).
+// with samples but no descriptor (as results/render/run_summary.cpp: higher is better, Amean).
 std::vector<MetricDescriptor> job_metrics(const std::string& workload,
                                           const std::vector<const CellKey*>& cells,
                                           const std::vector<LoadedSide>& sides,
