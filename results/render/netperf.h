@@ -1,7 +1,7 @@
 // netperf-compatible output of tcp_sendfile / tcp_stream runs
 // (`nightjar run --format netperf`): for every iteration and client, the
 // block one `netperf -t TCP_SENDFILE` (or TCP_STREAM) instance prints, byte
-// for byte as shared/reference/workloads.md §1 gives it, so that parsers of
+// for byte as docs/reference.md "netperf TCP_SENDFILE" gives it, so that parsers of
 // netperf output (LKP's) read nightjar's. A renderer: it reads stored
 // records and measures nothing.
 #pragma once
