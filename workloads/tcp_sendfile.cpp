@@ -1,5 +1,5 @@
 // tcp_sendfile / tcp_stream: netperf TCP_SENDFILE and TCP_STREAM over
-// loopback (shared/reference/workloads.md §1), reimplemented from that
+// loopback (docs/reference.md "netperf TCP_SENDFILE"), reimplemented from that
 // description.
 //
 // Roles and why:

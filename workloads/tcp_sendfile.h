@@ -1,5 +1,5 @@
 // tcp_sendfile and tcp_stream: netperf's TCP_SENDFILE and TCP_STREAM over
-// loopback, reimplemented from shared/reference/workloads.md §1 (no netperf
+// loopback, reimplemented from docs/reference.md "netperf TCP_SENDFILE" (no netperf
 // code). N sender processes, released together by a start barrier, each
 // stream to a receiver run by nightjar for `duration`; throughput is
 // bytes received × 8 / 1e6 / elapsed per client, as netperf reports it.

@@ -37,7 +37,7 @@ ExitCode cmd_list() {
           type += ")";
         }
         // An empty default means "required", except for text parameters,
-        // whose empty default is the empty text (unset): harness/params.h.
+        // whose empty default is the empty text (unset): results/model/params.h.
         const std::string def = !p.default_value.empty()    ? p.default_value
                                 : p.type == ParamType::text ? "(unset)"
                                                             : "(required)";

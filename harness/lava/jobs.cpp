@@ -1,6 +1,6 @@
 // `nightjar lava jobs`: see harness/lava/jobs.h. The definitions follow the
 // job structure that ran on this machine's lava-dispatcher 2023.01
-// (shared/reference/lava.md) and LAVA's own conventions: job_name,
+// (docs/lava.md) and LAVA's own conventions: job_name,
 // device_type, priority, visibility, tags, metadata, job/action/connection
 // timeouts, and per-action timeouts.
 #include "harness/lava/jobs.h"

@@ -5,7 +5,7 @@
 // out; no file, no store.
 //
 // The input is Google Benchmark's JSON report (--benchmark_format=json or
-// --benchmark_out=FILE; shared/reference/formats.md §5): a `context` object
+// --benchmark_out=FILE; docs/reference.md "Google Benchmark JSON"): a `context` object
 // and a `benchmarks` array. The mapping:
 //   - each entry with run_type "iteration" is one repetition of one benchmark
 //     (its run_name, e.g. "BM_memcpy/8"); repetition_index + 1 is the nightjar

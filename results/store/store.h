@@ -1,5 +1,5 @@
 // The results store: one SQLite database holding every run, sample and
-// monitor delta nightjar has measured (DESIGN.md "Nothing measured is lost"),
+// monitor delta nightjar has measured (docs/reference.md "Nothing measured is lost"),
 // and every SQL statement of nightjar. Callers get typed records and call
 // typed functions; nothing outside results/store/ names SQLiteCpp or sqlite3
 // (docs/architecture.md). docs/results.md documents the schema.
