@@ -215,7 +215,7 @@ std::vector<Selector> parse_selectors(const std::vector<std::string>& texts) {
   return out;
 }
 
-std::string describe_stored_runs(const ResultsStore& store) {
+std::string describe_stored_runs(const SampleReader& store) {
   StoredRunsSummary s = store.stored_runs_summary();
   if (s.runs == 0)
     return "the database holds no runs; store some with `nightjar run JOB --variant NAME`";

@@ -16,7 +16,7 @@
 
 namespace nightjar {
 
-/// Status of a run (DESIGN.md "Behaviour every part keeps").
+/// Status of a run (docs/reference.md "Nothing measured is lost").
 enum class RunStatus { running, complete, aborted, failed, skipped };
 /// Every RunStatus, in declaration order (what `show --status` accepts).
 inline constexpr RunStatus kRunStatuses[] = {RunStatus::running, RunStatus::complete,

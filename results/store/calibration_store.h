@@ -1,0 +1,28 @@
+// The calibration part of the results store (calibration.cpp): the
+// between-run variances of `nightjar calibrate`, as one small interface that
+// ResultsStore (results/store/store.h) implements.
+#pragma once
+
+#include <optional>
+
+#include "results/store/calibration.h"
+
+namespace nightjar {
+
+/// Calibrated between-run variances (table calibration).
+class CalibrationStore {
+ public:
+  /// Stores (replacing an older one) the between-run variance of ln x of one
+  /// cell's metric on a testbox (`key`), measured by `nightjar calibrate`.
+  /// Table calibration, created when first written (CREATE TABLE IF NOT
+  /// EXISTS; no schema version: a database without it simply has no
+  /// calibration).
+  virtual void store_calibration(const CalibrationKey& key, const StoredCalibration& value) = 0;
+  /// The stored calibration of `key`, or nullopt.
+  virtual std::optional<StoredCalibration> calibration(const CalibrationKey& key) const = 0;
+
+ protected:
+  ~CalibrationStore() = default;
+};
+
+}  // namespace nightjar
