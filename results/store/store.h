@@ -287,19 +287,19 @@ class ResultsStore {
   std::optional<BisectSession> bisect_session(std::int64_t id) const;
   /// The newest session matching `filter`, or nullopt.
   std::optional<BisectSession> newest_bisect_session(const BisectSessionFilter& filter) const;
-  /// Ends (or, with status "running", reopens) a session: status, result,
-  /// first bad commit; ended_at is now ("" for running).
-  void finish_bisect_session(std::int64_t session, const std::string& status,
+  /// Ends (or, with BisectStatus::running, reopens) a session: status,
+  /// result, first bad commit; ended_at is now ("" for running).
+  void finish_bisect_session(std::int64_t session, BisectStatus status,
                              const std::string& result, const std::string& first_bad);
   /// The steps of `session` with their runs, by step.
   std::vector<BisectStep> bisect_steps(std::int64_t session) const;
   /// Appends a pending step (next step number, in one transaction) and
   /// returns its number.
   int add_bisect_step(std::int64_t session, const std::string& commit, const std::string& subject,
-                      const std::string& role);
-  /// Records a step's build: status ("ok", "failed", "none"), seconds
+                      BisectRole role);
+  /// Records a step's build: status (ok, failed, none), seconds
   /// (nullopt: NULL) and output (the tail of a failed build).
-  void set_bisect_build(std::int64_t session, int step, const std::string& status,
+  void set_bisect_build(std::int64_t session, int step, BisectBuild status,
                         std::optional<double> seconds, const std::string& output);
   /// Links the runs measured for a step (a run linked twice counts once).
   void link_bisect_runs(std::int64_t session, int step, const std::vector<std::int64_t>& runs);
