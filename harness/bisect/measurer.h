@@ -4,9 +4,9 @@
 // (make_measurer). The implementation of today, work_tree_measurer()
 // (measurer_work_tree.cpp), runs the build command in the work tree and the
 // job on this machine. Another way -- such as building a kernel and booting
-// it in qemu -- is another implementation in a file of its own
-// (measurer_NAME.cpp) and a line in make_measurer (measure.cpp); the drivers,
-// the decisions and the session records stay as they are.
+// it in qemu -- is another implementation in a file of its own beside
+// measurer_work_tree.cpp and a line in make_measurer (measure.cpp); the
+// drivers, the decisions and the session records stay as they are.
 //
 // A measurer only does the work: recording the build and the runs in the
 // session (bisect_step, bisect_run) is measure.h's, the same for every
