@@ -20,6 +20,13 @@
 //
 // Every step is stored in the results database as a bisect session
 // (tables bisect_session, bisect_step, bisect_run; results/store/bisect_log.h).
+//
+// This header and bisect.cpp are the drivers: the commands above, each
+// calling the rooms of harness/bisect/ (docs/architecture.md
+// "harness/bisect"): git.h (git driving), options.h and session.h (session
+// options and records), measurer.h and measure.h (how a commit is built and
+// measured), decide.h (deciding a commit), print.h (printing), drive.h (the
+// bisection of run/resume) and branch.h (the branch test).
 #pragma once
 
 #include <cstdint>
@@ -28,32 +35,11 @@
 #include <string>
 #include <vector>
 
-#include "harness/job/job.h"
+#include "harness/bisect/options.h"
 #include "results/model/exit_codes.h"
-#include "results/stats/significance.h"
 #include "results/store/store.h"
 
 namespace nightjar {
-
-struct Comparison;
-
-/// What is measured at each commit and how it is judged (shared by run and step).
-struct BisectJobOptions {
-  std::string job_path;  ///< job file (made absolute before the repository is entered)
-  std::string metric;    ///< "" = the first metric the job's first cell declares
-  std::vector<SetOverride> overrides;  ///< --set
-  std::string variant;                 ///< --variant label ("" = the job's)
-  std::optional<int> iterations;       ///< first batch per commit (default: the job's)
-  std::optional<int> warmup;           ///< default: the job's
-  int max_iterations = 30;             ///< cap of samples per cell per commit
-  double alpha = 0.05;                 ///< FDR level of the comparison (decide_significance)
-  /// Minimum |%change| that counts as "different". nullopt: `run` uses half
-  /// the change measured between the endpoints (at least 1%); `step` uses half
-  /// the change between --base and --bad-base when given, else 1%.
-  std::optional<double> min_effect_pct;
-  std::string build_command;  ///< shell command run at the repository top (""= none)
-  double build_timeout = 0;   ///< seconds; 0 = none
-};
 
 /// `nightjar bisect run`.
 struct BisectRunOptions {
@@ -113,43 +99,8 @@ ExitCode bisect_branch(const std::string& db, std::optional<std::int64_t> sessio
 /// EnvironmentError for misconfiguration, which the CLI turns into 128.
 ExitCode bisect_step(const std::string& db, const BisectStepOptions& options, std::ostream& out);
 
-/// The steps of session `session` (default: the newest) as a table.
+/// `bisect log`: the steps of session `session` (default: the newest) as a
+/// table (render_session_log). Throws UsageError when there is no such session.
 std::string render_bisect_log(const ResultsStore& store, std::optional<std::int64_t> session);
-
-// ---------------------------------------------------------------------------
-// The decision (swappable: one function over stored runs)
-// ---------------------------------------------------------------------------
-
-/// Pinpoint's three answers.
-enum class CommitDecision { good, bad, unknown };
-/// "good", "bad", "unknown".
-const char* to_string(CommitDecision d);
-
-/// The decision on one commit and the figures behind it.
-struct DecisionResult {
-  CommitDecision decision = CommitDecision::unknown;
-  /// The decisive row: the worst regression, else the first inconclusive or
-  /// undefined row, else the first row.
-  stats::Significance row;
-  std::string cell;         ///< the decisive row's cell
-  std::size_t n_base = 0;   ///< samples of the decisive row's base side
-  std::size_t n_now = 0;    ///< and of its new side (smallest over cells: `min_now`)
-  std::size_t min_now = 0;  ///< fewest samples of the new side over the cells
-  bool more_helps = false;  ///< unknown because of too few/noisy samples (not undefined)
-  std::string summary;      ///< "-9.8% regression (q=0.0002)"
-};
-
-/// Compares the samples of `metric` in the runs `now_runs` against
-/// `base_runs`, cell by cell, with the comparison statistics (results/
-/// comparison.h build_comparison -> stats::decide_significance over the
-/// family of the metric's rows): any regression -> bad; else any
-/// inconclusive or undefined row -> unknown; else good (unchanged or
-/// improvement). When `comparison` is given it receives the comparison
-/// record (for printing). Throws UsageError when the two sides share no cell.
-DecisionResult decide_commit(const ResultsStore& store, const std::vector<std::int64_t>& base_runs,
-                             const std::vector<std::int64_t>& now_runs, const std::string& metric,
-                             const stats::SignificanceOptions& options,
-                             const std::string& base_name, const std::string& now_name,
-                             Comparison* comparison = nullptr);
 
 }  // namespace nightjar

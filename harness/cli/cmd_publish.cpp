@@ -234,7 +234,7 @@ void add_bisects(const ResultsStore& store, const std::map<std::string, JobRuns>
     b.page = "bisect/" + std::to_string(id) + ".html";
     b.log = render_bisect_log(store, id);
     const std::string& bad = session->first_bad;
-    if (session->status == "found" && !session->good.empty() && !bad.empty() &&
+    if (session->status == BisectStatus::found && !session->good.empty() && !bad.empty() &&
         bad.find_first_of(", ") == std::string::npos &&
         add_comparison(store, {build_selector(session->good), build_selector(bad)}, session->job,
                        site))

@@ -317,7 +317,7 @@ std::string render_site_index_html(const SiteIndex& site) {
           l.set("page", b.page);
           l.set("job", b.session.job);
           l.set("metric", b.session.metric);
-          l.set("status", b.session.status);
+          l.set("status", to_string(b.session.status));
           l.set("first_bad",
                 b.session.first_bad.empty() ? mu::data{false} : mu::data{b.session.first_bad});
           return l;
@@ -504,10 +504,10 @@ mu::data bisect_step_row(const BisectStep& st, const BisectSession& session) {
   r.set("commit", st.commit);
   r.set("first_bad", !session.first_bad.empty() && st.commit == session.first_bad);
   r.set("subject", st.subject);
-  r.set("role", st.role);
-  r.set("build", st.build_status);
+  r.set("role", to_string(st.role));
+  r.set("build", to_string(st.build_status));
   r.set("build_seconds", opt_number(st.build_seconds, "{:.1f}"));
-  r.set("decision", st.decision);
+  r.set("decision", to_string(st.decision));
   r.set("verdict", st.verdict.empty() ? "-" : st.verdict);
   r.set("pct", opt_number(st.pct_change, "{:+.2f}%"));
   r.set("p", st.p ? p_text(*st.p) : "-");
@@ -535,7 +535,7 @@ std::string render_site_bisect_html(const SiteIndex& site, const SiteBisect& b) 
   d.set("bad", s.bad);
   d.set("job", s.job);
   d.set("metric", s.metric);
-  d.set("status", s.status);
+  d.set("status", to_string(s.status));
   d.set("result", s.result);
   d.set("first_bad", s.first_bad.empty() ? std::string("none") : s.first_bad);
   d.set("started_at", s.started_at);

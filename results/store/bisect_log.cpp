@@ -1,5 +1,5 @@
 // Bisect sessions: tables bisect_session, bisect_step and bisect_run
-// (harness/bisect/bisect.h writes them; docs/bisect.md "Every step is
+// (harness/bisect/ writes them; docs/bisect.md "Every step is
 // stored"). See results/store/store.h "Bisect sessions".
 #include "results/store/detail.h"
 #include "results/store/store.h"
@@ -9,6 +9,29 @@ namespace nightjar {
 using namespace store_detail;
 
 namespace {
+
+// The words of each enum, in the enum's order (to_string and parse read the
+// same table).
+constexpr const char* kDecisions[] = {"pending", "good", "bad", "skip"};
+constexpr const char* kRoles[] = {"good", "bad", "test", "branch"};
+constexpr const char* kBuilds[] = {"pending", "ok", "failed", "none"};
+constexpr const char* kStatuses[] = {"running", "found", "inconclusive", "failed", "interrupted"};
+
+template <typename E, std::size_t N>
+std::optional<E> parse_word(const char* const (&words)[N], std::string_view text) {
+  for (std::size_t i = 0; i < N; ++i)
+    if (text == words[i]) return static_cast<E>(i);
+  return std::nullopt;
+}
+
+// A column's word as its enum; the schema's CHECK constraints allow no other.
+template <typename E>
+E column_word(const SQLite::Statement& q, int column, std::optional<E> (*parse)(std::string_view)) {
+  const std::string text = q.getColumn(column).getString();
+  if (auto e = parse(text)) return *e;
+  throw std::runtime_error("bisect table: unknown value '" + text + "' in column " +
+                           q.getColumnName(column));
+}
 
 constexpr const char* kSessionColumns =
     "id, kind, repo, good_rev, bad_rev, good, bad, job_path, job, metric, options, status, result, "
@@ -27,7 +50,7 @@ BisectSession read_session(const SQLite::Statement& q) {
   s.job = q.getColumn(8).getString();
   s.metric = q.getColumn(9).getString();
   s.options = q.getColumn(10).getString();
-  s.status = q.getColumn(11).getString();
+  s.status = column_word<BisectStatus>(q, 11, parse_bisect_status);
   s.result = q.getColumn(12).getString();
   s.first_bad = q.getColumn(13).getString();
   s.started_at = q.getColumn(14).getString();
@@ -40,10 +63,10 @@ BisectStep read_step(const SQLite::Statement& q) {
   s.step = q.getColumn(0).getInt();
   s.commit = q.getColumn(1).getString();
   s.subject = q.getColumn(2).getString();
-  s.role = q.getColumn(3).getString();
-  s.build_status = q.getColumn(4).getString();
+  s.role = column_word<BisectRole>(q, 3, parse_bisect_role);
+  s.build_status = column_word<BisectBuild>(q, 4, parse_bisect_build);
   s.build_output = q.getColumn(5).getString();
-  s.decision = q.getColumn(6).getString();
+  s.decision = column_word<BisectDecision>(q, 6, parse_bisect_decision);
   s.verdict = q.getColumn(7).getString();
   s.reason = q.getColumn(8).getString();
   s.started_at = q.getColumn(9).getString();
@@ -60,6 +83,31 @@ BisectStep read_step(const SQLite::Statement& q) {
 }
 
 }  // namespace
+
+const char* to_string(BisectDecision d) {
+  return kDecisions[static_cast<int>(d)];
+}
+const char* to_string(BisectRole r) {
+  return kRoles[static_cast<int>(r)];
+}
+const char* to_string(BisectBuild b) {
+  return kBuilds[static_cast<int>(b)];
+}
+const char* to_string(BisectStatus s) {
+  return kStatuses[static_cast<int>(s)];
+}
+std::optional<BisectDecision> parse_bisect_decision(std::string_view text) {
+  return parse_word<BisectDecision>(kDecisions, text);
+}
+std::optional<BisectRole> parse_bisect_role(std::string_view text) {
+  return parse_word<BisectRole>(kRoles, text);
+}
+std::optional<BisectBuild> parse_bisect_build(std::string_view text) {
+  return parse_word<BisectBuild>(kBuilds, text);
+}
+std::optional<BisectStatus> parse_bisect_status(std::string_view text) {
+  return parse_word<BisectStatus>(kStatuses, text);
+}
 
 std::int64_t ResultsStore::create_bisect_session(const BisectSession& s) {
   SQLite::Statement q(
@@ -83,7 +131,7 @@ std::optional<BisectSession> ResultsStore::bisect_session(std::int64_t id) const
 std::optional<BisectSession> ResultsStore::newest_bisect_session(
     const BisectSessionFilter& f) const {
   std::string where = "1=1";
-  std::vector<std::string> binds;
+  std::vector<std::string> binds;  // the words, bound in order
   auto add = [&](const std::string& value, const char* clause) {
     if (value.empty()) return;
     where += clause;
@@ -98,7 +146,7 @@ std::optional<BisectSession> ResultsStore::newest_bisect_session(
     where += " AND status IN (?";
     for (std::size_t i = 1; i < f.statuses.size(); ++i) where += ",?";
     where += ")";
-    binds.insert(binds.end(), f.statuses.begin(), f.statuses.end());
+    for (const BisectStatus st : f.statuses) binds.push_back(to_string(st));
   }
   SQLite::Statement q(database(), std::string("SELECT ") + kSessionColumns +
                                       " FROM bisect_session WHERE " + where +
@@ -108,13 +156,13 @@ std::optional<BisectSession> ResultsStore::newest_bisect_session(
   return read_session(q);
 }
 
-void ResultsStore::finish_bisect_session(std::int64_t session, const std::string& status,
+void ResultsStore::finish_bisect_session(std::int64_t session, BisectStatus status,
                                          const std::string& result, const std::string& first_bad) {
   SQLite::Statement q(
       database(),
       "UPDATE bisect_session SET status=?, result=?, first_bad=?, ended_at=? WHERE id=?");
-  SQLite::bind(q, status, result, first_bad,
-               status == "running" ? std::string() : utc_now_iso8601(), session);
+  SQLite::bind(q, to_string(status), result, first_bad,
+               status == BisectStatus::running ? std::string() : utc_now_iso8601(), session);
   q.exec();
 }
 
@@ -140,7 +188,7 @@ std::vector<BisectStep> ResultsStore::bisect_steps(std::int64_t session) const {
 }
 
 int ResultsStore::add_bisect_step(std::int64_t session, const std::string& commit,
-                                  const std::string& subject, const std::string& role) {
+                                  const std::string& subject, BisectRole role) {
   SQLite::Transaction tx(database(), SQLite::TransactionBehavior::IMMEDIATE);
   SQLite::Statement next(database(),
                          "SELECT COALESCE(MAX(step), 0) + 1 FROM bisect_step WHERE session_id=?");
@@ -151,18 +199,18 @@ int ResultsStore::add_bisect_step(std::int64_t session, const std::string& commi
       database(),
       "INSERT INTO bisect_step(session_id, step, commit_id, subject, role, build_status, "
       "decision, started_at) VALUES(?,?,?,?,?,'pending','pending',?)");
-  SQLite::bind(q, session, step, commit, subject, role, utc_now_iso8601());
+  SQLite::bind(q, session, step, commit, subject, to_string(role), utc_now_iso8601());
   q.exec();
   tx.commit();
   return step;
 }
 
-void ResultsStore::set_bisect_build(std::int64_t session, int step, const std::string& status,
+void ResultsStore::set_bisect_build(std::int64_t session, int step, BisectBuild status,
                                     std::optional<double> seconds, const std::string& output) {
   SQLite::Statement q(database(),
                       "UPDATE bisect_step SET build_status=?, build_seconds=?, build_output=? "
                       "WHERE session_id=? AND step=?");
-  q.bind(1, status);
+  q.bind(1, to_string(status));
   bind_optional(q, 2, seconds);
   q.bind(3, output);
   q.bind(4, session);
@@ -186,7 +234,7 @@ void ResultsStore::set_bisect_decision(std::int64_t session, int step, const Bis
       database(),
       "UPDATE bisect_step SET decision=?, verdict=?, reason=?, pct_change=?, p=?, q=?, "
       "ratio_lo=?, ratio_hi=?, n_base=?, n_now=?, ended_at=? WHERE session_id=? AND step=?");
-  SQLite::bind(q, v.decision, v.verdict, v.reason);
+  SQLite::bind(q, to_string(v.decision), v.verdict, v.reason);
   bind_optional(q, 4, v.pct_change);
   bind_optional(q, 5, v.p);
   bind_optional(q, 6, v.q);

@@ -8,9 +8,39 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace nightjar {
+
+/// A step's decision as git bisect takes it (column bisect_step.decision):
+/// pending (not decided yet: measuring, or interrupted), good, bad, skip.
+enum class BisectDecision { pending, good, bad, skip };
+/// Why a commit is in a session (column bisect_step.role): the good or bad
+/// endpoint, a commit git bisect picked (test), or a commit of a merged
+/// branch measured on top of the merge's first parent (branch; schema 6).
+enum class BisectRole { good, bad, test, branch };
+/// A step's build (column bisect_step.build_status): pending (not built
+/// yet), ok, failed, none (no build command).
+enum class BisectBuild { pending, ok, failed, none };
+/// A session's state (column bisect_session.status).
+enum class BisectStatus { running, found, inconclusive, failed, interrupted };
+
+/// The words the database, git bisect (`git bisect good|bad|skip`), the JSON
+/// and the printed tables use: "pending", "good", "bad", "skip"; "good",
+/// "bad", "test", "branch"; "pending", "ok", "failed", "none"; "running",
+/// "found", "inconclusive", "failed", "interrupted".
+const char* to_string(BisectDecision d);
+const char* to_string(BisectRole r);
+const char* to_string(BisectBuild b);
+const char* to_string(BisectStatus s);
+
+/// The inverse of to_string: nullopt for any other text (the schema's CHECK
+/// constraints keep other text out of the database).
+std::optional<BisectDecision> parse_bisect_decision(std::string_view text);
+std::optional<BisectRole> parse_bisect_role(std::string_view text);
+std::optional<BisectBuild> parse_bisect_build(std::string_view text);
+std::optional<BisectStatus> parse_bisect_status(std::string_view text);
 
 /// One bisection (a row of bisect_session).
 struct BisectSession {
@@ -21,8 +51,7 @@ struct BisectSession {
   std::string good, bad;          ///< their commit ids ("" when unknown)
   std::string job_path, job, metric;
   std::string options;  ///< JSON text: everything needed to resume
-  /// "running", "found", "inconclusive", "failed" or "interrupted".
-  std::string status;
+  BisectStatus status = BisectStatus::running;
   std::string result, first_bad;
   std::string started_at;  ///< ISO 8601 UTC
   std::string ended_at;    ///< ISO 8601 UTC; "" while running
@@ -32,14 +61,14 @@ struct BisectSession {
 /// match everything.
 struct BisectSessionFilter {
   std::string kind, repo, good_rev, job, metric;
-  std::vector<std::string> statuses;  ///< any of these; empty: any status
+  std::vector<BisectStatus> statuses;  ///< any of these; empty: any status
 };
 
 /// The outcome of one step's measurement (the columns set_bisect_decision
 /// writes). An optional that is empty, or a non-finite number, is stored as NULL.
 struct BisectVerdict {
-  std::string decision;  ///< "pending", "good", "bad" or "skip"
-  std::string verdict;   ///< the decisive row's stats verdict ("" when none)
+  BisectDecision decision = BisectDecision::pending;
+  std::string verdict;  ///< the decisive row's stats verdict ("" when none)
   std::string reason;
   std::optional<double> pct_change, p, q, ratio_lo, ratio_hi;
   std::optional<std::int64_t> n_base, n_now;
@@ -49,14 +78,13 @@ struct BisectVerdict {
 struct BisectStep {
   int step = 0;  ///< 1-based, in the order the steps were added
   std::string commit, subject;
-  /// "good", "bad", "test" (a commit git bisect picked) or "branch" (a
-  /// commit of a merged branch measured on top of the merge's first parent;
-  /// `commit` is the branch commit, the runs' build label the commit made by
-  /// applying it; schema version 6)
-  std::string role;
-  std::string build_status;  ///< "pending", "ok", "failed" or "none"
+  /// For BisectRole::branch `commit` is the branch commit, the runs' build
+  /// label the commit made by applying it.
+  BisectRole role = BisectRole::test;
+  BisectBuild build_status = BisectBuild::pending;
   std::string build_output;  ///< tail of a failed build
-  std::string decision, verdict, reason;
+  BisectDecision decision = BisectDecision::pending;
+  std::string verdict, reason;
   std::string started_at;
   std::string ended_at;  ///< "" while pending
   std::optional<double> build_seconds, pct_change, p, q, ratio_lo, ratio_hi;

@@ -23,19 +23,19 @@ class BisectStore {
   /// The newest session matching `filter`, or nullopt.
   virtual std::optional<BisectSession> newest_bisect_session(
       const BisectSessionFilter& filter) const = 0;
-  /// Ends (or, with status "running", reopens) a session: status, result,
-  /// first bad commit; ended_at is now ("" for running).
-  virtual void finish_bisect_session(std::int64_t session, const std::string& status,
+  /// Ends (or, with BisectStatus::running, reopens) a session: status,
+  /// result, first bad commit; ended_at is now ("" for running).
+  virtual void finish_bisect_session(std::int64_t session, BisectStatus status,
                                      const std::string& result, const std::string& first_bad) = 0;
   /// The steps of `session` with their runs, by step.
   virtual std::vector<BisectStep> bisect_steps(std::int64_t session) const = 0;
   /// Appends a pending step (next step number, in one transaction) and
   /// returns its number.
   virtual int add_bisect_step(std::int64_t session, const std::string& commit,
-                              const std::string& subject, const std::string& role) = 0;
-  /// Records a step's build: status ("ok", "failed", "none"), seconds
+                              const std::string& subject, BisectRole role) = 0;
+  /// Records a step's build: status (ok, failed, none), seconds
   /// (nullopt: NULL) and output (the tail of a failed build).
-  virtual void set_bisect_build(std::int64_t session, int step, const std::string& status,
+  virtual void set_bisect_build(std::int64_t session, int step, BisectBuild status,
                                 std::optional<double> seconds, const std::string& output) = 0;
   /// Links the runs measured for a step (a run linked twice counts once).
   virtual void link_bisect_runs(std::int64_t session, int step,

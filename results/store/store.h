@@ -216,12 +216,12 @@ class ResultsStore final : public RunWriter,
   std::optional<BisectSession> bisect_session(std::int64_t id) const override;
   std::optional<BisectSession> newest_bisect_session(
       const BisectSessionFilter& filter) const override;
-  void finish_bisect_session(std::int64_t session, const std::string& status,
-                             const std::string& result, const std::string& first_bad) override;
+  void finish_bisect_session(std::int64_t session, BisectStatus status, const std::string& result,
+                             const std::string& first_bad) override;
   std::vector<BisectStep> bisect_steps(std::int64_t session) const override;
   int add_bisect_step(std::int64_t session, const std::string& commit, const std::string& subject,
-                      const std::string& role) override;
-  void set_bisect_build(std::int64_t session, int step, const std::string& status,
+                      BisectRole role) override;
+  void set_bisect_build(std::int64_t session, int step, BisectBuild status,
                         std::optional<double> seconds, const std::string& output) override;
   void link_bisect_runs(std::int64_t session, int step,
                         const std::vector<std::int64_t>& runs) override;

@@ -1,4 +1,4 @@
-// Unit under test: harness/bisect/bisect.h decide_commit() with invalid
+// Unit under test: harness/bisect/decide.h decide_commit() with invalid
 // samples (docs/compare.md "Invalid samples"): bisect decides on the valid
 // samples only, an invalid sample can neither make nor hide a regression,
 // and a commit whose samples are too few once the invalid ones are left out
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/bisect/bisect.h"
+#include "harness/bisect/decide.h"
 #include "results/store/store.h"
 #include "test_support.h"
 

@@ -449,8 +449,8 @@ TEST(StoreBisect, MigratesAVersion5DatabaseKeepingEveryStepAndItsRuns) {
     s.job = "job";
     s.metric = "throughput";
     session = store.create_bisect_session(s);
-    const int good = store.add_bisect_step(session, "c0", "zero", "good");
-    const int test = store.add_bisect_step(session, "c1", "one", "test");
+    const int good = store.add_bisect_step(session, "c0", "zero", BisectRole::good);
+    const int test = store.add_bisect_step(session, "c1", "one", BisectRole::test);
     store.link_bisect_runs(session, good, {a});
     store.link_bisect_runs(session, test, {a, b});
   }
@@ -478,15 +478,16 @@ TEST(StoreBisect, MigratesAVersion5DatabaseKeepingEveryStepAndItsRuns) {
   EXPECT_EQ(query_one(path, "PRAGMA user_version"), "7");
   const std::vector<BisectStep> steps = store.bisect_steps(session);
   ASSERT_EQ(steps.size(), 2u);
-  EXPECT_EQ(steps[0].commit + " " + steps[0].role, "c0 good");
+  EXPECT_EQ(steps[0].commit + " " + to_string(steps[0].role), "c0 good");
   EXPECT_EQ(steps[0].runs.size(), 1u);
-  EXPECT_EQ(steps[1].commit + " " + steps[1].subject + " " + steps[1].role, "c1 one test");
+  EXPECT_EQ(steps[1].commit + " " + steps[1].subject + " " + to_string(steps[1].role),
+            "c1 one test");
   EXPECT_EQ(steps[1].runs.size(), 2u);
   EXPECT_EQ(query_one(path, "SELECT count(*) FROM sqlite_master WHERE name LIKE '%_v5'"), "0");
   // The links still cascade from their step, and a `branch` step is taken.
-  const int branch = store.add_bisect_step(session, "s1", "side", "branch");
+  const int branch = store.add_bisect_step(session, "s1", "side", BisectRole::branch);
   store.link_bisect_runs(session, branch, {steps[0].runs[0]});
-  EXPECT_EQ(store.bisect_steps(session).back().role, "branch");
+  EXPECT_EQ(store.bisect_steps(session).back().role, BisectRole::branch);
   exec_sql(path, "PRAGMA foreign_keys=ON; DELETE FROM bisect_step WHERE step=2");
   EXPECT_EQ(query_one(path, "SELECT count(*) FROM bisect_run"), "2");
 }
@@ -569,35 +570,35 @@ TEST(StoreBisect, SessionsStepsAndDecisionsRoundTrip) {
   BisectSessionFilter f;
   f.kind = "step";
   f.repo = "/src/linux";
-  f.statuses = {"running"};
+  f.statuses = {BisectStatus::running};
   ASSERT_TRUE(store.newest_bisect_session(f).has_value());
   EXPECT_EQ(store.newest_bisect_session(f)->options, s.options);
-  f.statuses = {"found", "failed"};
+  f.statuses = {BisectStatus::found, BisectStatus::failed};
   EXPECT_FALSE(store.newest_bisect_session(f).has_value());
 
-  EXPECT_EQ(store.add_bisect_step(id, "abc", "subject", "good"), 1);
-  EXPECT_EQ(store.add_bisect_step(id, "def", "", "test"), 2);
-  store.set_bisect_build(id, 2, "ok", 12.5, "");
+  EXPECT_EQ(store.add_bisect_step(id, "abc", "subject", BisectRole::good), 1);
+  EXPECT_EQ(store.add_bisect_step(id, "def", "", BisectRole::test), 2);
+  store.set_bisect_build(id, 2, BisectBuild::ok, 12.5, "");
   const std::int64_t run = complete_run(store, "a", "1", {1});
   store.link_bisect_runs(id, 2, {run, run});
   BisectVerdict v;
-  v.decision = "bad";
+  v.decision = BisectDecision::bad;
   v.verdict = "regression";
   v.pct_change = -9.5;
   v.p = std::numeric_limits<double>::quiet_NaN();  // stored as NULL
   v.n_base = 5;
   store.set_bisect_decision(id, 2, v);
-  store.finish_bisect_session(id, "found", "def is the first bad commit", "def");
+  store.finish_bisect_session(id, BisectStatus::found, "def is the first bad commit", "def");
 
   const std::vector<BisectStep> steps = store.bisect_steps(id);
   ASSERT_EQ(steps.size(), 2u);
-  EXPECT_EQ(steps[0].decision, "pending");
+  EXPECT_EQ(steps[0].decision, BisectDecision::pending);
   EXPECT_FALSE(steps[0].build_seconds.has_value());
   const BisectStep& st = steps[1];
   EXPECT_EQ(st.commit, "def");
-  EXPECT_EQ(st.build_status, "ok");
+  EXPECT_EQ(st.build_status, BisectBuild::ok);
   EXPECT_EQ(st.build_seconds, 12.5);
-  EXPECT_EQ(st.decision, "bad");
+  EXPECT_EQ(st.decision, BisectDecision::bad);
   EXPECT_EQ(st.verdict, "regression");
   EXPECT_EQ(st.pct_change, -9.5);
   EXPECT_FALSE(st.p.has_value());
@@ -607,7 +608,7 @@ TEST(StoreBisect, SessionsStepsAndDecisionsRoundTrip) {
   EXPECT_EQ(st.runs, std::vector<std::int64_t>{run});
   const std::optional<BisectSession> done = store.bisect_session(id);
   ASSERT_TRUE(done.has_value());
-  EXPECT_EQ(done->status, "found");
+  EXPECT_EQ(done->status, BisectStatus::found);
   EXPECT_EQ(done->first_bad, "def");
   EXPECT_FALSE(done->ended_at.empty());
   EXPECT_EQ(query_one(store.path(), "SELECT count(*) FROM bisect_run"), "1");

@@ -1,0 +1,99 @@
+// The measuring room of `nightjar bisect`: see harness/bisect/measure.h.
+#include "harness/bisect/measure.h"
+
+#include <ostream>
+
+#include <fmt/format.h>
+
+#include "harness/bisect/print.h"
+#include "results/model/exit_codes.h"
+#include "results/model/text.h"
+
+namespace nightjar {
+
+std::unique_ptr<CommitMeasurer> make_measurer(ResultsStore& store, const BisectJobOptions& job,
+                                              const Prepared& prepared) {
+  return work_tree_measurer(store, job, prepared);
+}
+
+BuildResult build_step(Session& s, int step, const std::string& sha) {
+  const bool own_tree = s.tree.empty();
+  if (own_tree) s.built.clear();
+  BuildResult b = s.measurer->build(sha, own_tree ? s.prep.top : s.tree);
+  if (b.ok && own_tree) s.built = sha;
+  if (!b.ran)
+    s.store.set_bisect_build(s.id, step, BisectBuild::none, std::nullopt, "");
+  else
+    s.store.set_bisect_build(s.id, step, b.ok ? BisectBuild::ok : BisectBuild::failed, b.seconds,
+                             b.tail);
+  return b;
+}
+
+std::vector<std::int64_t> measure_step(Session& s, int step, const std::string& sha,
+                                       int iterations) {
+  std::map<std::string, std::string> context = {{"bisect.session", std::to_string(s.id)},
+                                                {"bisect.step", std::to_string(step)}};
+  for (const auto& [k, v] : s.context) context[k] = v;
+  MeasuredRuns r = s.measurer->run_job(sha, iterations, context);
+  s.store.link_bisect_runs(s.id, step, r.run_ids);
+  if (r.interrupted) throw Interrupted();
+  return r.run_ids;
+}
+
+std::vector<std::int64_t> usable(const ResultsStore& store, const std::vector<std::int64_t>& ids,
+                                 const std::string& metric) {
+  std::vector<std::int64_t> out;
+  for (auto id : ids) {
+    RunFilter f;
+    f.run_id = id;
+    auto rows = store.runs(f);
+    if (rows.empty() ||
+        (rows[0].status != RunStatus::complete && rows[0].status != RunStatus::aborted))
+      continue;
+    for (const auto& s : store.samples(id))
+      if (s.metric == metric) {
+        out.push_back(id);
+        break;
+      }
+  }
+  return out;
+}
+
+std::string why_no_samples(const ResultsStore& store, const std::vector<std::int64_t>& ids) {
+  std::vector<std::string> why;
+  for (auto id : ids) {
+    RunFilter f;
+    f.run_id = id;
+    for (const auto& r : store.runs(f))
+      why.push_back(fmt::format("run {} {}{}", r.id, to_string(r.status),
+                                r.reason.empty() ? "" : ": " + r.reason));
+  }
+  return why.empty() ? "no run was stored" : join(why, "; ");
+}
+
+DecisionResult decide_with_more(Session& s, int step, const std::string& sha,
+                                std::vector<std::int64_t>& runs,
+                                const std::vector<std::int64_t>& base, double min_effect,
+                                const std::string& base_name) {
+  while (true) {
+    std::vector<std::int64_t> ok = usable(s.store, runs, s.job.metric);
+    if (ok.empty()) {
+      DecisionResult none;
+      none.summary = "no samples: " + why_no_samples(s.store, runs);
+      return none;
+    }
+    DecisionResult d =
+        decide_commit(s.store, base, ok, s.job.metric, bisect_significance(s.job.alpha, min_effect),
+                      base_name, short_sha(sha));
+    const int batch = more_iterations(d, s.job.max_iterations, s.prep.iterations);
+    if (batch == 0) return d;
+    const int have = static_cast<int>(d.min_now);
+    s.out << fmt::format("  {}: {}; adding {} iteration(s) ({} of at most {})\n", short_sha(sha),
+                         d.summary, batch, have + batch, s.job.max_iterations)
+          << std::flush;
+    auto more = measure_step(s, step, sha, batch);
+    runs.insert(runs.end(), more.begin(), more.end());
+  }
+}
+
+}  // namespace nightjar

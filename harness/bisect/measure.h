@@ -1,0 +1,55 @@
+// The measuring room of `nightjar bisect` (docs/architecture.md
+// "harness/bisect"): one commit of a session built and measured through the
+// session's CommitMeasurer (harness/bisect/measurer.h), with the build and
+// the runs recorded in the session's step, and measured again in batches
+// while the decision is unknown and more samples help.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "harness/bisect/decide.h"
+#include "harness/bisect/measurer.h"
+#include "harness/bisect/session.h"
+
+namespace nightjar {
+
+/// The measurer of a session with `job` and `prepared`: the one place that
+/// chooses how commits are built and measured (today work_tree_measurer).
+std::unique_ptr<CommitMeasurer> make_measurer(ResultsStore& store, const BisectJobOptions& job,
+                                              const Prepared& prepared);
+
+/// Builds `sha`, checked out in the session's tree (the repository top, or a
+/// branch test's worktree), and records the build in step `step` (ok,
+/// failed, or none). Only a build in the repository's own work tree changes
+/// what its build products are (Session::built). Throws Interrupted.
+BuildResult build_step(Session& s, int step, const std::string& sha);
+
+/// Runs the job once (every cell, `iterations` each) with build label `sha`
+/// and the facts bisect.session, bisect.step and Session::context; links the
+/// runs to step `step` and returns them. Throws Interrupted (the runs linked).
+std::vector<std::int64_t> measure_step(Session& s, int step, const std::string& sha,
+                                       int iterations);
+
+/// The runs of `ids` that hold valid samples of `metric` (complete or
+/// aborted: a run whose samples are all invalid measured nothing to decide on).
+std::vector<std::int64_t> usable(const ResultsStore& store, const std::vector<std::int64_t>& ids,
+                                 const std::string& metric);
+
+/// Why runs `ids` hold no samples: "run 7 failed: REASON; ...", or "no run
+/// was stored".
+std::string why_no_samples(const ResultsStore& store, const std::vector<std::int64_t>& ids);
+
+/// Decides `sha` (step `step`) against the runs `base` (named `base_name`)
+/// with minimum effect `min_effect` percent, measuring more batches
+/// (more_iterations) until the decision is not unknown or the cap is
+/// reached. `runs` holds the step's runs so far (resume) and grows. No
+/// usable run: an unknown decision whose summary says why.
+DecisionResult decide_with_more(Session& s, int step, const std::string& sha,
+                                std::vector<std::int64_t>& runs,
+                                const std::vector<std::int64_t>& base, double min_effect,
+                                const std::string& base_name);
+
+}  // namespace nightjar

@@ -1,0 +1,71 @@
+// The session records room of `nightjar bisect` (docs/architecture.md
+// "harness/bisect"), with harness/bisect/options.h: the state of one
+// bisection while it runs (Session: the store's session id, the options, the
+// measurer, the endpoints once checked), and opening and finding the stored
+// sessions (records of results/store/bisect_log.h, used as they are).
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/bisect/measurer.h"
+#include "harness/bisect/options.h"
+#include "results/model/exit_codes.h"
+#include "results/store/bisect_log.h"
+#include "results/store/store.h"
+
+namespace nightjar {
+
+/// What the endpoints' measurements fixed for every commit between.
+struct Endpoints {
+  std::vector<std::int64_t> base;  ///< good runs (A and A')
+  std::vector<std::int64_t> bad;   ///< bad runs
+  double change = 0;               ///< %change bad vs good
+  double min_effect = 1;           ///< used for every commit between, percent
+};
+
+/// One bisection while it runs.
+struct Session {
+  /// The measurer is make_measurer's for `job` and `prepared`.
+  Session(ResultsStore& st, std::ostream& o, BisectJobOptions j, Prepared p);
+  ResultsStore& store;
+  std::ostream& out;
+  BisectJobOptions job;
+  Prepared prep;
+  std::unique_ptr<CommitMeasurer> measurer;  ///< how each commit is built and measured
+  std::int64_t id = 0;                       ///< the stored session
+  std::string built;  ///< the commit whose build is in the work tree ("" = unknown)
+  /// Where builds and runs happen: "" = the repository top; a branch test's
+  /// temporary worktree while it runs (the process's working directory too).
+  std::string tree;
+  /// More facts recorded with every run measured (run_context).
+  std::map<std::string, std::string> context;
+  std::optional<Endpoints> endpoints;  ///< once checked
+  std::string first_bad;               ///< once git named it
+  bool test_branch = false;            ///< --test-merge-branch: test a merge's branch after
+};
+
+/// Opens the results database at `path` (saying which on stderr).
+ResultsStore open_db(const std::string& path);
+
+/// The results database of `bisect resume|branch` (`db` as db_path takes
+/// it), which must exist: UsageError naming `command` otherwise.
+ResultsStore open_sessions(const std::string& db, const char* command);
+
+/// Session `session`, else the newest `bisect run` session with one of
+/// `statuses` (described as `which` in the error); UsageError naming
+/// `command` when there is none.
+BisectSession find_session(const ResultsStore& store, std::optional<std::int64_t> session,
+                           const char* command, const char* which,
+                           std::vector<BisectStatus> statuses);
+
+/// Ends the session with `status` and `why` (printed as "bisect STATUS:
+/// WHY"); returns `code`.
+ExitCode stop(Session& s, BisectStatus status, const std::string& why, ExitCode code);
+
+}  // namespace nightjar
