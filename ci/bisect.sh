@@ -35,7 +35,7 @@ for v in repo good bad job build_cmd; do
 done
 if [ -z "$nightjar" ]; then
   nightjar=$here/build/nightjar
-  [ -x "$nightjar" ] || "$here/ci/build.sh" "$here/build" >&2 || exit 4
+  [ -x "$nightjar" ] || "$here/ci/build.sh" --program "$here/build" >&2 || exit 4
 fi
 job=$(cd "$(dirname "$job")" && pwd)/$(basename "$job")
 dbargs=()

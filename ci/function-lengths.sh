@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Lists the longest functions of nightjar's non-test sources (harness/,
 # workloads/, results/, plots/), longest first, as "LINES FILE:LINE NAME",
-# from Universal Ctags' start and end lines (Debian: universal-ctags).
+# from Universal Ctags' start and end lines (Debian: universal-ctags;
+# ci/install-deps.sh installs it).
 #   ci/function-lengths.sh [COUNT] [LIMIT]
-# With LIMIT, exits 1 when a function is longer than LIMIT lines.
+# With LIMIT, also lists every function longer than LIMIT lines and exits 1
+# when there is one. The ctest test code_lengths runs it with LIMIT 100
+# (tests/CMakeLists.txt), beside ci/file-lengths.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 count=${1:-20}
@@ -12,9 +15,16 @@ command -v ctags >/dev/null || { echo "ctags not found; apt-get install universa
 list=$(ctags -R --languages=C++ --kinds-C++=f --fields=+ne -x --_xformat='%{end} %{line} %F %N' \
          harness workloads results plots 2>/dev/null |
        awk '$1 ~ /^[0-9]+$/ {print $1 - $2 + 1, $3 ":" $2, $4}' | sort -rn)
-echo "$list" | head -n "$count"
+# A here-string, not a pipe: head closing its input early must not become
+# SIGPIPE (exit 141) under pipefail.
+head -n "$count" <<<"$list"
 if [ -n "$limit" ]; then
-  over=$(echo "$list" | awk -v l="$limit" '$1 > l' | wc -l)
-  echo "functions over $limit lines: $over"
-  [ "$over" -eq 0 ]
+  over=$(awk -v l="$limit" '$1 > l' <<<"$list")
+  if [ -z "$over" ]; then
+    echo "functions over $limit lines: 0"
+  else
+    echo "functions over $limit lines: $(wc -l <<<"$over")"
+    echo "$over"
+    exit 1
+  fi
 fi

@@ -73,7 +73,7 @@ done
 [ ${#jobs[@]} -gt 0 ] || jobs=("$here/jobs/pft-quick.yaml")
 if [ -z "$nightjar" ]; then
   nightjar=$here/build/nightjar
-  [ -x "$nightjar" ] || "$here/ci/build.sh" "$here/build" >&2 || exit 4
+  [ -x "$nightjar" ] || "$here/ci/build.sh" --program "$here/build" >&2 || exit 4
 fi
 [ -x "$nightjar" ] || { echo "nightly: $nightjar is not executable" >&2; exit 2; }
 if [ -z "$db" ]; then

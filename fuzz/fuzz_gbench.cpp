@@ -1,4 +1,4 @@
-// libFuzzer target: Google Benchmark JSON import parsing (results/io/gbench.h)
+// libFuzzer target: Google Benchmark JSON import parsing (results/formats/gbench.h)
 // on arbitrary bytes. parse_gbench_json() is the whole of `nightjar import
 // --format gbench` before the database. Each input is parsed twice: with the
 // default options (each benchmark keeps its time_unit) and converting to
@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "results/io/gbench.h"
+#include "results/formats/gbench.h"
 #include "results/model/exit_codes.h"
 
 namespace {

@@ -1,7 +1,7 @@
 // The data of a `nightjar plot` figure, built from the results store: a
 // record that the renderer (plots/gnuplot.h) only reads. Building it is
 // where every figure is computed, and every figure comes from the statistics
-// module (results/stats/statistics.h); the renderer computes nothing.
+// module (results/stats/); the renderer computes nothing.
 //
 // Two kinds of figure (docs/plots.md):
 //  - scaling: a metric against a cell parameter (`--x clients`): one line per

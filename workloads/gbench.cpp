@@ -9,7 +9,7 @@
 // user counters), `time_unit` (ns by default) and `timeout`.
 //
 // Metrics are the benchmarks' own, named `<benchmark>.<field>` exactly as
-// `nightjar import --format gbench` names them (results/io/gbench.h):
+// `nightjar import --format gbench` names them (results/formats/gbench.h):
 // `BM_memcpy/8.real_time`, `BM_memcpy/8.cpu_time` (lower is better, in
 // `time_unit`), `BM_memcpy/8.bytes_per_second` (bytes/s, higher is better)...
 // They are declared before the run from `binary --benchmark_list_tests`
@@ -38,7 +38,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "results/io/gbench.h"
+#include "results/formats/gbench.h"
 #include "results/model/exit_codes.h"
 #include "workloads/sys/process.h"
 #include "workloads/workload.h"

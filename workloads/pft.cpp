@@ -1,4 +1,4 @@
-// pft: the page fault test (shared/reference/workloads.md §2): one anonymous
+// pft: the page fault test (docs/reference.md "pft, the page fault test"): one anonymous
 // private mapping split into equal page-aligned slices, one per worker; the
 // workers are released together by a start barrier, each writes one byte per
 // page of its slice (one zero-fill minor fault per page) between two reads of

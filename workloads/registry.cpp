@@ -51,10 +51,17 @@ const WorkloadCatalog& workload_catalog() {
   static const WorkloadCatalog catalog = [] {
     WorkloadCatalog c;
     for (const auto& w : workload_registry())
-      c.add(WorkloadDeclaration{std::string(w->name()), w->params(), w->metrics()});
+      c.add(WorkloadDeclaration{std::string(w->name()), w->params(), w->metrics(),
+                                w->netperf_output()});
     return c;
   }();
   return catalog;
 }
+
+namespace {
+// The results layer's entry points without a caller-given catalog read this
+// registry's (WorkloadCatalog::linked()).
+[[maybe_unused]] const bool catalog_linked = (WorkloadCatalog::link(&workload_catalog), true);
+}  // namespace
 
 }  // namespace nightjar

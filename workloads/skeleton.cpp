@@ -152,6 +152,13 @@ class SkeletonWorkload : public Workload {
   // leaf: the default, written out here to show the hook.
   int cgroup_clients(const Cell&) const override { return 1; }
 
+  // Optional outputs in other tools' formats: netperf_output() returns the
+  // `run --format netperf` blocks of one stored iteration, read from the
+  // counters measure() stores (tcp_sendfile's reads client<i>.throughput,
+  // ...). This workload has none: the default, written out here to show the
+  // hook; `run --format netperf` notes its runs as having no blocks.
+  NetperfOutput netperf_output() const override { return {}; }
+
   // Sets the cell up and returns its session (above). Throws
   // EnvironmentError when setup fails: the run is stored as failed.
   std::unique_ptr<CellSession> start(const Cell& cell, RunContext& ctx) const override {

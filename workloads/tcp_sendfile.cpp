@@ -1,5 +1,5 @@
 // tcp_sendfile / tcp_stream: netperf TCP_SENDFILE and TCP_STREAM over
-// loopback (shared/reference/workloads.md §1), reimplemented from that
+// loopback (docs/reference.md "netperf TCP_SENDFILE"), reimplemented from that
 // description.
 //
 // Roles and why:
@@ -56,6 +56,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <limits>
@@ -74,6 +75,45 @@
 
 namespace nightjar {
 namespace tcp {
+
+std::string client_counter(std::size_t i, std::string_view name) {
+  return fmt::format("client{}.{}", i, name);
+}
+
+std::vector<NetperfBlock> netperf_blocks(bool stream, const NetperfIteration& iteration) {
+  const auto& params = iteration.params;
+  auto family = params.find("family");
+  const bool ipv6 = family == params.end() || family->second != "ipv4";
+  int clients = 1;
+  if (auto c = params.find("clients"); c != params.end())
+    clients = std::max(1, std::atoi(c->second.c_str()));
+  auto get = [&](const std::string& k) {
+    auto p = iteration.counters.find(k);
+    return p == iteration.counters.end() ? std::optional<double>() : p->second;
+  };
+  std::vector<NetperfBlock> blocks;
+  for (int i = 0; i < clients; ++i) {
+    const auto client = static_cast<std::size_t>(i);
+    NetperfBlock b;
+    b.stream = stream;
+    b.ipv6 = ipv6;
+    auto tp = get(client_counter(client, counter::throughput));
+    auto el = get(client_counter(client, counter::elapsed));
+    if (iteration.ok && tp && el) {
+      NetperfResult r;
+      r.recv_socket_size =
+          static_cast<int>(get(client_counter(client, counter::recv_socket_size)).value_or(0));
+      r.send_socket_size =
+          static_cast<int>(get(client_counter(client, counter::send_socket_size)).value_or(0));
+      r.send_size = static_cast<int>(get(std::string(counter::send_size)).value_or(0));
+      r.elapsed = *el;
+      r.throughput = *tp;
+      b.result = r;
+    }
+    blocks.push_back(b);
+  }
+  return blocks;
+}
 
 std::uint64_t send_width(std::uint64_t sndbuf, std::uint64_t send_size) {
   if (send_size == 0) return 2;
@@ -120,13 +160,12 @@ IterationResult summarize(const std::vector<ClientFigures>& clients, std::uint64
   std::string failure;
   for (std::size_t i = 0; i < clients.size(); ++i) {
     const ClientFigures& c = clients[i];
-    const std::string p = fmt::format("client{}.", i);
-    r.counters[p + "bytes_sent"] = static_cast<double>(c.bytes_sent);
-    r.counters[p + "bytes_received"] = static_cast<double>(c.bytes_received);
-    r.counters[p + "elapsed"] = c.elapsed;
-    r.counters[p + "send_socket_size"] = c.send_socket_size;
-    r.counters[p + "recv_socket_size"] = c.recv_socket_size;
-    r.counters[p + "recv_size"] = static_cast<double>(c.recv_size);
+    r.counters[client_counter(i, counter::bytes_sent)] = static_cast<double>(c.bytes_sent);
+    r.counters[client_counter(i, counter::bytes_received)] = static_cast<double>(c.bytes_received);
+    r.counters[client_counter(i, counter::elapsed)] = c.elapsed;
+    r.counters[client_counter(i, counter::send_socket_size)] = c.send_socket_size;
+    r.counters[client_counter(i, counter::recv_socket_size)] = c.recv_socket_size;
+    r.counters[client_counter(i, counter::recv_size)] = static_cast<double>(c.recv_size);
     if (failure.empty() && c.bytes_sent != c.bytes_received)
       failure = fmt::format(
           "client {}: the sender counted {} bytes sent but the receiver {} bytes received", i,
@@ -135,14 +174,14 @@ IterationResult summarize(const std::vector<ClientFigures>& clients, std::uint64
       failure = fmt::format("client {}: no measurable elapsed time", i);
     const double mbps =
         c.elapsed > 0 ? static_cast<double>(c.bytes_received) * 8 / 1e6 / c.elapsed : 0;
-    r.counters[p + "throughput"] = mbps;
+    r.counters[client_counter(i, counter::throughput)] = mbps;
     sum += mbps;
     lo = std::min(lo, mbps);
     hi = std::max(hi, mbps);
     total_bytes += static_cast<double>(c.bytes_received);
   }
-  r.counters["send_size"] = static_cast<double>(send_size);
-  r.counters["window_elapsed"] = window_sec;
+  r.counters[std::string(counter::send_size)] = static_cast<double>(send_size);
+  r.counters[std::string(counter::window_elapsed)] = window_sec;
   if (clients.empty()) failure = "no clients";
   if (!failure.empty()) {
     r.failure = failure;
@@ -996,6 +1035,12 @@ class TcpWorkload : public Workload {
   /// One leaf per sender: sender i is moved into ctx.cgroups->leaf(i).
   int cgroup_clients(const Cell& cell) const override {
     return static_cast<int>(cell.count("clients"));
+  }
+
+  /// netperf's blocks, one per client and iteration (tcp::netperf_blocks).
+  NetperfOutput netperf_output() const override {
+    return
+        [stream = stream_](const NetperfIteration& it) { return tcp::netperf_blocks(stream, it); };
   }
 
   std::unique_ptr<CellSession> start(const Cell& cell, RunContext& ctx) const override {

@@ -1,5 +1,5 @@
 // tcp_sendfile and tcp_stream: netperf's TCP_SENDFILE and TCP_STREAM over
-// loopback, reimplemented from shared/reference/workloads.md §1 (no netperf
+// loopback, reimplemented from docs/reference.md "netperf TCP_SENDFILE" (no netperf
 // code). N sender processes, released together by a start barrier, each
 // stream to a receiver run by nightjar for `duration`; throughput is
 // bytes received × 8 / 1e6 / elapsed per client, as netperf reports it.
@@ -12,9 +12,11 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "results/model/iteration.h"
+#include "results/model/netperf.h"
 
 namespace nightjar {
 
@@ -29,6 +31,26 @@ std::uint64_t send_width(std::uint64_t sndbuf, std::uint64_t send_size);
 /// 1e6 / KB per second. `util_pct` is the whole machine's busy percentage
 /// (0..100) over `seconds`, in which `bytes` were received. 0 when nothing moved.
 double service_demand_us_per_kb(double util_pct, unsigned cpus, double bytes, double seconds);
+
+/// The names of the counters summarize() stores and netperf_blocks() reads
+/// back: per client (client_counter()) and per iteration. One spelling for
+/// both, so that a renamed counter renames what `run --format netperf`
+/// reads (tests/unit/test_netperf_format.cpp stores them by their literal
+/// names and fails when they change).
+namespace counter {
+inline constexpr std::string_view bytes_sent = "bytes_sent";
+inline constexpr std::string_view bytes_received = "bytes_received";
+inline constexpr std::string_view elapsed = "elapsed";                    ///< s
+inline constexpr std::string_view send_socket_size = "send_socket_size";  ///< bytes
+inline constexpr std::string_view recv_socket_size = "recv_socket_size";  ///< bytes
+inline constexpr std::string_view recv_size = "recv_size";                ///< bytes
+inline constexpr std::string_view throughput = "throughput";              ///< Mbps
+inline constexpr std::string_view send_size = "send_size";            ///< bytes; one per iteration
+inline constexpr std::string_view window_elapsed = "window_elapsed";  ///< s; one per iteration
+}  // namespace counter
+
+/// Client `i`'s counter `name`: "client0.throughput".
+std::string client_counter(std::size_t i, std::string_view name);
 
 /// What one client measured in one iteration.
 struct ClientFigures {
@@ -74,6 +96,14 @@ IterationResult summarize(const std::vector<ClientFigures>& clients, std::uint64
 /// every such client and both windows.
 std::optional<std::string> invalid_pass(const std::vector<ClientFigures>& clients,
                                         double duration_sec);
+
+/// netperf's blocks of one stored iteration of a tcp_sendfile (`stream`
+/// false: "TCP SENDFILE TEST") or tcp_stream run: one per client (parameter
+/// `clients`, at least 1), AF_INET when parameter `family` is ipv4 (else
+/// AF_INET6), each with a result line when the iteration is ok and holds
+/// the client's throughput and elapsed counters (sizes missing read 0).
+/// The workloads' Workload::netperf_output().
+std::vector<NetperfBlock> netperf_blocks(bool stream, const NetperfIteration& iteration);
 
 /// Why a TCP socket cannot be bound to the IPv6 loopback (::1) here, or
 /// nullopt when it can.

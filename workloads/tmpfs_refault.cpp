@@ -1,5 +1,5 @@
 // tmpfs_refault: read time of a tmpfs file pushed to swap on zram
-// (shared/reference/workloads.md §3). See workloads/tmpfs_refault.h for the
+// (docs/reference.md "The tmpfs refault test"). See workloads/tmpfs_refault.h for the
 // phases of an iteration, and docs/workloads.md for parameters and metrics.
 //
 // Where the time is taken, so that read_time holds only the refaults:
@@ -991,7 +991,7 @@ std::string size_text(const Cell& cell, std::uint64_t bytes) {
 
 /// The `tmpfs_refault` workload.
 ///
-/// Parameters: `size` (file bytes, default 8G as in the seed; refused with the
+/// Parameters: `size` (file bytes, default 8G as in the post; refused with the
 /// numbers when memory does not allow it), `pattern` (mixed|random|zero),
 /// `evict` (auto|force_empty|reclaim|pageout), `block_size` (read size, 1M),
 /// `hot_reread` (also time a second, resident read), `algorithm` (zram

@@ -1,6 +1,6 @@
 // tmpfs_refault: the read time of a tmpfs file that was charged to a memory
-// cgroup and pushed to swap on zram (shared/reference/workloads.md §3; the
-// seed tmpfs-refault-rstat-flush.txt). Every page of the read refaults:
+// cgroup and pushed to swap on zram (docs/reference.md "The tmpfs
+// refault test", after the memcg rstat-flush patch post). Every page of the read refaults:
 // swap-in from zram, memcg charge, workingset refault accounting, memcg stats
 // flush: the path the measured kernel changes make cheaper.
 //

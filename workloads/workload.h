@@ -28,6 +28,7 @@
 #include "results/model/declarations.h"
 #include "results/model/iteration.h"
 #include "results/model/metric.h"
+#include "results/model/netperf.h"
 #include "results/model/params.h"
 
 namespace nightjar {
@@ -111,6 +112,11 @@ class Workload {
     (void)cell;
     return 1;
   }
+  /// The workload's netperf-compatible output (`nightjar run --format
+  /// netperf`): the blocks of one stored iteration, read from the counters
+  /// and parameters the workload itself stores (results/model/netperf.h).
+  /// Default: none (runs of the workload have no netperf blocks).
+  virtual NetperfOutput netperf_output() const { return {}; }
   /// Sets the cell up. Throws EnvironmentError when setup fails.
   virtual std::unique_ptr<CellSession> start(const Cell& cell, RunContext& ctx) const = 0;
 };

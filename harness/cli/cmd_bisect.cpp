@@ -1,7 +1,7 @@
 // `nightjar bisect run|step|log|resume|branch` (harness/bisect/bisect.h).
 //
 // git bisect run reads 0 as good, 1-127 except 125 as bad, 125 as skip and
-// 128 or more as abort (shared/reference/formats.md §6). `bisect step` runs
+// 128 or more as abort (docs/reference.md "git bisect run"). `bisect step` runs
 // under git bisect, so every other outcome of it -- usage error (2, also a
 // bad option), inconclusive (3), environment error (4) -- becomes 128
 // (abort): a misconfiguration must never blame a commit. Whether the command
@@ -66,7 +66,7 @@ BisectJobOptions bisect_job(const BisectArgs& a) {
 }
 
 // git bisect run reads 0 as good, 1-127 except 125 as bad, 125 as skip and
-// 128 or more as abort (shared/reference/formats.md §6). Inside a bisect
+// 128 or more as abort (docs/reference.md "git bisect run"). Inside a bisect
 // step every other outcome -- usage error (2), inconclusive (3), environment
 // error (4) -- becomes 128 (abort): a misconfiguration must never blame a
 // commit. 130 (interrupted) already aborts.

@@ -72,7 +72,7 @@ std::string post_body(const ResultsStore& store, const BundleArgs& a,
       compare_selectors(store, a.sides, query, significance_options("welch", 0.05, 1.0));
   std::string body = render_report({{"", &c}}, ReportOptions{});
   body += "\nRuns (n, mean, CoeffVar and invalid samples per run and metric):\n\n";
-  body += render_run_summary(store, ids);
+  body += render_run_summary(summarize_runs(store, ids));
   body += "\n";
   for (const auto& [id, r] : records) body += describe_run(store, r, id);
   body += fmt::format(

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "harness/cli/commands.h"
+#include "harness/job/iteration_time.h"
 #include "harness/job/job.h"
 #include "harness/run/runner.h"
 #include "harness/run/until_decided.h"
@@ -112,25 +113,14 @@ std::optional<IterationEstimate> stored_estimate(const std::string& db, const Pl
   }
 }
 
-// Declared: the mean of each duration parameter of the matrix (fake's sleep,
-// tcp_sendfile's duration; not a timeout), summed.
+// Declared: the workload's declared iteration time over the matrix
+// (harness/job/iteration_time.h).
 std::optional<IterationEstimate> declared_estimate(const PlannedJob& job, const Matrix& m) {
-  double seconds = 0;
-  std::vector<std::string> names;
-  for (const auto& d : job.workload->params()) {
-    if (d.type != ParamType::duration || d.name == "timeout") continue;
-    auto it = std::find(m.axis_names.begin(), m.axis_names.end(), d.name);
-    if (it == m.axis_names.end()) continue;
-    const auto& values = m.axes[static_cast<std::size_t>(it - m.axis_names.begin())];
-    double sum = 0;
-    for (const auto& v : values) sum += v.value.number;
-    if (values.empty() || sum <= 0) continue;
-    seconds += sum / static_cast<double>(values.size());
-    names.push_back(d.name);
-  }
-  if (names.empty()) return std::nullopt;
-  return IterationEstimate{seconds, fmt::format("declared: {} per iteration from {}",
-                                                iteration_time_text(seconds), join(names, " + "))};
+  const DeclaredIterationTime t = declared_iteration_time(*job.workload, m);
+  if (t.params.empty()) return std::nullopt;
+  return IterationEstimate{
+      t.seconds, fmt::format("declared: {} per iteration from {}", iteration_time_text(t.seconds),
+                             join(t.params, " + "))};
 }
 
 // Prints the plan of one job before any cell is built, and refuses it above
@@ -326,6 +316,82 @@ struct GuestArgs {
   std::string port, spec;
 };
 
+// The options of `run --kernel`: booting kernels in qemu (docs/qemu.md),
+// and the two test hooks, hidden from --help.
+void add_vm_options(CLI::App* cmd, const std::shared_ptr<RunArgs>& a) {
+  cmd->add_option("--kernel", a->vm.kernels,
+                  "IMAGE: boot this kernel image in qemu and run the jobs inside it "
+                  "(repeatable: a kernel axis; docs/qemu.md)");
+  cmd->add_option("--modules", a->vm.modules,
+                  "DIR: kernel modules for --kernel (lib/modules/<release>, or a directory "
+                  "holding it); default: next to each image");
+  cmd->add_option("--vm-memory", a->vm.memory_mb, "MiB of guest memory (--kernel)")
+      ->check(in_range(128, 1 << 20));
+  cmd->add_option("--vm-cpus", a->vm.cpus, "guest CPUs (--kernel; default min(2, CPUs))")
+      ->check(in_range(1, 256));
+  cmd->add_option("--vm-timeout", a->vm.timeout_sec,
+                  "seconds for one kernel's boot and job before qemu is killed (--kernel)")
+      ->check(at_least(1));
+  cmd->add_option("--guest-binary", a->vm.guest_binary,
+                  "statically linked nightjar for the guest (default: nightjar-static next "
+                  "to this binary)");
+  cmd->add_option("--vm-keep", a->vm.keep_dir,
+                  "DIR: keep each kernel's initramfs, console and qemu logs there");
+  cmd->add_option("--vm-cgroup-options", a->vm.cgroup2_options,
+                  std::string("OPTS: mount options of the guest's cgroup2 (--kernel; a comma "
+                              "list, \"\" = the kernel's defaults); overrides the jobs' `vm: "
+                              "cgroup2_options`, default ") +
+                      kDefaultCgroup2Options + "; recorded as vm.cgroup2_options")
+      ->check([](const std::string& v) { return cgroup2_options_problem(v); }, "OPTS");
+  cmd->add_option("--vm-init", a->vm.init_override,
+                  "test hook: shell text run by the guest's /init")
+      ->group("");
+  cmd->add_option_function<std::vector<std::string>>(
+         "--vm-file",
+         [a](const std::vector<std::string>& files) {
+           for (const auto& f : files) {
+             auto eq = f.find('=');
+             if (eq == std::string::npos || eq == 0 || f.size() <= eq + 1 || f[eq + 1] != '/')
+               throw UsageError("--vm-file " + f +
+                                ": write SRC=DEST with DEST an absolute path in the guest");
+             a->vm.extra_files.emplace_back(f.substr(0, eq), f.substr(eq + 1));
+           }
+         },
+         "test hook: SRC=DEST, copy SRC into the guest's initramfs at DEST")
+      ->group("");
+}
+
+// The options of `run --until-decided` (docs/bisect.md "Until decided").
+void add_until_decided_options(CLI::App* cmd, const std::shared_ptr<RunArgs>& a) {
+  a->until_decided =
+      cmd->add_option("--until-decided", a->until_base,
+                      "[BASE]: measure in interleaved rounds until every metric row is decided "
+                      "(regression, improvement, unchanged) or the budget is spent; compares "
+                      "the variants (first = BASE), or this run with a stored side BASE "
+                      "(a compare selector, e.g. build=v6.18); exit as check")
+          ->expected(0, 1);
+  cmd->add_option("--max-iterations", a->max_iterations,
+                  "N: --until-decided: at most N iterations per side and cell "
+                  "(default max(30, 4 x the first look))")
+      ->check(in_range(3, 1000000));
+  cmd->add_option("--max-time", a->max_time,
+                  "T: --until-decided: time budget of the whole run (90s, 20m, 1h)");
+  cmd->add_option("--decide-on", a->decide_on,
+                  "METRIC: --until-decided: stop when these metrics' rows are decided "
+                  "(repeatable; default all)");
+  cmd->add_option("--ignore-param", a->ignore_params,
+                  "--until-decided: match cells ignoring this parameter (as compare)")
+      ->allow_extra_args(false);
+  cmd->add_option("--test", a->test, "--until-decided: significance rule (as compare)")
+      ->check(CLI::IsMember({"welch", "utest"}))
+      ->capture_default_str();
+  cmd->add_option("--alpha", a->alpha, "--until-decided: false discovery rate / test level")
+      ->capture_default_str();
+  cmd->add_option("--min-effect", a->min_effect,
+                  "--until-decided: smallest |%change| that counts, percent (default: the "
+                  "job's min_effect, else 1)");
+}
+
 }  // namespace
 
 Subcommand add_run_command(CLI::App& app) {
@@ -364,73 +430,8 @@ Subcommand add_run_command(CLI::App& app) {
   cmd->add_option("--context", a->context, "k=v: extra context recorded with every run");
   cmd->add_option("--format", a->format, "output on stdout: " + run_output_choices_text())
       ->check(CLI::IsMember(run_output_names()));
-  cmd->add_option("--kernel", a->vm.kernels,
-                  "IMAGE: boot this kernel image in qemu and run the jobs inside it "
-                  "(repeatable: a kernel axis; docs/qemu.md)");
-  cmd->add_option("--modules", a->vm.modules,
-                  "DIR: kernel modules for --kernel (lib/modules/<release>, or a directory "
-                  "holding it); default: next to each image");
-  cmd->add_option("--vm-memory", a->vm.memory_mb, "MiB of guest memory (--kernel)")
-      ->check(in_range(128, 1 << 20));
-  cmd->add_option("--vm-cpus", a->vm.cpus, "guest CPUs (--kernel; default min(2, CPUs))")
-      ->check(in_range(1, 256));
-  cmd->add_option("--vm-timeout", a->vm.timeout_sec,
-                  "seconds for one kernel's boot and job before qemu is killed (--kernel)")
-      ->check(at_least(1));
-  cmd->add_option("--guest-binary", a->vm.guest_binary,
-                  "statically linked nightjar for the guest (default: nightjar-static next "
-                  "to this binary)");
-  cmd->add_option("--vm-keep", a->vm.keep_dir,
-                  "DIR: keep each kernel's initramfs, console and qemu logs there");
-  cmd->add_option("--vm-cgroup-options", a->vm.cgroup2_options,
-                  std::string("OPTS: mount options of the guest's cgroup2 (--kernel; a comma "
-                              "list, \"\" = the kernel's defaults); overrides the jobs' `vm: "
-                              "cgroup2_options`, default ") +
-                      kDefaultCgroup2Options + "; recorded as vm.cgroup2_options")
-      ->check([](const std::string& v) { return cgroup2_options_problem(v); }, "OPTS");
-  a->until_decided =
-      cmd->add_option("--until-decided", a->until_base,
-                      "[BASE]: measure in interleaved rounds until every metric row is decided "
-                      "(regression, improvement, unchanged) or the budget is spent; compares "
-                      "the variants (first = BASE), or this run with a stored side BASE "
-                      "(a compare selector, e.g. build=v6.18); exit as check")
-          ->expected(0, 1);
-  cmd->add_option("--max-iterations", a->max_iterations,
-                  "N: --until-decided: at most N iterations per side and cell "
-                  "(default max(30, 4 x the first look))")
-      ->check(in_range(3, 1000000));
-  cmd->add_option("--max-time", a->max_time,
-                  "T: --until-decided: time budget of the whole run (90s, 20m, 1h)");
-  cmd->add_option("--decide-on", a->decide_on,
-                  "METRIC: --until-decided: stop when these metrics' rows are decided "
-                  "(repeatable; default all)");
-  cmd->add_option("--ignore-param", a->ignore_params,
-                  "--until-decided: match cells ignoring this parameter (as compare)")
-      ->allow_extra_args(false);
-  cmd->add_option("--test", a->test, "--until-decided: significance rule (as compare)")
-      ->check(CLI::IsMember({"welch", "utest"}))
-      ->capture_default_str();
-  cmd->add_option("--alpha", a->alpha, "--until-decided: false discovery rate / test level")
-      ->capture_default_str();
-  cmd->add_option("--min-effect", a->min_effect,
-                  "--until-decided: smallest |%change| that counts, percent (default: the "
-                  "job's min_effect, else 1)");
-  cmd->add_option("--vm-init", a->vm.init_override,
-                  "test hook: shell text run by the guest's /init")
-      ->group("");
-  cmd->add_option_function<std::vector<std::string>>(
-         "--vm-file",
-         [a](const std::vector<std::string>& files) {
-           for (const auto& f : files) {
-             auto eq = f.find('=');
-             if (eq == std::string::npos || eq == 0 || f.size() <= eq + 1 || f[eq + 1] != '/')
-               throw UsageError("--vm-file " + f +
-                                ": write SRC=DEST with DEST an absolute path in the guest");
-             a->vm.extra_files.emplace_back(f.substr(0, eq), f.substr(eq + 1));
-           }
-         },
-         "test hook: SRC=DEST, copy SRC into the guest's initramfs at DEST")
-      ->group("");
+  add_vm_options(cmd, a);
+  add_until_decided_options(cmd, a);
   s.cmd = cmd;
   s.run = [a] {
     if (a->jobs.empty())

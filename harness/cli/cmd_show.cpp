@@ -37,7 +37,7 @@ ExitCode cmd_list() {
           type += ")";
         }
         // An empty default means "required", except for text parameters,
-        // whose empty default is the empty text (unset): harness/params.h.
+        // whose empty default is the empty text (unset): results/model/params.h.
         const std::string def = !p.default_value.empty()    ? p.default_value
                                 : p.type == ParamType::text ? "(unset)"
                                                             : "(required)";
@@ -89,9 +89,10 @@ ExitCode cmd_show(const ShowArgs& a) {
   if (a.summary || a.run) {
     std::vector<std::int64_t> ids;
     for (const auto& r : runs) ids.push_back(r.id);
-    std::cout << render_run_summary(store, ids);
+    std::cout << render_run_summary(summarize_runs(store, ids));
     if (a.run) {
-      if (std::string invalid = render_invalid_samples(store, *a.run); !invalid.empty())
+      if (std::string invalid = render_invalid_samples(store.samples(*a.run, SampleSet::all));
+          !invalid.empty())
         std::cout << "\n" << invalid;
       std::cout << "\ncontext:\n";
       for (const auto& [k, v] : store.run_context(*a.run))

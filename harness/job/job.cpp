@@ -1,5 +1,5 @@
 // Job files: loading and shape checks (load_job), --set parsing (parse_set)
-// and matrix expansion (expand_matrix). See harness/job.h.
+// and matrix expansion (expand_matrix). See harness/job/job.h.
 #include "harness/job/job.h"
 
 #include <algorithm>

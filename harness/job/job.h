@@ -2,7 +2,7 @@
 //
 // A job file is YAML naming one workload and its parameters; a parameter whose
 // value is a list is an axis, and the matrix is the cartesian product of the
-// axes (DESIGN.md "Vocabulary"):
+// axes (docs/reference.md "Vocabulary"):
 //
 //   workload: pft
 //   description: page faults, threads vs processes

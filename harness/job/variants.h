@@ -1,4 +1,4 @@
-// Variants: named configurations on top of a kernel (DESIGN.md
+// Variants: named configurations on top of a kernel (docs/reference.md
 // "Vocabulary"), declared by a job's `variants:` section, and the knobs they
 // write.
 //
@@ -34,7 +34,8 @@ struct VariantSpec {
   std::string description;  ///< free text, "" when absent
   std::vector<Knob> knobs;  ///< sysfs, procfs and sysctl knobs in the order written
   /// The job's `cgroup:` with this variant's `cgroup:` keys merged over it
-  /// (harness/job/cgroup_spec.h): the cgroup setup its cells run with.
+  /// (harness/job/cgroup_spec.cpp; CgroupSpec is in workloads/sys/cgroup.h): the cgroup setup its
+  /// cells run with.
   CgroupSpec cgroup;
   int cgroup_line = 0;  ///< 1-based line of its `cgroup:` key; 0 when absent
 };

@@ -1,6 +1,6 @@
 // `nightjar lava jobs`: see harness/lava/jobs.h. The definitions follow the
 // job structure that ran on this machine's lava-dispatcher 2023.01
-// (shared/reference/lava.md) and LAVA's own conventions: job_name,
+// (docs/lava.md) and LAVA's own conventions: job_name,
 // device_type, priority, visibility, tags, metadata, job/action/connection
 // timeouts, and per-action timeouts.
 #include "harness/lava/jobs.h"
@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "harness/job/iteration_time.h"
 #include "harness/job/job.h"
 #include "harness/run/runner.h"
 #include "harness/vm/initramfs.h"
@@ -147,15 +148,13 @@ std::string guest_run_command(const LavaJobsOptions& o, const std::string& varia
 }
 
 // Seconds the guest's `nightjar run` may take: every run's iterations times
-// the mean of its duration parameters (else a guess per iteration).
+// its cell's declared iteration time (harness/job/iteration_time.h; else a
+// guess per iteration).
 double estimated_seconds(const std::vector<PlannedJob>& plan, int runs) {
   double total = 0;
   for (const auto& job : plan) {
     for (const auto& cell : job.cells) {
-      double per = 0;
-      for (const auto& d : job.workload->params())
-        if (d.type == ParamType::duration && d.name != "timeout")
-          if (auto it = cell.params.find(d.name); it != cell.params.end()) per += it->second.number;
+      double per = declared_iteration_time(*job.workload, cell).seconds;
       if (per <= 0) per = kGuessSecondsPerIteration;
       total += per * (job.iterations + job.warmup) * static_cast<double>(job.variants.size());
     }
@@ -421,7 +420,10 @@ std::string lava_kernel_cmdline() {
   return "console=ttyS0,115200 panic=-1 rdinit=/init";
 }
 
-LavaManifest write_lava_jobs(const LavaJobsOptions& o) {
+namespace {
+
+// Refuses options that cannot make a job (UsageError naming the option).
+void check_lava_options(const LavaJobsOptions& o) {
   if (o.job_paths.empty())
     throw UsageError(
         "lava jobs: no job file given; write `nightjar lava jobs JOB.yaml... --kernel "
@@ -438,8 +440,10 @@ LavaManifest write_lava_jobs(const LavaJobsOptions& o) {
   check_priority(o.priority);
   for (const auto& t : o.tags) require_label("--testbox-tags", t);
   if (!o.build.empty()) require_label("--build", o.build);
+}
 
-  // Device types: qemu is built in; every other needs a template.
+// Device types: qemu is built in; every other needs a template.
+std::map<std::string, DeviceTemplate> device_templates(const LavaJobsOptions& o) {
   std::map<std::string, DeviceTemplate> templates;
   for (const auto& [type, path] : o.templates) templates.emplace(type, load_template(type, path));
   for (const auto& type : o.device_types) {
@@ -451,21 +455,24 @@ LavaManifest write_lava_jobs(const LavaJobsOptions& o) {
           "\"Real boards\")",
           type, type));
   }
+  return templates;
+}
 
-  // Every variant's plan, validated as `nightjar run` validates it.
+// The --variant values, split at commas; "" (the job's own) when none.
+std::vector<std::string> selected_variants(const LavaJobsOptions& o) {
   std::vector<std::string> variants;
   for (const auto& v : o.variants)
     for (const auto& item : split(v, ','))
       if (!item.empty()) variants.push_back(item);
   if (variants.empty()) variants.push_back("");
-  const MachineFacts machine = probe_machine_facts();
-  std::map<std::string, std::vector<PlannedJob>> plans;
-  for (const auto& v : variants) plans[v] = plan_runs(run_options(o, v), machine);
+  return variants;
+}
 
-  // The ramdisk's /init mounts cgroup2 once, as `run --kernel` does for a
-  // boot: with the jobs' `vm: cgroup2_options` (docs/jobs.md), else
-  // kDefaultCgroup2Options. One ramdisk per kernel serves every job, so the
-  // jobs must agree.
+// The ramdisk's /init mounts cgroup2 once, as `run --kernel` does for a
+// boot: with the jobs' `vm: cgroup2_options` (docs/jobs.md), else
+// kDefaultCgroup2Options. One ramdisk per kernel serves every job, so the
+// jobs must agree (UsageError naming both when they do not).
+std::string shared_cgroup2_options(const std::map<std::string, std::vector<PlannedJob>>& plans) {
   std::map<std::string, std::string> cgroup2_by_job;
   for (const auto& [variant, plan] : plans)
     for (const auto& pj : plan)
@@ -479,6 +486,110 @@ LavaManifest write_lava_jobs(const LavaJobsOptions& o) {
           "lava jobs` share one ramdisk per kernel, which mounts cgroup2 once; give the jobs the "
           "same options or generate their definitions with separate `nightjar lava jobs` calls",
           path, options, cgroup2_by_job.begin()->first, cgroup2_options));
+  return cgroup2_options;
+}
+
+// Where LAVA fetches each kernel's image and ramdisk, by kernel source.
+struct KernelUrls {
+  std::map<std::string, std::string> ramdisk, kernel;
+};
+
+// One ramdisk per kernel (its modules and config differ), written into
+// `dir`, and the kernel images copied there when DIR is served (--url-base).
+KernelUrls build_ramdisks(const LavaJobsOptions& o, const std::vector<LavaKernel>& kernels,
+                          const fs::path& dir, const std::string& base,
+                          const InitramfsContent& content) {
+  KernelUrls urls;
+  for (const auto& k : kernels) {
+    const std::string file = "ramdisk-" + k.name + ".cpio";
+    const fs::path staging = dir / (".staging-" + k.name);
+    fs::remove_all(staging);
+    build_initramfs(staging / "root", (dir / file).string(), k.image, content);
+    fs::remove_all(staging);
+    urls.ramdisk[k.source] = base + file;
+    urls.kernel[k.source] = k.url;
+    if (!o.url_base.empty() && !k.path.empty()) {  // served with DIR
+      const std::string copy = "kernel-" + k.name;
+      fs::copy_file(k.path, dir / copy, fs::copy_options::overwrite_existing);
+      urls.kernel[k.source] = base + copy;
+    }
+    std::cerr << fmt::format("nightjar: lava: ramdisk for {}: {}\n", k.name, (dir / file).string());
+  }
+  return urls;
+}
+
+// The LAVA job definition of entry `e` (kernel `k`, device type `type`,
+// `variant`, whose runs are `plan`): metadata, context, timeouts (the test's
+// from the plan's estimated time, three times over, unless --timeout), the
+// deploy and boot actions and the test action.
+YAML::Node job_definition(const LavaJobsOptions& o, const LavaJobEntry& e, const LavaKernel& k,
+                          const std::vector<PlannedJob>& plan,
+                          const std::map<std::string, DeviceTemplate>& templates,
+                          const KernelUrls& urls) {
+  const std::string& type = e.device_type;
+  const double est = estimated_seconds(plan, o.runs);
+  const int test_minutes =
+      o.timeout_minutes.value_or(std::max(10, static_cast<int>(std::ceil(est * 3 / 60.0)) + 5));
+  YAML::Node job;
+  job["job_name"] = e.job_name;
+  job["device_type"] = type;
+  job["visibility"] = "public";
+  job["priority"] = o.priority;
+  for (const auto& t : o.tags) job["tags"].push_back(t);
+  YAML::Node metadata;
+  metadata["nightjar.jobs"] = join(o.job_paths, " ");
+  metadata["nightjar.kernel"] = k.source;
+  if (!e.variant.empty()) metadata["nightjar.variant"] = e.variant;
+  metadata["nightjar.version"] = NIGHTJAR_VERSION;
+  job["metadata"] = metadata;
+  const std::string& kernel_url = urls.kernel.at(k.source);
+  const std::string& ramdisk_url = urls.ramdisk.at(k.source);
+  YAML::Node context;
+  if (type == "qemu") context["arch"] = "amd64";
+  if (auto t = templates.find(type); t != templates.end() && t->second.doc["context"])
+    for (const auto& kv : t->second.doc["context"])
+      context[kv.first.Scalar()] = substitute(kv.second, placeholders(kernel_url, ramdisk_url));
+  for (const auto& [key, value] : o.lava_context) context[key] = value;
+  if (context.size()) job["context"] = context;
+  job["timeouts"]["job"] = minutes(kDeployMinutes + kBootMinutes + test_minutes + 5);
+  job["timeouts"]["action"] = minutes(kBootMinutes);
+  job["timeouts"]["connection"] = minutes(2);
+  std::vector<YAML::Node> actions =
+      type == "qemu" ? qemu_actions(kernel_url, ramdisk_url)
+                     : template_actions(templates.at(type), kernel_url, ramdisk_url);
+  actions.push_back(test_action(o, e.variant, test_minutes, type == "qemu"));
+  for (const auto& a : actions) job["actions"].push_back(a);
+  return job;
+}
+
+// The manifest file of `manifest` (kLavaManifest in its directory).
+void write_manifest(const LavaManifest& manifest) {
+  json jobs = json::array();
+  for (const auto& e : manifest.jobs)
+    jobs.push_back({{"file", e.file},
+                    {"job_name", e.job_name},
+                    {"device_type", e.device_type},
+                    {"kernel", e.kernel},
+                    {"kernel_release", e.kernel_release},
+                    {"variant", e.variant},
+                    {"runs", e.runs},
+                    {"plan", plan_json(e)}});
+  write_whole_file((fs::path(manifest.dir) / kLavaManifest).string(),
+                   json({{"format", "nightjar-lava 1"}, {"jobs", jobs}}).dump(1) + "\n");
+}
+
+}  // namespace
+
+LavaManifest write_lava_jobs(const LavaJobsOptions& o) {
+  check_lava_options(o);
+  const std::map<std::string, DeviceTemplate> templates = device_templates(o);
+
+  // Every variant's plan, validated as `nightjar run` validates it.
+  const std::vector<std::string> variants = selected_variants(o);
+  const MachineFacts machine = probe_machine_facts();
+  std::map<std::string, std::vector<PlannedJob>> plans;
+  for (const auto& v : variants) plans[v] = plan_runs(run_options(o, v), machine);
+  const std::string cgroup2_options = shared_cgroup2_options(plans);
 
   std::vector<LavaKernel> kernels;
   for (const auto& k : o.kernels) kernels.push_back(resolve_kernel(k, o));
@@ -495,27 +606,11 @@ LavaManifest write_lava_jobs(const LavaJobsOptions& o) {
                                ? "file://" + manifest.dir + "/"
                                : (o.url_base.back() == '/' ? o.url_base : o.url_base + "/");
 
-  // One ramdisk per kernel (its modules and config differ).
   InitramfsContent content;
   content.init = lava_guest_init(cgroup2_options);
   content.guest_binary = guest_binary;
   content.job_paths = o.job_paths;
-  std::map<std::string, std::string> ramdisk_url, kernel_url;
-  for (const auto& k : kernels) {
-    const std::string file = "ramdisk-" + k.name + ".cpio";
-    const fs::path staging = dir / (".staging-" + k.name);
-    fs::remove_all(staging);
-    build_initramfs(staging / "root", (dir / file).string(), k.image, content);
-    fs::remove_all(staging);
-    ramdisk_url[k.source] = base + file;
-    kernel_url[k.source] = k.url;
-    if (!o.url_base.empty() && !k.path.empty()) {  // served with DIR
-      const std::string copy = "kernel-" + k.name;
-      fs::copy_file(k.path, dir / copy, fs::copy_options::overwrite_existing);
-      kernel_url[k.source] = base + copy;
-    }
-    std::cerr << fmt::format("nightjar: lava: ramdisk for {}: {}\n", k.name, (dir / file).string());
-  }
+  const KernelUrls urls = build_ramdisks(o, kernels, dir, base, content);
 
   int index = 0;
   for (const auto& k : kernels) {
@@ -537,42 +632,8 @@ LavaManifest write_lava_jobs(const LavaJobsOptions& o) {
             for (const auto& cell : pj.cells)
               e.plan.push_back({pj.job.name, pj.job.path, std::string(pj.workload->name()), v.name,
                                 o.build, cell.params, pj.iterations, pj.warmup});
-
-        const double est = estimated_seconds(plan, o.runs);
-        const int test_minutes = o.timeout_minutes.value_or(
-            std::max(10, static_cast<int>(std::ceil(est * 3 / 60.0)) + 5));
-        YAML::Node job;
-        job["job_name"] = e.job_name;
-        job["device_type"] = type;
-        job["visibility"] = "public";
-        job["priority"] = o.priority;
-        for (const auto& t : o.tags) job["tags"].push_back(t);
-        YAML::Node metadata;
-        metadata["nightjar.jobs"] = join(o.job_paths, " ");
-        metadata["nightjar.kernel"] = k.source;
-        if (!variant.empty()) metadata["nightjar.variant"] = variant;
-        metadata["nightjar.version"] = NIGHTJAR_VERSION;
-        job["metadata"] = metadata;
-        YAML::Node context;
-        if (type == "qemu") context["arch"] = "amd64";
-        if (auto t = templates.find(type); t != templates.end() && t->second.doc["context"])
-          for (const auto& kv : t->second.doc["context"])
-            context[kv.first.Scalar()] = substitute(
-                kv.second, placeholders(kernel_url.at(k.source), ramdisk_url.at(k.source)));
-        for (const auto& [key, value] : o.lava_context) context[key] = value;
-        if (context.size()) job["context"] = context;
-        job["timeouts"]["job"] = minutes(kDeployMinutes + kBootMinutes + test_minutes + 5);
-        job["timeouts"]["action"] = minutes(kBootMinutes);
-        job["timeouts"]["connection"] = minutes(2);
-        std::vector<YAML::Node> actions =
-            type == "qemu" ? qemu_actions(kernel_url.at(k.source), ramdisk_url.at(k.source))
-                           : template_actions(templates.at(type), kernel_url.at(k.source),
-                                              ramdisk_url.at(k.source));
-        actions.push_back(test_action(o, variant, test_minutes, type == "qemu"));
-        for (const auto& a : actions) job["actions"].push_back(a);
-
         YAML::Emitter out;
-        out << job;
+        out << job_definition(o, e, k, plan, templates, urls);
         write_whole_file(
             (dir / e.file).string(),
             fmt::format("# {} (nightjar lava jobs; docs/lava.md)\n{}\n", e.job_name, out.c_str()));
@@ -580,19 +641,7 @@ LavaManifest write_lava_jobs(const LavaJobsOptions& o) {
       }
     }
   }
-
-  json jobs = json::array();
-  for (const auto& e : manifest.jobs)
-    jobs.push_back({{"file", e.file},
-                    {"job_name", e.job_name},
-                    {"device_type", e.device_type},
-                    {"kernel", e.kernel},
-                    {"kernel_release", e.kernel_release},
-                    {"variant", e.variant},
-                    {"runs", e.runs},
-                    {"plan", plan_json(e)}});
-  write_whole_file((dir / kLavaManifest).string(),
-                   json({{"format", "nightjar-lava 1"}, {"jobs", jobs}}).dump(1) + "\n");
+  write_manifest(manifest);
   return manifest;
 }
 

@@ -17,6 +17,7 @@
 #include "results/model/exit_codes.h"
 #include "results/model/text.h"
 #include "results/stats/descriptive.h"
+#include "results/store/store.h"
 #include "workloads/workload.h"
 
 namespace nightjar {
@@ -65,7 +66,7 @@ std::string case_name(const RunRecord& r, int repeat) {
 // The main metric of a run: the workload's first declared one (the first of
 // the cell's metrics for a workload whose metrics depend on the cell), else
 // the first stored one by name.
-std::optional<MetricDescriptor> main_metric(const ResultsStore& store, const RunRecord& r) {
+std::optional<MetricDescriptor> main_metric(const RunReader& store, const RunRecord& r) {
   if (const Workload* w = find_workload(r.workload)) {
     Cell cell;
     cell.workload = r.workload;
@@ -84,13 +85,13 @@ std::string result_of(const std::string& status) {
   return "fail";
 }
 
-std::vector<RunRow> all_runs(const ResultsStore& store) {
+std::vector<RunRow> all_runs(const RunReader& store) {
   return store.runs(RunFilter{});
 }
 
 }  // namespace
 
-std::vector<LavaCase> lava_cases(const ResultsStore& store) {
+std::vector<LavaCase> lava_cases(const RunReader& store) {
   std::vector<LavaCase> cases;
   std::map<std::string, int> seen;  // the cell's base name -> runs so far
   for (const RunRow& row : all_runs(store)) {
@@ -126,7 +127,7 @@ std::string lava_cases_text(const std::vector<LavaCase>& cases) {
   return out;
 }
 
-std::string guest_runs_json(const ResultsStore& store) {
+std::string guest_runs_json(const RunReader& store) {
   json runs = json::array();
   for (const RunRow& row : all_runs(store)) {
     const std::optional<RunRecord> r = store.run_record(row.id);

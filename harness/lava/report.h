@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "results/model/identity.h"
-#include "results/store/store.h"
+#include "results/store/run_store.h"
 
 namespace nightjar {
 
@@ -43,7 +43,7 @@ struct LavaCase {
 /// first; for a workload nightjar does not know, the first metric by name),
 /// summarised by its mean kind (Hmean for rates, Amean for times) over the
 /// valid samples.
-std::vector<LavaCase> lava_cases(const ResultsStore& store);
+std::vector<LavaCase> lava_cases(const RunReader& store);
 
 /// The cases as lines of FILE: "NAME RESULT [MEASUREMENT UNITS]", blank-separated.
 std::string lava_cases_text(const std::vector<LavaCase>& cases);
@@ -63,7 +63,7 @@ struct GuestRun {
 };
 
 /// runs.json of `store`: a JSON array of GuestRun objects, by run id.
-std::string guest_runs_json(const ResultsStore& store);
+std::string guest_runs_json(const RunReader& store);
 
 /// Parses runs.json. Throws UsageError "SOURCE: runs.json: ..." naming what
 /// is missing or of the wrong type.

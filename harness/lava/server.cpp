@@ -137,7 +137,7 @@ std::string lava_job_log(const LavaServer& s, const std::string& id) {
   return r.body;
 }
 
-void submit_lava_jobs(ResultsStore& store, const LavaServer& server, const std::string& dir,
+void submit_lava_jobs(LavaJobStore& store, const LavaServer& server, const std::string& dir,
                       std::ostream& out) {
   const LavaManifest m = read_lava_manifest(dir);
   for (const auto& e : m.jobs) {

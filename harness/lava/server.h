@@ -61,7 +61,7 @@ std::string lava_job_url(const LavaServer& server, const std::string& id);
 /// and records each job id in `store` (table lava_job); prints one line per
 /// job (id, URL, definition) on `out`. Throws as lava_submit; the jobs
 /// submitted before a failure stay recorded.
-void submit_lava_jobs(ResultsStore& store, const LavaServer& server, const std::string& dir,
+void submit_lava_jobs(LavaJobStore& store, const LavaServer& server, const std::string& dir,
                       std::ostream& out);
 
 /// What `nightjar lava collect` did.

@@ -5,7 +5,7 @@
 // (results/compare/comparison.h: compare_selectors with the look's levels,
 // results/compare/sequential.h) and ends the cell when every metric row (or
 // the --decide-on ones) is decided, or its budget is spent. The design is
-// docs/statistics.md "Sequential sampling"; the command docs/run.md
+// docs/statistics.md "Sequential sampling"; the command docs/bisect.md
 // "Until decided".
 #pragma once
 

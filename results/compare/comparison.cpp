@@ -68,7 +68,7 @@ SideFigures figures(const stats::Summary& summary, const CellSamples& cell,
   return f;
 }
 
-// The mmtests statistic lines of a metric row (shared/reference/formats.md §1):
+// The mmtests statistic lines of a metric row (docs/reference.md "mmtests compare table"):
 // Min, mean, Stddev, CoeffVar, Max, B<mean>-50/95/99; then CVwithin and
 // CVbetween (within- and between-run CoeffVar) when a side has >= 2 runs.
 std::vector<StatLine> metric_lines(const ComparisonRow& row, const SideSamples& samples) {
@@ -342,7 +342,7 @@ void add_row(Comparison& cmp, RowSources& src, ComparisonRow row, SideSamples sa
 }
 
 // The metrics of one job's cells: the catalog's, in declared order, then any
-// with samples but no descriptor (as summary.cpp: higher is better, Amean).
+// with samples but no descriptor (as results/render/run_summary.cpp: higher is better, Amean).
 std::vector<MetricDescriptor> job_metrics(const std::string& workload,
                                           const std::vector<const CellKey*>& cells,
                                           const std::vector<LoadedSide>& sides,

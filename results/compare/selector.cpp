@@ -208,7 +208,7 @@ Selector parse_selector(std::string_view text) {
   return s;
 }
 
-std::string describe_stored_runs(const ResultsStore& store) {
+std::string describe_stored_runs(const SampleReader& store) {
   StoredRunsSummary s = store.stored_runs_summary();
   if (s.runs == 0)
     return "the database holds no runs; store some with `nightjar run JOB --variant NAME`";

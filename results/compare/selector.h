@@ -166,7 +166,7 @@ LoadedSide load_side(const ResultsStore& store, const Selector& selector, const 
 
 /// What the database holds, for error messages: "variants a, b; builds v1;
 /// kernels 6.1.0-13-amd64; jobs fake (runs 1-12)", or that it holds no runs.
-std::string describe_stored_runs(const ResultsStore& store);
+std::string describe_stored_runs(const SampleReader& store);
 
 /// The metric descriptors of each workload, in the workload's declared order
 /// (the order of `declared` when it knows the workload, else name order),

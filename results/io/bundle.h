@@ -11,7 +11,7 @@
 namespace nightjar {
 
 /// One file of an archive: its path inside the archive ("README.txt",
-/// "jobs/fake.yaml") and its bytes.
+/// "jobs/" and the job file's name) and its bytes.
 struct ArchiveMember {
   std::string name;
   std::string data;

@@ -25,6 +25,27 @@ const WorkloadDeclaration* WorkloadCatalog::find(std::string_view workload) cons
   return it == by_name_.end() ? nullptr : &it->second;
 }
 
+std::vector<const WorkloadDeclaration*> WorkloadCatalog::all() const {
+  std::vector<const WorkloadDeclaration*> out;
+  out.reserve(by_name_.size());
+  for (const auto& [name, d] : by_name_) out.push_back(&d);
+  return out;
+}
+
+namespace {
+// Constant-initialised (no constructor runs), so link() may be called by any
+// file's static initialiser.
+const WorkloadCatalog& (*linked_provider)() = nullptr;
+}  // namespace
+
+const WorkloadCatalog& WorkloadCatalog::linked() {
+  return linked_provider ? linked_provider() : empty();
+}
+
+void WorkloadCatalog::link(const WorkloadCatalog& (*provider)()) {
+  linked_provider = provider;
+}
+
 const WorkloadCatalog& WorkloadCatalog::empty() {
   static const WorkloadCatalog none;
   return none;

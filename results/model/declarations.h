@@ -6,6 +6,10 @@
 // builds from its registry (workloads/workload.h, workload_catalog()).
 // Workloads a catalog does not know (data imported from other tools) are
 // handled by each consumer's documented fallback.
+//
+// A declaration also carries the workload's output hooks (its
+// netperf-compatible blocks, results/model/netperf.h), so that a renderer
+// asks the workload instead of naming it.
 #pragma once
 
 #include <map>
@@ -14,6 +18,7 @@
 #include <vector>
 
 #include "results/model/metric.h"
+#include "results/model/netperf.h"
 #include "results/model/params.h"
 
 namespace nightjar {
@@ -23,6 +28,9 @@ struct WorkloadDeclaration {
   std::string name;                       ///< registry name ("pft")
   std::vector<ParamDescriptor> params;    ///< in declared order
   std::vector<MetricDescriptor> metrics;  ///< in declared order
+  /// The workload's `run --format netperf` blocks of a stored iteration;
+  /// empty when the workload has none (Workload::netperf_output()).
+  NetperfOutput netperf = {};
 
   /// The parameter named `name`, or nullptr.
   const ParamDescriptor* param(std::string_view name) const;
@@ -37,8 +45,22 @@ class WorkloadCatalog {
   void add(WorkloadDeclaration d);
   /// The declaration of `workload`, or nullptr when the catalog does not know it.
   const WorkloadDeclaration* find(std::string_view workload) const;
+  /// The declarations, in name order (byte order).
+  std::vector<const WorkloadDeclaration*> all() const;
   /// A catalog that knows no workload (every consumer's fallback applies).
   static const WorkloadCatalog& empty();
+
+  /// The catalog of the workloads linked into this program: what the
+  /// provider given to link() returns (the workloads layer's registry gives
+  /// its workload_catalog() before main(), workloads/registry.cpp), or
+  /// empty() when none was given. For the few entry points of the results
+  /// layer that no caller hands a catalog (the `run --format` table,
+  /// results/render/run_output.h); every other consumer takes one as an
+  /// argument.
+  static const WorkloadCatalog& linked();
+  /// Sets the provider linked() calls. Called during static initialisation
+  /// by the workloads layer; not meant to be called by hand.
+  static void link(const WorkloadCatalog& (*provider)());
 
  private:
   std::map<std::string, WorkloadDeclaration, std::less<>> by_name_;

@@ -1,4 +1,4 @@
-// The one exit-code table of nightjar (DESIGN.md "Exit codes"), and the error
+// The one exit-code table of nightjar (docs/reference.md "Exit codes"), and the error
 // types that carry a code to main(). Every subcommand returns an ExitCode;
 // nothing else calls exit() with a number.
 #pragma once
@@ -9,7 +9,7 @@
 namespace nightjar {
 
 /// Process exit codes. git bisect reads 0 as good, 1 as bad, 125 as skip and
-/// >= 128 as abort (shared/reference/formats.md §6), so a usage error (2) is
+/// >= 128 as abort (docs/reference.md "git bisect run"), so a usage error (2) is
 /// never produced by a bisect step: there it becomes 128 (abort).
 enum class ExitCode : int {
   ok = 0,              ///< success; no significant regression

@@ -1,5 +1,5 @@
 // Identity of the kernel and the testbox a run executed on, as stored with
-// every run (DESIGN.md "Vocabulary": kernel, testbox). Plain records: they
+// every run (docs/reference.md "Vocabulary": kernel, testbox). Plain records: they
 // are probed from the running system by workloads/sys/probe.h, read back from
 // the store, or taken from an imported file.
 #pragma once

@@ -16,7 +16,7 @@ enum class Direction { higher_is_better, lower_is_better };
 
 /// The mean that summarises a metric's samples: harmonic for rates measured
 /// over a fixed amount of work (throughput, faults/sec), arithmetic for times,
-/// geometric for ratios (see shared/reference/statistics.md "Which mean").
+/// geometric for ratios (see docs/reference.md "Which mean").
 enum class MeanKind { harmonic, arithmetic, geometric };
 
 /// One named figure a workload reports per iteration. Workloads write it

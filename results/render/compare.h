@@ -1,16 +1,15 @@
 // Renderers of a comparison record (results/compare/comparison.h), one file each:
-// render_mmtests.cpp, render_lkp.cpp, render_markdown.cpp, render_json.cpp,
-// render_csv.cpp. They read only the record and compute nothing: every figure
-// they print was computed by the statistics module when the record was built.
-// Layouts: shared/reference/formats.md §1 (mmtests) and §2 (LKP); examples in
-// docs/compare.md. Text layouts (mmtests, lkp, markdown) print the verdict
-// line first, then Comparison::warnings. Figures measured under qemu TCG
-// carry kEmulationTag ("[TCG]", explained by the emulation warning): at the
-// end of each line of the row in mmtests and lkp (whose columns have fixed
-// widths), beside the side's value in markdown, `"emulated": true` in JSON
-// and the columns base_emulated, new_emulated in CSV. Invalid samples
-// (docs/compare.md "Invalid samples"): every layout's notes name each row
-// that left some out ("b: throughput n=4 (1 invalid): run 7 iteration 4:
+// compare_mmtests.cpp, compare_lkp.cpp, compare_markdown.cpp, compare_json.cpp,
+// compare_csv.cpp (the table of formats: compare_formats.cpp). They read only the record and
+// compute nothing: every figure they print was computed by the statistics module when the record
+// was built. Layouts: docs/reference.md "mmtests compare table" and "LKP compare table"; examples
+// in docs/compare.md. Text layouts (mmtests, lkp, markdown) print the verdict line first, then
+// Comparison::warnings. Figures measured under qemu TCG carry kEmulationTag ("[TCG]", explained by
+// the emulation warning): at the end of each line of the row in mmtests and lkp (whose columns have
+// fixed widths), beside the side's value in markdown, `"emulated": true` in JSON and the columns
+// base_emulated, new_emulated in CSV. Invalid samples (docs/compare.md "Invalid samples"): every
+// layout's notes name each row that left some out ("b: throughput n=4 (1 invalid): run 7 iteration
+// 4:
 // ..."); markdown adds them to its n ("(4, 1 invalid)"), JSON has an
 // "invalid" count beside "n" (absent: 0), CSV the columns base_invalid and
 // new_invalid (only when some side holds any).
@@ -46,12 +45,11 @@ struct RenderOptions {
 /// the renderers (NO_COLOR and --color are decided by the CLI).
 std::string verdict_colour(const std::string& text, stats::Verdict verdict, bool enabled);
 
-/// mmtests compare-kernels layout (formats.md §1): verdict line, warnings,
-/// blank line, two header rows (the side's kernel release, when it ran on
-/// one, above the side's name; both whole, never split at a '-' as mmtests
-/// does), then per statistic (Min, Hmean/Amean, Stddev, CoeffVar, Max,
-/// BHmean-50/95/99 or BAmean-xx for times) every operation; `%W.Pf` then
-/// ` (%7.2f%%)`, or ` *%7.2f%%*` on the mean line of a significant row; W is
+/// mmtests compare-kernels layout (docs/reference.md "mmtests compare table"): verdict line,
+/// warnings, blank line, two header rows (the side's kernel release, when it ran on one, above the
+/// side's name; both whole, never split at a '-' as mmtests does), then per statistic (Min,
+/// Hmean/Amean, Stddev, CoeffVar, Max, BHmean-50/95/99 or BAmean-xx for times) every operation;
+/// `%W.Pf` then ` (%7.2f%%)`, or ` *%7.2f%%*` on the mean line of a significant row; W is
 /// --width or, when wider, the widest value or header, and the %change is
 /// as wide as its widest text when that exceeds 7 (a change of 1e4% or
 /// more), so every column stays aligned; an undefined change is
@@ -61,7 +59,7 @@ std::string verdict_colour(const std::string& text, stats::Verdict verdict, bool
 /// never starred), then the notes ("note: ...").
 std::string render_mmtests(const Comparison& c, const RenderOptions& options = {});
 
-/// LKP / 0-day layout (formats.md §2): verdict line, warnings, 0-day
+/// LKP / 0-day layout (docs/reference.md "LKP compare table"): verdict line, warnings, 0-day
 /// headlines of the significant rows ("-18.4% regression of
 /// fake.throughput"), then the `%stddev %change %stddev` table: metric rows
 /// (named workload.operation), then monitor rows grouped by prefix; then the

@@ -17,44 +17,94 @@ std::string num(const std::optional<double>& v) {
   return v ? num(*v) : "";
 }
 
+// The columns of every line, before the optional ones.
+const char* const kColumns[] = {"kind",
+                                "workload",
+                                "job",
+                                "cell",
+                                "operation",
+                                "name",
+                                "unit",
+                                "direction",
+                                "mean",
+                                "base",
+                                "new",
+                                "base_runs",
+                                "new_runs",
+                                "base_n",
+                                "new_n",
+                                "base_mean",
+                                "new_mean",
+                                "base_coeff_var",
+                                "new_coeff_var",
+                                "pct_change",
+                                "plain_change_pct",
+                                "verdict",
+                                "p",
+                                "q",
+                                "ratio_ci_lo",
+                                "ratio_ci_hi",
+                                "smallest_detectable_change_pct",
+                                "iterations_needed",
+                                "reason",
+                                "base_within_run_coeff_var",
+                                "base_between_run_coeff_var",
+                                "new_within_run_coeff_var",
+                                "new_between_run_coeff_var",
+                                "basis",
+                                "runs_needed"};
+
+// The fields of kColumns for NEW side `s` of `row`.
+std::vector<std::string> row_fields(const Comparison& c, const ComparisonRow& row, std::size_t s) {
+  const bool metric = row.kind == ComparisonRow::Kind::metric;
+  const auto& b = row.sides[0];
+  const auto& n = row.sides[s];
+  const auto& sig = row.significance[s];
+  return {
+      metric ? "metric" : "monitor",
+      row.workload,
+      row.job,
+      row.cell,
+      row.operation,
+      row.name,
+      row.unit,
+      metric ? std::string(to_string(row.direction)) : "",
+      std::string(to_string(row.mean)),
+      c.sides[0].name,
+      c.sides[s].name,
+      std::to_string(b.runs),
+      std::to_string(n.runs),
+      std::to_string(b.summary.n),
+      std::to_string(n.summary.n),
+      num(b.mean),
+      num(n.mean),
+      num(b.summary.coeff_var),
+      num(n.summary.coeff_var),
+      num(row.change_pct[s]),
+      num(row.plain_change_pct[s]),
+      sig ? std::string(stats::to_string(sig->verdict)) : "",
+      sig ? num(sig->p) : "",
+      sig ? num(sig->q) : "",
+      sig ? num(sig->ratio_lo) : "",
+      sig ? num(sig->ratio_hi) : "",
+      sig ? (std::isinf(sig->smallest_detectable_change_pct)
+                 ? "inf"
+                 : num(sig->smallest_detectable_change_pct))
+          : "",
+      sig && sig->iterations_needed ? std::to_string(*sig->iterations_needed) : "",
+      sig ? sig->reason : "",
+      num(b.within_cv_pct),
+      num(b.between_cv_pct),
+      num(n.within_cv_pct),
+      num(n.between_cv_pct),
+      sig ? std::string(stats::to_string(sig->basis)) : "",
+      sig && sig->runs_needed ? std::to_string(*sig->runs_needed) : "",
+  };
+}
+
 }  // namespace
 
 std::string render_csv(const Comparison& c) {
-  static const char* const kColumns[] = {"kind",
-                                         "workload",
-                                         "job",
-                                         "cell",
-                                         "operation",
-                                         "name",
-                                         "unit",
-                                         "direction",
-                                         "mean",
-                                         "base",
-                                         "new",
-                                         "base_runs",
-                                         "new_runs",
-                                         "base_n",
-                                         "new_n",
-                                         "base_mean",
-                                         "new_mean",
-                                         "base_coeff_var",
-                                         "new_coeff_var",
-                                         "pct_change",
-                                         "plain_change_pct",
-                                         "verdict",
-                                         "p",
-                                         "q",
-                                         "ratio_ci_lo",
-                                         "ratio_ci_hi",
-                                         "smallest_detectable_change_pct",
-                                         "iterations_needed",
-                                         "reason",
-                                         "base_within_run_coeff_var",
-                                         "base_between_run_coeff_var",
-                                         "new_within_run_coeff_var",
-                                         "new_between_run_coeff_var",
-                                         "basis",
-                                         "runs_needed"};
   // base_invalid,new_invalid: only when some side holds invalid samples (or
   // --include-invalid), so that a comparison without any keeps its columns.
   bool invalid_columns = c.include_invalid;
@@ -71,51 +121,10 @@ std::string render_csv(const Comparison& c) {
   if (emulated_columns) out += ",base_emulated,new_emulated";
   out += "\n";
   for (const auto& row : c.rows) {
-    const bool metric = row.kind == ComparisonRow::Kind::metric;
     for (std::size_t s = 1; s < row.sides.size(); ++s) {
       const auto& b = row.sides[0];
       const auto& n = row.sides[s];
-      const auto& sig = row.significance[s];
-      std::vector<std::string> f = {
-          metric ? "metric" : "monitor",
-          row.workload,
-          row.job,
-          row.cell,
-          row.operation,
-          row.name,
-          row.unit,
-          metric ? std::string(to_string(row.direction)) : "",
-          std::string(to_string(row.mean)),
-          c.sides[0].name,
-          c.sides[s].name,
-          std::to_string(b.runs),
-          std::to_string(n.runs),
-          std::to_string(b.summary.n),
-          std::to_string(n.summary.n),
-          num(b.mean),
-          num(n.mean),
-          num(b.summary.coeff_var),
-          num(n.summary.coeff_var),
-          num(row.change_pct[s]),
-          num(row.plain_change_pct[s]),
-          sig ? std::string(stats::to_string(sig->verdict)) : "",
-          sig ? num(sig->p) : "",
-          sig ? num(sig->q) : "",
-          sig ? num(sig->ratio_lo) : "",
-          sig ? num(sig->ratio_hi) : "",
-          sig ? (std::isinf(sig->smallest_detectable_change_pct)
-                     ? "inf"
-                     : num(sig->smallest_detectable_change_pct))
-              : "",
-          sig && sig->iterations_needed ? std::to_string(*sig->iterations_needed) : "",
-          sig ? sig->reason : "",
-          num(b.within_cv_pct),
-          num(b.between_cv_pct),
-          num(n.within_cv_pct),
-          num(n.between_cv_pct),
-          sig ? std::string(stats::to_string(sig->basis)) : "",
-          sig && sig->runs_needed ? std::to_string(*sig->runs_needed) : "",
-      };
+      std::vector<std::string> f = row_fields(c, row, s);
       if (invalid_columns) {
         f.push_back(std::to_string(b.invalid));
         f.push_back(std::to_string(n.invalid));

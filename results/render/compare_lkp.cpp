@@ -1,4 +1,4 @@
-// The LKP / 0-day compare layout (shared/reference/formats.md §2).
+// The LKP / 0-day compare layout (docs/reference.md "LKP compare table").
 #include <fmt/format.h>
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// The mmtests compare-kernels layout (shared/reference/formats.md §1).
+// The mmtests compare-kernels layout (docs/reference.md "mmtests compare table").
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -22,61 +22,80 @@ bool starred(const ComparisonRow& row, const StatLine& line, std::size_t side) {
   return v == stats::Verdict::regression || v == stats::Verdict::improvement;
 }
 
-}  // namespace
+// The column widths of one table.
+struct Widths {
+  int p = 2;                         // decimals of a value
+  std::size_t stat_w = 0, op_w = 0;  // statistic and operation columns
+  int w = 1;                         // a value
+  int pct_w = 7;                     // a %change
+  /// A value column: the value, then " (" the change "%)".
+  std::size_t col_w() const { return static_cast<std::size_t>(w + pct_w) + 4; }
+};
 
-std::string render_mmtests(const Comparison& c, const RenderOptions& o) {
-  const int p = std::max(0, o.precision);
-  std::size_t stat_w = 0, op_w = 0;
+// The header of each side: its kernel release (when it ran on one) above its
+// name, each whole: a name is never split at a '-' (mmtests splits
+// "5.18.0-rc1-vanilla" at its first '-'; nightjar stores the kernel and the
+// variant apart, so the label says where the line breaks).
+std::vector<std::pair<std::string, std::string>> side_headers(const Comparison& c) {
+  std::vector<std::pair<std::string, std::string>> headers;
+  for (const auto& side : c.sides)
+    headers.emplace_back(side.kernels.size() == 1 ? side.kernels.front() : "", side.name);
+  return headers;
+}
+
+Widths widths_of(const Comparison& c, const RenderOptions& o) {
+  Widths d;
+  d.p = std::max(0, o.precision);
   // The value width: at least --width, else the widest value or header
   // (issue 19: values of 1e9-1e12 must not push their column out of line).
-  int w = std::max(1, o.width);
+  d.w = std::max(1, o.width);
   // The %change width: 7 (mmtests' %7.2f), or the widest change (a change
   // of 1e4% or more would push the columns after it out of line).
-  int pct_w = 7;
   for (const auto& row : c.rows) {
-    op_w = std::max(op_w, row.operation.size());
+    d.op_w = std::max(d.op_w, row.operation.size());
     if (row.kind == ComparisonRow::Kind::metric && o.show_n)
-      stat_w = std::max(stat_w, std::string_view("n").size());
+      d.stat_w = std::max(d.stat_w, std::string_view("n").size());
     for (const auto& l : row.lines) {
-      stat_w = std::max(stat_w, l.name.size());
+      d.stat_w = std::max(d.stat_w, l.name.size());
       for (double v : l.value) {
         // One blank separates a value from the column before it.
-        const std::size_t text = std::isfinite(v) ? fmt::format("{:.{}f}", v, p).size()
+        const std::size_t text = std::isfinite(v) ? fmt::format("{:.{}f}", v, d.p).size()
                                                   : std::string_view("undefined").size();
-        w = std::max(w, 1 + static_cast<int>(text));
+        d.w = std::max(d.w, 1 + static_cast<int>(text));
       }
       for (double pct : l.pct)
         if (std::isfinite(pct))
-          pct_w = std::max(pct_w, static_cast<int>(fmt::format("{:.2f}", pct).size()));
+          d.pct_w = std::max(d.pct_w, static_cast<int>(fmt::format("{:.2f}", pct).size()));
     }
   }
-  // Header: two rows, the side's kernel release (when it ran on one) above
-  // its name, each whole: a name is never split at a '-' (mmtests splits
-  // "5.18.0-rc1-vanilla" at its first '-'; nightjar stores the kernel and
-  // the variant apart, so the label says where the line breaks).
-  std::vector<std::pair<std::string, std::string>> headers;
-  for (const auto& side : c.sides) {
-    headers.emplace_back(side.kernels.size() == 1 ? side.kernels.front() : "", side.name);
-    w = std::max(
-        w, static_cast<int>(std::max(headers.back().first.size(), headers.back().second.size())) -
-               pct_w - 3);
-  }
-  // A value column: the value, then " (" the change "%)".
-  const std::size_t col_w = static_cast<std::size_t>(w + pct_w) + 4;
-  std::string out = c.verdict + "\n";
-  for (const auto& warning : c.warnings) out += "warning: " + warning + "\n";
-  out += "\n";
+  for (const auto& [top, bottom] : side_headers(c))
+    d.w = std::max(d.w, static_cast<int>(std::max(top.size(), bottom.size())) - d.pct_w - 3);
+  return d;
+}
 
-  // Each header cell is right-aligned to its value column; a first row left
-  // all blank is omitted.
-  std::string h1(stat_w + 1 + op_w, ' '), h2 = h1;
-  for (const auto& [top, bottom] : headers) {
-    h1 += fmt::format("{:>{}}", top, col_w);
-    h2 += fmt::format("{:>{}}", bottom, col_w);
+// The two header rows, each header cell right-aligned to its value column; a
+// first row left all blank is omitted.
+std::string header_rows(const Comparison& c, const Widths& d) {
+  std::string h1(d.stat_w + 1 + d.op_w, ' '), h2 = h1;
+  for (const auto& [top, bottom] : side_headers(c)) {
+    h1 += fmt::format("{:>{}}", top, d.col_w());
+    h2 += fmt::format("{:>{}}", bottom, d.col_w());
   }
   rstrip(h1);
   rstrip(h2);
-  out += (h1.empty() ? "" : h1 + "\n") + h2 + "\n";
+  return (h1.empty() ? "" : h1 + "\n") + h2 + "\n";
+}
+
+}  // namespace
+
+std::string render_mmtests(const Comparison& c, const RenderOptions& o) {
+  const Widths d = widths_of(c, o);
+  const int p = d.p, w = d.w, pct_w = d.pct_w;
+  const std::size_t stat_w = d.stat_w, op_w = d.op_w;
+  std::string out = c.verdict + "\n";
+  for (const auto& warning : c.warnings) out += "warning: " + warning + "\n";
+  out += "\n";
+  out += header_rows(c, d);
 
   auto value_text = [&](const ComparisonRow& row, const StatLine& line, std::size_t side) {
     double v = line.value[side];

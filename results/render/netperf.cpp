@@ -3,8 +3,6 @@
 #include <fmt/format.h>
 #include <fmt/printf.h>
 
-#include <map>
-
 namespace nightjar {
 
 std::string render_netperf_block(const NetperfBlock& b) {
@@ -27,60 +25,19 @@ std::string render_netperf_block(const NetperfBlock& b) {
   return out;
 }
 
-std::string render_netperf(const ResultsStore& store, const std::vector<std::int64_t>& run_ids,
+std::string render_netperf(const std::vector<NetperfRun>& runs,
                            std::vector<std::int64_t>* not_rendered) {
   std::string out;
-  for (auto id : run_ids) {
-    RunFilter f;
-    f.run_id = id;
-    auto rows = store.runs(f);
-    const bool ours = !rows.empty() && (rows.front().workload == "tcp_sendfile" ||
-                                        rows.front().workload == "tcp_stream");
-    if (!ours) {
-      if (not_rendered) not_rendered->push_back(id);
-      continue;
-    }
-    const bool stream = rows.front().workload == "tcp_stream";
-    auto params = store.run_params(id);
-    const bool ipv6 = !params.count("family") || params["family"] != "ipv4";
-    int clients = 1;
-    if (params.count("clients")) clients = std::max(1, std::atoi(params["clients"].c_str()));
-
-    // iteration -> counter name -> value
-    std::map<int, std::map<std::string, double>> counters;
-    for (const auto& m : store.monitors(id)) counters[m.iteration][m.metric] = m.value;
-    bool any = false;
-    for (const IterationRow& row : store.iterations(id)) {
-      any = true;
-      const int it = row.iteration;
-      const bool ok = row.status == "ok";
-      auto& c = counters[it];
-      auto get = [&](const std::string& k) {
-        auto p = c.find(k);
-        return p == c.end() ? std::optional<double>() : std::optional<double>(p->second);
-      };
-      for (int i = 0; i < clients; ++i) {
-        NetperfBlock b;
-        b.stream = stream;
-        b.ipv6 = ipv6;
-        const std::string p = fmt::format("client{}.", i);
-        auto tp = get(p + "throughput");
-        auto el = get(p + "elapsed");
-        if (ok && tp && el) {
-          NetperfResult r;
-          r.recv_socket_size = static_cast<int>(get(p + "recv_socket_size").value_or(0));
-          r.send_socket_size = static_cast<int>(get(p + "send_socket_size").value_or(0));
-          r.send_size = static_cast<int>(get("send_size").value_or(0));
-          r.elapsed = *el;
-          r.throughput = *tp;
-          b.result = r;
-        }
-        out += render_netperf_block(b);
-      }
-    }
-    if (!any && not_rendered) not_rendered->push_back(id);
+  for (const NetperfRun& run : runs) {
+    if (run.blocks.empty() && not_rendered) not_rendered->push_back(run.id);
+    for (const NetperfBlock& b : run.blocks) out += render_netperf_block(b);
   }
   return out;
+}
+
+std::string render_netperf(const RunReader& store, const std::vector<std::int64_t>& run_ids,
+                           std::vector<std::int64_t>* not_rendered) {
+  return render_netperf(netperf_runs(store, run_ids, WorkloadCatalog::linked()), not_rendered);
 }
 
 }  // namespace nightjar

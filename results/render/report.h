@@ -5,9 +5,9 @@
 // the one figure derived here, the %change of the statistic shown, is
 // stats::percent_change (mmtests' %change) of two of those means.
 //
-// Layouts (shared/reference/formats.md §3, the posts in shared/seeds/):
+// Layouts (docs/reference.md "Changelog tables", after the patch posts):
 //  - two-build block, one per cell (no --by):
-//      Results (Hmean throughput of tcp_sendfile):
+//      Results (Hmean throughput of WORKLOAD):
 //      Without (6.0-rc1)  10482.7 Mbps
 //      With patch         12413.7 Mbps (18.4% improvement)
 //  - matrix over an axis (--by clients), one table per value of --group:

@@ -12,26 +12,39 @@ namespace nightjar {
 namespace {
 
 RunOutput text_output(const ResultsStore& store, const std::vector<std::int64_t>& run_ids) {
-  return {render_run_summary(store, run_ids), {}};
+  return {render_run_summary(summarize_runs(store, run_ids)), {}};
+}
+
+// The workloads with netperf output, as the notes and --help name them:
+// "a/b" (the linked catalog's, in name order).
+const std::string& netperf_workloads() {
+  static const std::string names = [] {
+    std::vector<std::string> n;
+    for (const WorkloadDeclaration* d : WorkloadCatalog::linked().all())
+      if (d->netperf) n.push_back(d->name);
+    return join(n, "/");
+  }();
+  return names;
 }
 
 RunOutput netperf_output(const ResultsStore& store, const std::vector<std::int64_t>& run_ids) {
   std::vector<std::int64_t> other;
-  RunOutput out{render_netperf(store, run_ids, &other), {}};
+  RunOutput out{render_netperf(netperf_runs(store, run_ids, WorkloadCatalog::linked()), &other),
+                {}};
   for (auto id : other)
     out.notes.push_back(fmt::format(
-        "run {} has no netperf result blocks (not tcp_sendfile/tcp_stream, or no iterations)", id));
+        "run {} has no netperf result blocks (not {}, or no iterations)", id, netperf_workloads()));
   return out;
 }
 
 }  // namespace
 
 const std::vector<RunOutputFormat>& run_output_formats() {
+  static const std::string netperf_doc = fmt::format(
+      "one netperf result block per client and iteration of {} runs", netperf_workloads());
   static const std::vector<RunOutputFormat> formats = {
       {"text", "per-cell summary", text_output},
-      {"netperf",
-       "one netperf result block per client and iteration of tcp_sendfile/tcp_stream runs",
-       netperf_output},
+      {"netperf", netperf_doc, netperf_output},
   };
   return formats;
 }

@@ -1,9 +1,12 @@
 // The outputs of `nightjar run` on stdout, by name (`run --format NAME`):
 // "text" is the per-cell summary (results/render/run_summary.h), "netperf"
-// the netperf result blocks of tcp_sendfile/tcp_stream runs
-// (results/render/netperf.h). The CLI asks this table for the format it was
-// given, so it names no workload's output; a new format is one row in
-// run_output.cpp. Renderers: they read the store and measure nothing.
+// the netperf result blocks of the runs whose workload has netperf output
+// (results/render/netperf.h; the workloads are those of the linked catalog,
+// WorkloadCatalog::linked(), whose declarations carry a netperf hook). The
+// CLI asks this table for the format it was given, so it names no
+// workload's output; a new format is one row in run_output.cpp. Each row
+// reads its records (results/compare/run_records.h) and renders them; it
+// measures nothing.
 #pragma once
 
 #include <cstdint>

@@ -6,7 +6,6 @@
 #include <map>
 
 #include "results/render/table.h"
-#include "results/stats/descriptive.h"
 
 namespace nightjar {
 
@@ -17,65 +16,30 @@ std::string number(double v) {
 }
 }  // namespace
 
-std::string render_run_summary(const ResultsStore& store,
-                               const std::vector<std::int64_t>& run_ids) {
+std::string render_run_summary(const std::vector<RunSummary>& runs) {
   using A = TextTable::Align;
   TextTable t({"run", "variant", "cell", "metric", "unit", "n", "mean", "value", "CoeffVar", "Min",
                "Max", "status"},
               {A::right, A::left, A::left, A::left, A::left, A::right, A::left, A::right, A::right,
                A::right, A::right, A::left});
-  for (auto id : run_ids) {
-    RunFilter f;
-    f.run_id = id;
-    auto rows = store.runs(f);
-    if (rows.empty()) continue;
-    const RunRow& run = rows.front();
-    auto samples = store.samples(id, SampleSet::all);
-    std::string status = run.status + (run.reason.empty() ? "" : ": " + run.reason);
-    if (samples.empty()) {
-      t.add_row(
-          {std::to_string(id), run.variant, run.cell, "-", "", "0", "", "", "", "", "", status});
+  for (const RunSummary& run : runs) {
+    const std::string id = std::to_string(run.id);
+    if (run.metrics.empty()) {
+      t.add_row({id, run.variant, run.cell, "-", "", "0", "", "", "", "", "", run.status});
       continue;
     }
-    // Statistics of the valid samples; the invalid ones are counted beside n.
-    std::map<std::string, std::vector<double>> by_metric;
-    std::map<std::string, int> invalid;
-    for (const auto& s : samples) {
-      auto& values = by_metric[s.metric];
-      if (s.invalid.empty())
-        values.push_back(s.value);
-      else
-        ++invalid[s.metric];
-    }
-    auto descriptors = store.metrics(run.workload);
-    std::map<std::string, MetricDescriptor> desc;
-    for (auto& d : descriptors) desc[d.name] = d;
-    // Declared order first, then anything else stored.
-    std::vector<std::string> order;
-    for (const auto& d : descriptors)
-      if (by_metric.count(d.name)) order.push_back(d.name);
-    for (const auto& [name, _] : by_metric)
-      if (!desc.count(name)) order.push_back(name);
     bool first = true;
-    for (const auto& name : order) {
-      const auto& values = by_metric[name];
-      MetricDescriptor d =
-          desc.count(name)
-              ? desc[name]
-              : MetricDescriptor{.name = name, .mean = MeanKind::arithmetic, .doc = ""};
-      stats::Summary s = stats::summarize(values);
-      auto mean = stats::mean_of(values, d.mean);
-      const int bad = invalid.count(name) ? invalid.at(name) : 0;
-      const std::string n =
-          std::to_string(s.n) + (bad ? fmt::format(" ({} invalid)", bad) : std::string());
-      const bool any = s.n > 0;
-      t.add_row({first ? std::to_string(id) : "", first ? run.variant : "", first ? run.cell : "",
-                 name, d.unit, n, mean_label(d.mean),
-                 !any   ? "-"
-                 : mean ? number(*mean)
-                        : "undefined",
-                 s.n >= 2 ? fmt::format("{:.2f}%", s.coeff_var) : "-", any ? number(s.min) : "-",
-                 any ? number(s.max) : "-", first ? status : ""});
+    for (const MetricSummary& m : run.metrics) {
+      const std::string n = std::to_string(m.n) +
+                            (m.invalid ? fmt::format(" ({} invalid)", m.invalid) : std::string());
+      const bool any = m.n > 0;
+      t.add_row({first ? id : "", first ? run.variant : "", first ? run.cell : "", m.metric, m.unit,
+                 n, mean_label(m.mean),
+                 !any           ? "-"
+                 : m.mean_value ? number(*m.mean_value)
+                                : "undefined",
+                 m.n >= 2 ? fmt::format("{:.2f}%", m.coeff_var) : "-", any ? number(m.min) : "-",
+                 any ? number(m.max) : "-", first ? run.status : ""});
       first = false;
     }
   }
@@ -112,12 +76,12 @@ std::string render_run_list(const std::vector<RunRow>& runs, const std::vector<F
   return t.render();
 }
 
-std::string render_invalid_samples(const ResultsStore& store, std::int64_t run_id) {
+std::string render_invalid_samples(const std::vector<SampleRow>& samples) {
   // Grouped by iteration and reason: an invalid iteration marks all its
   // values with one reason.
   std::vector<std::pair<int, std::string>> order;
   std::map<std::pair<int, std::string>, std::string> values;
-  for (const auto& s : store.samples(run_id, SampleSet::all)) {
+  for (const auto& s : samples) {
     if (s.invalid.empty()) continue;
     auto [it, fresh] = values.try_emplace({s.iteration, s.invalid});
     if (fresh) order.emplace_back(s.iteration, s.invalid);

@@ -1,8 +1,9 @@
 // The per-cell summary printed after `nightjar run` and by `nightjar show
 // --summary`: for every run and metric, n (of the valid samples, with the
 // invalid ones counted beside it: "4 (1 invalid)"), the metric's own mean
-// (Hmean for rates, Amean for times), CoeffVar, Min and Max. A renderer: it reads the
-// results store and computes nothing but statistics-module summaries.
+// (Hmean for rates, Amean for times), CoeffVar, Min and Max. A renderer: it
+// prints the records results/compare/run_records.h reads (the statistics are
+// computed there, with results/stats) and computes nothing.
 #pragma once
 
 #include <cstdint>
@@ -10,19 +11,21 @@
 #include <string>
 #include <vector>
 
-#include "results/store/store.h"
+#include "results/compare/run_records.h"
+#include "results/store/runs.h"
 
 namespace nightjar {
 
-/// The summary table of `run_ids` (runs without samples show their status and
-/// reason instead). Ends with a '\n'.
-std::string render_run_summary(const ResultsStore& store, const std::vector<std::int64_t>& run_ids);
+/// The summary table of `runs` (summarize_runs(); runs without samples show
+/// their status and reason instead). Ends with a '\n'.
+std::string render_run_summary(const std::vector<RunSummary>& runs);
 
-/// The invalid samples of run `run_id` for `show --run`: a heading line,
+/// The invalid samples among `samples` (one run's, SampleSet::all, as
+/// ResultsStore::samples returns them) for `show --run`: a heading line,
 /// then one line per iteration and reason, "  iteration 4: throughput=0:
-/// throughput = 0 ops/s: a rate (Hmean) must be positive"; "" when the run
-/// has none.
-std::string render_invalid_samples(const ResultsStore& store, std::int64_t run_id);
+/// throughput = 0 ops/s: a rate (Hmean) must be positive"; "" when there
+/// are none.
+std::string render_invalid_samples(const std::vector<SampleRow>& samples);
 
 /// A context fact shown as a column of `nightjar show`: its key, and the
 /// value of each run that has it.

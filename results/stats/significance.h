@@ -26,7 +26,7 @@ namespace nightjar::stats {
 
 /// Smallest change (percent) a two-sided test at `alpha` detects with
 /// probability `power`, for noise CoeffVar `cv_pct` (percent) and n samples per
-/// side (shared/reference/statistics.md "Power"):
+/// side (docs/reference.md "Power"):
 ///   δ_min = (t_{1−α/2,ν} + t_{power,ν})·c·√(2/n),  ν = 2n − 2.
 /// This is the normal-theory formula δ_min ≈ (z_{1−α/2} + z_power)·c·√(2/n)
 /// (≈ 2.8·c·√(2/n) at α 0.05, power 0.8) with t quantiles in place of z: the

@@ -77,7 +77,7 @@ std::optional<WelchResult> welch_test(std::span<const double> base, std::span<co
 
 /// Welch's test on ln(x): the test nightjar uses. "Hmean of throughput changed
 /// by r" is the same statement as "mean time per unit of work changed by 1/r"
-/// (shared/reference/statistics.md "Which mean"); on the log scale the test is
+/// (docs/reference.md "Which mean"); on the log scale the test is
 /// symmetric in rate vs time and the CI back-transforms to a CI of the ratio of
 /// geometric means gmean(now)/gmean(base).
 struct LogWelchResult {

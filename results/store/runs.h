@@ -15,7 +15,7 @@
 
 namespace nightjar {
 
-/// Status of a run (DESIGN.md "Behaviour every part keeps").
+/// Status of a run (docs/reference.md "Nothing measured is lost").
 enum class RunStatus { running, complete, aborted, failed, skipped };
 /// "running", "complete", ...: the spelling stored in the database.
 const char* to_string(RunStatus s);

@@ -1,21 +1,21 @@
 // The results store: one SQLite database holding every run, sample and
-// monitor delta nightjar has measured (DESIGN.md "Nothing measured is lost"),
+// monitor delta nightjar has measured (docs/reference.md "Nothing measured is lost"),
 // and every SQL statement of nightjar. Callers get typed records and call
 // typed functions; nothing outside results/store/ names SQLiteCpp or sqlite3
 // (docs/architecture.md). docs/results.md documents the schema.
 //
-// The folder, by concern (the records each part reads and writes are in the
-// header named beside it):
+// The folder, by concern (each concern's functions are a small interface,
+// in the first header named beside it; its records in the second):
 //   store.cpp           opening (read-only/read-write), WAL, stale runs, transactions
 //   schema.cpp          the schema and its forward migrations (PRAGMA user_version)
-//   run_writes.cpp      begin_run, add_iteration, finish_run, ...     runs.h
-//   run_reads.cpp       runs, samples, iterations, run_record, ...    runs.h
-//   side_queries.cpp    the samples of a compare/check/plot side      side_query.h
-//   history_queries.cpp what trend and plot read besides the sides    runs.h
-//   imports.cpp         imported runs, export scans                   imports.h
-//   bisect_log.cpp      bisect sessions and steps                     bisect_log.h
-//   calibration.cpp     calibrated between-run variances (table calibration)
-//   lava_jobs.cpp       LAVA jobs submitted to a server (table lava_job)  lava_jobs.h
+//   run_writes.cpp      begin_run, add_iteration, ...  RunWriter     run_store.h, runs.h
+//   run_reads.cpp       runs, samples, run_record, ... RunReader     run_store.h, runs.h
+//   side_queries.cpp    a compare/check/plot side      SampleReader  sample_store.h, side_query.h
+//   history_queries.cpp trend and plot besides sides   SampleReader  sample_store.h, runs.h
+//   imports.cpp         imported runs, export scans    ImportStore   import_store.h, imports.h
+//   bisect_log.cpp      bisect sessions and steps      BisectStore   bisect_store.h, bisect_log.h
+//   calibration.cpp     between-run variances          CalibrationStore  calibration_store.h
+//   lava_jobs.cpp       LAVA jobs sent to a server     LavaJobStore  lava_store.h, lava_jobs.h
 //   detail.h/.cpp       helpers shared by those files (kernel/testbox rows, ...)
 //
 // The database runs in WAL mode with a busy timeout so that several nightjar
@@ -36,11 +36,12 @@
 
 #include "results/model/iteration.h"
 #include "results/model/metric.h"
-#include "results/store/bisect_log.h"
-#include "results/store/imports.h"
-#include "results/store/lava_jobs.h"
-#include "results/store/runs.h"
-#include "results/store/side_query.h"
+#include "results/store/bisect_store.h"
+#include "results/store/calibration_store.h"
+#include "results/store/import_store.h"
+#include "results/store/lava_store.h"
+#include "results/store/run_store.h"
+#include "results/store/sample_store.h"
 
 namespace SQLite {
 class Database;
@@ -52,8 +53,16 @@ namespace nightjar {
 
 /// The SQLite results database. Not thread-safe; one instance per process
 /// (side_samples alone opens a connection of its own and may run on several
-/// threads at once).
-class ResultsStore {
+/// threads at once). Its functions are those of the small interfaces it
+/// implements, one per concern, documented in their headers; a caller that
+/// needs one concern takes that interface (RunReader&, BisectStore&, ...).
+class ResultsStore final : public RunWriter,
+                           public RunReader,
+                           public SampleReader,
+                           public ImportStore,
+                           public BisectStore,
+                           public LavaJobStore,
+                           public CalibrationStore {
  public:
   // -------------------------------------------------------------------------
   // Opening (store.cpp)
@@ -144,199 +153,94 @@ class ResultsStore {
     const ResultsStore& store_;
   };
 
-  // -------------------------------------------------------------------------
-  // Run writes (run_writes.cpp); each is one transaction of its own
-  // -------------------------------------------------------------------------
+  // The functions of the interfaces, documented in their headers.
 
-  /// Records the workload's metric descriptors (insert or replace).
-  void register_metrics(const std::string& workload, const std::vector<MetricDescriptor>& metrics);
-  /// Inserts a run with status running and returns its id.
-  std::int64_t begin_run(const NewRun& run);
-  /// Inserts a run directly as skipped with `reason` and returns its id.
-  std::int64_t record_skipped(const NewRun& run, const std::string& reason);
-  /// Commits one iteration (samples, monitor deltas, workload counters, flags)
-  /// in a single transaction. `duration_sec` is its wall time in seconds.
+  // RunWriter (run_writes.cpp)
+  void register_metrics(const std::string& workload,
+                        const std::vector<MetricDescriptor>& metrics) override;
+  std::int64_t begin_run(const NewRun& run) override;
+  std::int64_t record_skipped(const NewRun& run, const std::string& reason) override;
   void add_iteration(std::int64_t run_id, int iteration, const IterationResult& result,
-                     const std::map<std::string, double>& monitors, double duration_sec);
-  /// Adds a fact to the run's context (workload facts such as cgroup paths).
-  void add_context(std::int64_t run_id, const std::string& key, const std::string& value);
-  /// Adds a run-level warning.
-  void add_warning(std::int64_t run_id, const std::string& message);
-  /// Ends a run with its final status and reason.
-  void finish_run(std::int64_t run_id, RunStatus status, const std::string& reason = "");
+                     const std::map<std::string, double>& monitors, double duration_sec) override;
+  void add_context(std::int64_t run_id, const std::string& key, const std::string& value) override;
+  void add_warning(std::int64_t run_id, const std::string& message) override;
+  void finish_run(std::int64_t run_id, RunStatus status, const std::string& reason = "") override;
 
-  // -------------------------------------------------------------------------
-  // Run reads (run_reads.cpp)
-  // -------------------------------------------------------------------------
-
-  /// Runs matching `filter`, oldest first.
-  std::vector<RunRow> runs(const RunFilter& filter) const;
-  /// Samples of one run, by iteration then metric: the valid ones, or
-  /// (SampleSet::all) every one, each invalid one with its reason.
-  std::vector<SampleRow> samples(std::int64_t run_id, SampleSet which = SampleSet::valid) const;
-  /// Monitor deltas and counters of one run, by iteration then name.
-  std::vector<SampleRow> monitors(std::int64_t run_id) const;
-  /// Iteration rows of one run (ok, failed and invalid), by iteration.
-  std::vector<IterationRow> iterations(std::int64_t run_id) const;
-  /// Cell parameters of one run (canonical text).
-  std::map<std::string, std::string> run_params(std::int64_t run_id) const;
-  /// Context facts of one run.
-  std::map<std::string, std::string> run_context(std::int64_t run_id) const;
-  /// The value of context fact `key` of every run that has it: run id ->
-  /// value (`nightjar show --fact KEY`, the LAVA job column).
-  std::map<std::int64_t, std::string> fact_values(const std::string& key) const;
-  /// The metric descriptors recorded for `workload`, in name order.
-  std::vector<MetricDescriptor> metrics(const std::string& workload) const;
-  /// Total rows in the run table (used by tests: "nothing written").
-  std::int64_t run_count() const;
-  /// The labels of run `run_id`, or nullopt when there is no such run.
-  std::optional<RunLabels> run_labels(std::int64_t run_id) const;
-  /// Run `run_id` with everything stored for it, or nullopt when there is no
-  /// such run (what a qemu guest sends to the host: harness/vm/qemu.cpp).
-  std::optional<RunRecord> run_record(std::int64_t run_id) const;
-  /// The kernel and testbox rows run `run_id` refers to (run_machine.cpp;
-  /// `nightjar bundle`); each nullopt when the run has none (or no such
-  /// run). config_source is not stored and stays "".
+  // RunReader (run_reads.cpp)
+  std::vector<RunRow> runs(const RunFilter& filter) const override;
+  std::vector<SampleRow> samples(std::int64_t run_id,
+                                 SampleSet which = SampleSet::valid) const override;
+  std::vector<SampleRow> monitors(std::int64_t run_id) const override;
+  std::vector<IterationRow> iterations(std::int64_t run_id) const override;
+  std::map<std::string, std::string> run_params(std::int64_t run_id) const override;
+  std::map<std::string, std::string> run_context(std::int64_t run_id) const override;
+  std::map<std::int64_t, std::string> fact_values(const std::string& key) const override;
+  std::vector<MetricDescriptor> metrics(const std::string& workload) const override;
+  std::int64_t run_count() const override;
+  std::optional<RunLabels> run_labels(std::int64_t run_id) const override;
+  std::optional<RunRecord> run_record(std::int64_t run_id) const override;
   std::pair<std::optional<KernelIdentity>, std::optional<Testbox>> run_machine(
-      std::int64_t run_id) const;
+      std::int64_t run_id) const override;
 
-  // -------------------------------------------------------------------------
-  // Sides of compare/check/plot (side_queries.cpp)
-  // -------------------------------------------------------------------------
-
-  /// The runs matching `filter` and the samples and monitor deltas of those
-  /// whose status is complete or aborted (an aborted run's iterations were
-  /// measured in full and committed one by one); the other matching runs are
-  /// listed as excluded. Reads through a read-only connection of its own
-  /// (memory-mapped, no per-call mutex): it may run on several threads at
-  /// once, one call per thread. Throws EnvironmentError when the file cannot
-  /// be opened for reading.
-  StoredSide side_samples(const SideFilter& filter) const;
-  /// What the database holds (for "matched no runs" messages).
-  StoredRunsSummary stored_runs_summary() const;
-
-  // -------------------------------------------------------------------------
-  // What trend and plot read besides the sides (history_queries.cpp)
-  // -------------------------------------------------------------------------
-
-  /// The metrics with at least one stored sample in a run of job `job`.
-  std::set<std::string> metrics_with_samples(const std::string& job) const;
-  /// The non-empty variant labels of the runs of `job` and `workload` (""
-  /// = any), in the order of their first run.
+  // SampleReader (side_queries.cpp, history_queries.cpp)
+  StoredSide side_samples(const SideFilter& filter) const override;
+  StoredRunsSummary stored_runs_summary() const override;
+  std::set<std::string> metrics_with_samples(const std::string& job) const override;
   std::vector<std::string> variants_by_first_run(const std::string& job,
-                                                 const std::string& workload) const;
-  /// The labels of the runs `run_ids` that exist.
-  std::map<std::int64_t, RunLabels> run_labels(const std::set<std::int64_t>& run_ids) const;
-  /// The samples of `metric` of each of the runs `run_ids` that has some
-  /// (unsorted): the valid ones, or (SampleSet::all) the invalid ones too.
+                                                 const std::string& workload) const override;
+  std::map<std::int64_t, RunLabels> run_labels(
+      const std::set<std::int64_t>& run_ids) const override;
   std::map<std::int64_t, std::vector<double>> metric_samples(
       const std::set<std::int64_t>& run_ids, const std::string& metric,
-      SampleSet which = SampleSet::valid) const;
-  /// How many samples of `metric` each of the runs `run_ids` holds invalid
-  /// (runs without any are absent).
+      SampleSet which = SampleSet::valid) const override;
   std::map<std::int64_t, int> invalid_sample_counts(const std::set<std::int64_t>& run_ids,
-                                                    const std::string& metric) const;
-  /// The stored number (run_param.number, base units) of parameter `name` of
-  /// run `run_id`, or nullopt when the run has no such parameter or no number.
-  std::optional<double> param_number(std::int64_t run_id, const std::string& name) const;
+                                                    const std::string& metric) const override;
+  std::optional<double> param_number(std::int64_t run_id, const std::string& name) const override;
 
-  // -------------------------------------------------------------------------
-  // Imports and exports (imports.cpp)
-  // -------------------------------------------------------------------------
-
-  /// Inserts `run` and its parameters, context, iteration rows and samples.
-  /// Opens no transaction of its own: the caller wraps a whole import in one
-  /// Transaction, so that a failure stores nothing. Returns the run id.
-  /// Throws (is_database_error) on a constraint violation: a run id already
-  /// used, a sample given twice.
-  std::int64_t insert_imported_run(const ImportedRun& run);
-  /// The run stored with fact import.identity = `identity` (the oldest, when
-  /// several), or nullopt: how an import finds a run it stored before. One
-  /// indexed lookup (index run_context_by_fact, schema version 5).
-  std::optional<ImportedOrigin> imported_as(const std::string& identity) const;
-  /// The descriptor recorded for `workload`'s metric `name`, or nullopt.
+  // ImportStore (imports.cpp)
+  std::int64_t insert_imported_run(const ImportedRun& run) override;
+  std::optional<ImportedOrigin> imported_as(const std::string& identity) const override;
   std::optional<MetricDescriptor> stored_metric(const std::string& workload,
-                                                const std::string& name) const;
-  /// Records the descriptors of `metrics` that `workload` does not have yet;
-  /// recorded ones are never replaced (unlike register_metrics). No
-  /// transaction of its own (see insert_imported_run).
+                                                const std::string& name) const override;
   void add_missing_metrics(const std::string& workload,
-                           const std::vector<MetricDescriptor>& metrics);
-  /// Every recorded metric descriptor, by workload then name.
-  std::vector<WorkloadMetric> all_metrics() const;
-  /// The runs of `run_ids` (ascending) that have at least one sample (valid,
-  /// or with SampleSet::all any), with their labels and parameters.
+                           const std::vector<MetricDescriptor>& metrics) override;
+  std::vector<WorkloadMetric> all_metrics() const override;
   std::map<std::int64_t, ExportRun> export_runs(const std::vector<std::int64_t>& run_ids,
-                                                SampleSet which = SampleSet::valid) const;
-  /// Calls `visit` for every valid sample (SampleSet::all: every sample, an
-  /// invalid one with its reason) of the runs `run_ids` (ascending), ordered
-  /// by run id, iteration, metric (byte order), without holding them in
-  /// memory. Exceptions of `visit` end the scan and propagate.
+                                                SampleSet which = SampleSet::valid) const override;
   void scan_samples(const std::vector<std::int64_t>& run_ids,
                     const std::function<void(const SampleView&)>& visit,
-                    SampleSet which = SampleSet::valid) const;
+                    SampleSet which = SampleSet::valid) const override;
 
-  // -------------------------------------------------------------------------
-  // Bisect sessions (bisect_log.cpp)
-  // -------------------------------------------------------------------------
-
-  /// Inserts `session` (its id, status, started_at and ended_at are ignored)
-  /// as running, started now; returns its id.
-  std::int64_t create_bisect_session(const BisectSession& session);
-  /// Session `id`, or nullopt.
-  std::optional<BisectSession> bisect_session(std::int64_t id) const;
-  /// The newest session matching `filter`, or nullopt.
-  std::optional<BisectSession> newest_bisect_session(const BisectSessionFilter& filter) const;
-  /// Ends (or, with status "running", reopens) a session: status, result,
-  /// first bad commit; ended_at is now ("" for running).
+  // BisectStore (bisect_log.cpp)
+  std::int64_t create_bisect_session(const BisectSession& session) override;
+  std::optional<BisectSession> bisect_session(std::int64_t id) const override;
+  std::optional<BisectSession> newest_bisect_session(
+      const BisectSessionFilter& filter) const override;
   void finish_bisect_session(std::int64_t session, const std::string& status,
-                             const std::string& result, const std::string& first_bad);
-  /// The steps of `session` with their runs, by step.
-  std::vector<BisectStep> bisect_steps(std::int64_t session) const;
-  /// Appends a pending step (next step number, in one transaction) and
-  /// returns its number.
+                             const std::string& result, const std::string& first_bad) override;
+  std::vector<BisectStep> bisect_steps(std::int64_t session) const override;
   int add_bisect_step(std::int64_t session, const std::string& commit, const std::string& subject,
-                      const std::string& role);
-  /// Records a step's build: status ("ok", "failed", "none"), seconds
-  /// (nullopt: NULL) and output (the tail of a failed build).
+                      const std::string& role) override;
   void set_bisect_build(std::int64_t session, int step, const std::string& status,
-                        std::optional<double> seconds, const std::string& output);
-  /// Links the runs measured for a step (a run linked twice counts once).
-  void link_bisect_runs(std::int64_t session, int step, const std::vector<std::int64_t>& runs);
-  /// Records a step's decision and figures; ended_at is now.
-  void set_bisect_decision(std::int64_t session, int step, const BisectVerdict& verdict);
+                        std::optional<double> seconds, const std::string& output) override;
+  void link_bisect_runs(std::int64_t session, int step,
+                        const std::vector<std::int64_t>& runs) override;
+  void set_bisect_decision(std::int64_t session, int step, const BisectVerdict& verdict) override;
 
-  // -------------------------------------------------------------------------
-  // LAVA submissions (lava_jobs.cpp): `nightjar lava submit` and `collect`
-  // -------------------------------------------------------------------------
+  // LavaJobStore (lava_jobs.cpp)
+  std::int64_t add_lava_submission(const LavaSubmission& submission) override;
+  std::vector<LavaSubmission> lava_submissions(bool uncollected_only) const override;
+  void mark_lava_collected(std::int64_t id, const std::string& outcome) override;
 
-  /// Records a job submitted to a LAVA server (its id, server, submitted_at
-  /// now) in table lava_job, created when first written; returns the row id.
-  /// Throws (is_database_error) when the server already has that job id.
-  std::int64_t add_lava_submission(const LavaSubmission& submission);
-  /// The recorded submissions, by row id: all, or those not collected yet.
-  std::vector<LavaSubmission> lava_submissions(bool uncollected_only) const;
-  /// Marks submission `id` collected now with LAVA's `outcome`.
-  void mark_lava_collected(std::int64_t id, const std::string& outcome);
-
-  // -------------------------------------------------------------------------
-  // Calibrations (calibration.cpp)
-  // -------------------------------------------------------------------------
-
-  /// Stores (replacing an older one) the between-run variance of ln x of one
-  /// cell's metric on a testbox, measured by `nightjar calibrate` from `runs`
-  /// runs: var = s_b², df = its degrees of freedom. Table calibration,
-  /// created when first written (CREATE TABLE IF NOT EXISTS; no schema
-  /// version: a database without it simply has no calibration).
+  // CalibrationStore (calibration.cpp)
   void store_calibration(const std::string& workload, const std::string& job,
                          const std::string& cell, const std::string& metric,
-                         const std::string& testbox, double var, double df, int runs);
-  /// The stored {var, df} of that cell, metric and testbox, or nullopt.
+                         const std::string& testbox, double var, double df, int runs) override;
   std::optional<std::pair<double, double>> calibration(const std::string& workload,
                                                        const std::string& job,
                                                        const std::string& cell,
                                                        const std::string& metric,
-                                                       const std::string& testbox) const;
+                                                       const std::string& testbox) const override;
 
  private:
   SQLite::Database& database() { return *db_; }

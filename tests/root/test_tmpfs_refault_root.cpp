@@ -4,7 +4,7 @@
 // zram swap set up by someone else left untouched, pattern zero warned and
 // judged by the kernel's zero-page handling, and every eviction method the
 // kernel here supports exercised (the others skip with the reason). Also the
-// RAII of harness/tmpfs.h.
+// RAII of workloads/sys/tmpfs.h.
 //
 // Skips (77) with the reason when not root, without zram, without a memory
 // cgroup, or with zswap enabled. The tests of this file take an exclusive

@@ -9,7 +9,7 @@
 // per cell). Running all of `a` and then all of `b` would test the machine's
 // drift between two periods rather than a difference between a and b: on a
 // shared machine the background load changes from minute to minute, and
-// interleaving spreads it over both sides (shared/reference/statistics.md,
+// interleaving spreads it over both sides (docs/reference.md
 // "Where variance comes from": execution order). About a minute on 2 CPUs.
 #include <gtest/gtest.h>
 

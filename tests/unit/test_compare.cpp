@@ -527,7 +527,7 @@ TEST(RenderHelpers, CsvFieldQuotesOnlyWhenNeeded) {
   EXPECT_EQ(csv_field(""), "");
 }
 
-// The excerpt of shared/reference/formats.md §1, rebuilt as a record: the
+// The example of docs/reference.md "mmtests compare table", rebuilt as a record: the
 // same header and lines (the excerpt is cut from a table whose longest
 // statistic is BHmean-99, which sets the statistic column to 9 + 1). mmtests
 // names its runs KERNEL-VARIANT; nightjar stores the kernel release and the

@@ -1,4 +1,4 @@
-// Unit under test: results/csv_io.{h,cpp}, the tidy sample CSV: the exact
+// Unit under test: results/io/csv.{h,cpp}, the tidy sample CSV: the exact
 // layout write_samples_csv writes, the byte-identical round trip export ->
 // import -> export, every kind of malformed row parse_samples_csv refuses
 // (with its line number), and import_samples_csv's one transaction, id

@@ -1,4 +1,4 @@
-// Unit under test: results/gbench_import.{h,cpp} (Google Benchmark JSON ->
+// Unit under test: results/io/gbench.{h,cpp} (Google Benchmark JSON ->
 // metrics and repetitions, import_gbench) and workloads/gbench.cpp (the
 // gbench workload through the Workload interface). Hand-written reports
 // cover each rule; the fixture binary (tests/fixtures/gbench_fixture.cpp,

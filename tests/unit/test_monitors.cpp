@@ -1,4 +1,4 @@
-// Unit under test: harness/monitors.{h,cpp} — take_snapshot() parsing of fake
+// Unit under test: workloads/sys/monitors.{h,cpp} — take_snapshot() parsing of fake
 // /proc/vmstat, /proc/stat and /proc/<pid>/stat trees, and monitor_deltas()
 // against hand-computed deltas, utilisation and foreign CPU seconds; plus a
 // smoke test on the real /proc with a CPU-burning child process.

@@ -1,5 +1,5 @@
 // Unit under test: the netperf-compatible renderer (results/render/netperf.h):
-// the exact block of shared/reference/workloads.md §1 (trailing blanks
+// netperf's default block (docs/reference.md "netperf TCP_SENDFILE"; trailing blanks
 // included), the IPv4 and TCP_STREAM headers, header-only blocks for failed
 // iterations, and rendering from fixed stored records.
 #include "results/render/netperf.h"
@@ -11,7 +11,8 @@
 namespace nightjar {
 namespace {
 
-// Copied byte for byte from shared/reference/workloads.md §1.
+// netperf's default TCP_SENDFILE output, byte for byte (docs/reference.md
+// "netperf TCP_SENDFILE" shows it without the header lines' trailing blanks).
 const char* kReferenceBlock =
     "TCP SENDFILE TEST from ::0 (::) port 0 AF_INET6 to ::1 (::1) port 0 AF_INET6\n"
     "Recv   Send    Send                          \n"

@@ -1,9 +1,9 @@
-// Unit under test: results/report.{h,cpp} (`nightjar report`'s changelog and
+// Unit under test: results/render/report.{h,cpp} (`nightjar report`'s changelog and
 // markdown layouts) on comparison records built by build_comparison from
 // hand-made samples, so every mean is exact:
 //  - check 1 of the reports issue: the post's two-build block (10482.7 ->
 //    12413.7 Mbps, "18.4% improvement") and the clients x PREEMPT_RT matrix
-//    of shared/seeds/netperf-memcg-stocks-preempt-rt.txt, as golden files
+//    of the memcg-stocks post (docs/reference.md "Changelog tables"), as golden files
 //    (tests/golden/report.*; NIGHTJAR_UPDATE_GOLDEN=1 rewrites them);
 //  - every changelog line plain ASCII, <= 72 columns, no trailing blank;
 //  - usage errors for an unknown --by / --group / --metric.

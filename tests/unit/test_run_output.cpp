@@ -54,7 +54,7 @@ TEST(RunOutput, FormatsRenderAsTheirRenderers) {
   const std::vector<std::int64_t> ids = {tcp, pft};
 
   RunOutput text = find_run_output_format("text")->render(store, ids);
-  EXPECT_EQ(text.text, render_run_summary(store, ids));
+  EXPECT_EQ(text.text, render_run_summary(summarize_runs(store, ids)));
   EXPECT_TRUE(text.notes.empty());
 
   RunOutput netperf = find_run_output_format("netperf")->render(store, ids);

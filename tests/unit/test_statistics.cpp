@@ -174,7 +174,7 @@ TEST(StatsBestMean, UndefinedAndInvalid) {
 }
 
 TEST(StatsPercentChange, MatchesMmtestsTable) {
-  // shared/reference/formats.md §1, values printed by compare-kernels.sh.
+  // docs/reference.md "mmtests compare table", values printed by compare-kernels.sh.
   EXPECT_NEAR(percent_change(886331.5718, 885462.7479, Direction::higher_is_better), -0.098,
               0.0005);  // printed "(  -0.10%)"
   EXPECT_NEAR(percent_change(2337706.1583, 2332130.4909, Direction::higher_is_better), -0.2385,
@@ -667,7 +667,7 @@ TEST(StatsBootstrap, CoverageIsNearNominal) {
 // ---------------------------------------------------------------------------
 
 TEST(StatsPower, IterationsNeededMatchesReferenceTable) {
-  // shared/reference/statistics.md "Power": n per side at alpha .05, power .8.
+  // docs/reference.md "Power": n per side at alpha .05, power .8.
   struct Row {
     double cv, delta;
     int table;

@@ -14,6 +14,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <map>
 #include <string>
 #include <thread>
 #include <vector>
@@ -120,6 +121,44 @@ TEST(TcpSummary, MeanSumMinMaxAndCounters) {
   IterationResult no_cpu = tcp::summarize(c, 10240, std::nullopt, 2.0, 2, 2.0);
   EXPECT_FALSE(no_cpu.metrics.count("cpu_util"));
   EXPECT_FALSE(no_cpu.metrics.count("service_demand"));
+}
+
+// `run --format netperf` asks the workload (Workload::netperf_output): its
+// blocks read back the counters summarize() stores, by their names; a
+// counter renamed on one side only empties the result lines and fails here.
+TEST(TcpNetperf, BlocksReadTheCountersSummarizeStores) {
+  std::vector<tcp::ClientFigures> c(2);
+  c[0] = {1'000'000'000, 1'000'000'000, 2.0, 16384, 131072, 131072};  // 4000 Mbps
+  c[1] = {500'000'000, 500'000'000, 2.0, 16384, 87380, 131072};       // 2000 Mbps
+  IterationResult r = tcp::summarize(c, 10240, std::nullopt, 2.0, 2, 2.0);
+  const std::map<std::string, std::string> params = {{"clients", "2"}, {"family", "ipv4"}};
+  auto blocks = tcp::netperf_blocks(true, NetperfIteration{params, true, r.counters});
+  ASSERT_EQ(blocks.size(), 2u);
+  for (const auto& b : blocks) {
+    EXPECT_TRUE(b.stream);
+    EXPECT_FALSE(b.ipv6);
+    ASSERT_TRUE(b.result);
+    EXPECT_EQ(b.result->send_size, 10240);
+    EXPECT_EQ(b.result->send_socket_size, 16384);
+    EXPECT_DOUBLE_EQ(b.result->elapsed, 2.0);
+  }
+  EXPECT_DOUBLE_EQ(blocks[0].result->throughput, 4000);
+  EXPECT_DOUBLE_EQ(blocks[1].result->throughput, 2000);
+  EXPECT_EQ(blocks[0].result->recv_socket_size, 131072);
+  EXPECT_EQ(blocks[1].result->recv_socket_size, 87380);
+  // A failed iteration: headers only.
+  blocks = tcp::netperf_blocks(false, NetperfIteration{params, false, r.counters});
+  ASSERT_EQ(blocks.size(), 2u);
+  EXPECT_FALSE(blocks[0].result);
+  // The hook is the workloads' declared netperf output; pft has none.
+  for (const char* name : {"tcp_sendfile", "tcp_stream"}) {
+    const WorkloadDeclaration* d = workload_catalog().find(name);
+    ASSERT_NE(d, nullptr) << name;
+    ASSERT_TRUE(d->netperf) << name;
+    EXPECT_EQ(d->netperf(NetperfIteration{params, true, r.counters}).size(), 2u) << name;
+  }
+  EXPECT_FALSE(workload_catalog().find("pft")->netperf);
+  EXPECT_EQ(&WorkloadCatalog::linked(), &workload_catalog());
 }
 
 TEST(TcpSummary, DisagreeingByteCountsFailTheSample) {

@@ -1,5 +1,5 @@
-// Unit under test: harness/trend.{h,cpp} -- loading a metric's history from
-// the results store (points = builds, ordered by build date or --order,
+// Unit under test: results/compare/trend.{h,cpp} and results/render/trend.{h,cpp} -- loading a
+// metric's history from the results store (points = builds, ordered by build date or --order,
 // pooled runs, unlabelled runs, cell filters, failed runs ignored), the
 // change points found in it, the three renderers and the errors.
 #include "results/compare/trend.h"

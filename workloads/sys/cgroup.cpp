@@ -1,7 +1,7 @@
 // The cgroup manager (workloads/sys/cgroup.h): nightjar-owned memory cgroups on v2
 // or v1, created under one parent and removed on every exit path.
 //
-// Rules kept here (DESIGN.md "The system is left as found"):
+// Rules kept here (docs/reference.md "The system is left as found"):
 //  - only directories this object created are written to or removed; the
 //    owned parent must not exist beforehand (EEXIST is an error, never reuse);
 //  - nothing outside the owned parent is changed: on v2 the hierarchy root

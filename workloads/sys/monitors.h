@@ -1,6 +1,6 @@
 // Iteration monitors: system counters sampled right before and right after each
 // iteration, and the per-iteration deltas stored with the samples ("monitor" in
-// shared/DESIGN.md). Taking a snapshot only reads /proc; it is cheap enough to
+// docs/reference.md "Vocabulary"). Taking a snapshot only reads /proc; it is cheap enough to
 // run twice per iteration (each file is read once, with one read(2)).
 #pragma once
 

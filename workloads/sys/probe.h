@@ -2,8 +2,8 @@
 // run executes on (results/model/identity.h), the machine facts of relative
 // parameters, the cgroup layout, and the system context (THP, ASLR, governor, cgroups, filesystems,
 // load...) that changes the numbers. Everything here only reads the system; nothing is changed.
-// Vocabulary (kernel, testbox) as in shared/DESIGN.md; the list of facts follows
-// shared/reference/workloads.md "Machines differ: record what changes the numbers".
+// Vocabulary (kernel, testbox) as in docs/reference.md "Vocabulary"; the list of
+// facts follows docs/reference.md "What makes machines differ".
 #pragma once
 
 #include <cstdint>

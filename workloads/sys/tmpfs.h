@@ -1,6 +1,6 @@
 // tmpfs mounts owned by nightjar (RAII): a fresh directory named after
 // nightjar, a tmpfs of a given size mounted on it, both removed on every exit
-// path (DESIGN.md "The system is left as found").
+// path (docs/reference.md "The system is left as found").
 #pragma once
 
 #include <cstdint>

@@ -1,7 +1,7 @@
 // zram swap owned by nightjar: choosing a zram device nobody else uses,
 // configuring it, making it a swap area and undoing all of it (RAII).
 //
-// The rule (DESIGN.md "The system is left as found"): nightjar never touches
+// The rule (docs/reference.md "The system is left as found"): nightjar never touches
 // a zram device or swap area something else set up. It hot-adds a device of
 // its own where /sys/class/zram-control/hot_add exists; otherwise it takes an
 // existing device that is unused (disksize 0, not in /proc/swaps, no holders);
