@@ -446,39 +446,43 @@ void build_scaling(const ResultsStore& store, const PlotRequest& r, const std::v
   d.title = fmt::format("{}: {} by {}", d.job, d.metric.name, r.x);
 }
 
-void build_history(const ResultsStore& store, const PlotRequest& r, const std::vector<Side>& sides,
-                   const std::vector<UsedCell>& cells, PlotData& d) {
+// One point of a history line before it is summarised: the runs of one
+// build (or of one unlabelled run, "run:<id>") of one cell, pooled.
+struct HistoryPool {
+  std::string build, date;  ///< date: the earliest started_at of its runs
+  std::int64_t first_run = 0;
+  std::vector<std::int64_t> run_ids;
+  std::vector<double> samples;  ///< sorted
+  std::size_t invalid = 0;
+};
+
+// One history line: a cell of a side and its pools, by (date, first run).
+struct HistoryLine {
+  UsedCell cell;
+  std::vector<HistoryPool> pools;
+};
+
+// The history lines of `cells`, and the builds of every line on one shared
+// axis in `builds`: ordered by the date of their first run anywhere.
+std::vector<HistoryLine> history_lines(const ResultsStore& store, const PlotRequest& r,
+                                       const std::vector<UsedCell>& cells,
+                                       std::vector<std::string>& builds) {
   std::set<std::int64_t> ids;
   for (const auto& c : cells) ids.insert(c.cell->run_ids.begin(), c.cell->run_ids.end());
   const auto info = store.run_labels(ids);
   const auto samples = load_run_samples(store, ids, r.metric, r.query.include_invalid);
   const auto invalid = store.invalid_sample_counts(ids, r.metric);
 
-  struct Pool {
-    std::string build, date;
-    std::int64_t first_run = 0;
-    std::vector<std::int64_t> run_ids;
-    std::vector<double> samples;
-    std::size_t invalid = 0;
-  };
-  std::set<std::string> jobs;
-  for (const auto& c : cells) jobs.insert(c.key->job);
-  const auto varying = varying_params(cells, "");
-  // Builds on a shared axis: ordered by the date of their first run anywhere.
   std::map<std::string, std::pair<std::string, std::int64_t>> build_order;  // build -> (date, run)
-  struct Line {
-    UsedCell cell;
-    std::vector<Pool> pools;
-  };
-  std::vector<Line> line_list;
+  std::vector<HistoryLine> line_list;
   for (const auto& c : cells) {
-    std::map<std::string, Pool> pools;
+    std::map<std::string, HistoryPool> pools;
     for (auto id : c.cell->run_ids) {
       auto s = samples.find(id);
       if (s == samples.end()) continue;  // this run has no samples of the metric
       const RunLabels& ri = info.at(id);
       const std::string key = ri.build.empty() ? fmt::format("run:{}", id) : ri.build;
-      Pool& p = pools[key];
+      HistoryPool& p = pools[key];
       if (p.first_run == 0) {
         p.build = key;
         p.first_run = id;
@@ -490,76 +494,93 @@ void build_history(const ResultsStore& store, const PlotRequest& r, const std::v
       if (auto inv = invalid.find(id); inv != invalid.end())
         p.invalid += static_cast<std::size_t>(inv->second);
     }
-    Line line{c, {}};
+    HistoryLine line{c, {}};
     for (auto& [key, p] : pools) {
       std::sort(p.samples.begin(), p.samples.end());
       auto [it, fresh] = build_order.emplace(key, std::make_pair(p.date, p.first_run));
       if (!fresh) it->second = std::min(it->second, std::make_pair(p.date, p.first_run));
       line.pools.push_back(std::move(p));
     }
-    std::sort(line.pools.begin(), line.pools.end(), [](const Pool& a, const Pool& b) {
+    std::sort(line.pools.begin(), line.pools.end(), [](const HistoryPool& a, const HistoryPool& b) {
       return std::tie(a.date, a.first_run) < std::tie(b.date, b.first_run);
     });
     line_list.push_back(std::move(line));
   }
-  std::vector<std::string> builds;
+  builds.clear();
   for (const auto& [b, when] : build_order) builds.push_back(b);
   std::sort(builds.begin(), builds.end(), [&](const std::string& a, const std::string& b) {
     return build_order[a] < build_order[b];
   });
+  return line_list;
+}
+
+// The points of one history line (x: the build's date, or its place in
+// `builds`), with its change points when asked; pools left out get a note in d.
+void fill_history_series(const PlotRequest& r, const std::vector<Side>& sides,
+                         const HistoryLine& line, const std::vector<std::string>& builds,
+                         PlotSeries& s, PlotData& d) {
+  const bool by_date = r.x == "date";
+  const double alpha = 1 - r.confidence_pct / 100;
+  for (const auto& pool : line.pools) {
+    PlotPoint p;
+    p.label = pool.build;
+    p.date = pool.date;
+    p.run_ids = pool.run_ids;
+    p.invalid = pool.invalid;
+    std::sort(p.run_ids.begin(), p.run_ids.end());
+    p.emulated = runs_emulated(sides[line.cell.side].loaded, p.run_ids);
+    if (by_date) {
+      auto t = utc_seconds(pool.date);
+      if (!t) {
+        d.notes.push_back(fmt::format("{}: build {} left out: its date '{}' is not ISO 8601 UTC",
+                                      s.label, pool.build, pool.date));
+        continue;
+      }
+      p.x = static_cast<double>(*t);
+    } else {
+      p.x =
+          static_cast<double>(std::find(builds.begin(), builds.end(), pool.build) - builds.begin());
+    }
+    if (!fill_point(p, pool.samples, d.metric, r.error_bars, alpha)) {
+      d.notes.push_back(fmt::format("{}: build {} left out: its {} is undefined (a sample <= 0)",
+                                    s.label, pool.build, mean_label(d.metric.mean)));
+      continue;
+    }
+    s.points.push_back(std::move(p));
+  }
+  if (s.points.empty() || !r.mark_changes) return;
+  stats::ChangePointOptions detection = r.detection;
+  detection.mean = d.metric.mean;
+  detection.direction = d.metric.direction;
+  std::vector<double> means;
+  for (const auto& p : s.points) means.push_back(p.mean);
+  s.change_points = stats::detect_change_points(means, detection);
+  if (s.points.size() < 2 * detection.min_segment)
+    d.notes.push_back(
+        fmt::format("{}: {} build(s), too few to find change points (needs {}, {} on each side)",
+                    s.label, s.points.size(), 2 * detection.min_segment, detection.min_segment));
+}
+
+void build_history(const ResultsStore& store, const PlotRequest& r, const std::vector<Side>& sides,
+                   const std::vector<UsedCell>& cells, PlotData& d) {
+  std::set<std::string> jobs;
+  for (const auto& c : cells) jobs.insert(c.key->job);
+  const auto varying = varying_params(cells, "");
+  std::vector<std::string> builds;
+  const std::vector<HistoryLine> line_list = history_lines(store, r, cells, builds);
 
   const bool by_date = r.x == "date";
   d.x_scale = by_date ? XScale::time : XScale::category;
   if (!by_date) d.x_ticks = category_ticks(builds);
   d.x_label = by_date ? "date of the build's first run (UTC)" : "build (ordered by first run)";
 
-  stats::ChangePointOptions detection = r.detection;
-  detection.mean = d.metric.mean;
-  detection.direction = d.metric.direction;
-  const double alpha = 1 - r.confidence_pct / 100;
   for (const auto& line : line_list) {
     PlotSeries s;
     s.side = sides[line.cell.side].selector.text;
     s.cell = line.cell.key->cell;
     s.label = line_label(s.side, line.cell, jobs.size() > 1, varying);
-    for (const auto& pool : line.pools) {
-      PlotPoint p;
-      p.label = pool.build;
-      p.date = pool.date;
-      p.run_ids = pool.run_ids;
-      p.invalid = pool.invalid;
-      std::sort(p.run_ids.begin(), p.run_ids.end());
-      p.emulated = runs_emulated(sides[line.cell.side].loaded, p.run_ids);
-      if (by_date) {
-        auto t = utc_seconds(pool.date);
-        if (!t) {
-          d.notes.push_back(fmt::format("{}: build {} left out: its date '{}' is not ISO 8601 UTC",
-                                        s.label, pool.build, pool.date));
-          continue;
-        }
-        p.x = static_cast<double>(*t);
-      } else {
-        p.x = static_cast<double>(std::find(builds.begin(), builds.end(), pool.build) -
-                                  builds.begin());
-      }
-      if (!fill_point(p, pool.samples, d.metric, r.error_bars, alpha)) {
-        d.notes.push_back(fmt::format("{}: build {} left out: its {} is undefined (a sample <= 0)",
-                                      s.label, pool.build, mean_label(d.metric.mean)));
-        continue;
-      }
-      s.points.push_back(std::move(p));
-    }
-    if (s.points.empty()) continue;
-    if (r.mark_changes) {
-      std::vector<double> means;
-      for (const auto& p : s.points) means.push_back(p.mean);
-      s.change_points = stats::detect_change_points(means, detection);
-      if (s.points.size() < 2 * detection.min_segment)
-        d.notes.push_back(fmt::format(
-            "{}: {} build(s), too few to find change points (needs {}, {} on each side)", s.label,
-            s.points.size(), 2 * detection.min_segment, detection.min_segment));
-    }
-    d.series.push_back(std::move(s));
+    fill_history_series(r, sides, line, builds, s, d);
+    if (!s.points.empty()) d.series.push_back(std::move(s));
   }
   d.title = fmt::format("{}: {} by {}", d.job, d.metric.name, r.x);
   std::set<std::string> cell_ids;

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -117,6 +118,100 @@ std::vector<MetricDescriptor> parse_exec_metrics(const std::string& text) {
   return parse_metric_declarations(text, builtin_metrics());
 }
 
+namespace {
+
+// The values of the declared metrics in output lines "NAME=NUMBER" (the
+// last such line of a name wins) into `found`, or why a value is not a
+// number into `bad`.
+void extract_key_values(const std::string& output, const std::vector<MetricDescriptor>& declared,
+                        std::map<std::string, double>& found,
+                        std::map<std::string, std::string>& bad) {
+  std::set<std::string> wanted;
+  for (const auto& d : declared) wanted.insert(d.name);
+  std::stringstream in(output);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::size_t eq = line.find('=');
+    if (eq == std::string::npos) continue;
+    std::string key(trim(std::string_view(line).substr(0, eq)));
+    if (!wanted.count(key)) continue;
+    std::string value(trim(std::string_view(line).substr(eq + 1)));
+    if (auto v = leading_number(value, false)) {
+      found[key] = *v;
+      bad.erase(key);
+    } else {
+      found.erase(key);
+      bad[key] = fmt::format("'{}={}' is not a finite number", key, value);
+    }
+  }
+}
+
+// The declared metrics from the capture groups of the last match of
+// `regex` (group i+1: metric i) into `found`, or why a capture is not a
+// number into `bad`. ParamError for a bad regex (compile_regex).
+void extract_regex(const std::string& output, const std::vector<MetricDescriptor>& declared,
+                   const std::string& regex, std::map<std::string, double>& found,
+                   std::map<std::string, std::string>& bad) {
+  std::regex re = compile_regex(regex, declared.size());
+  std::smatch last;
+  bool any = false;
+  for (auto it = std::sregex_iterator(output.begin(), output.end(), re);
+       it != std::sregex_iterator(); ++it) {
+    last = *it;
+    any = true;
+  }
+  if (!any) return;
+  for (std::size_t i = 0; i < declared.size(); ++i) {
+    const auto& name = declared[i].name;
+    if (!last[i + 1].matched) continue;
+    std::string text = last[i + 1].str();
+    if (auto v = leading_number(trim(text), true))
+      found[name] = *v;
+    else
+      bad[name] = fmt::format("capture {} ('{}') is not a finite number", i + 1, text);
+  }
+}
+
+// The JSON object of the output: the whole output, else its last line that
+// starts with '{'. nullopt when neither is a JSON object.
+std::optional<nlohmann::json> output_json_object(const std::string& output) {
+  try {
+    nlohmann::json obj = nlohmann::json::parse(output);
+    if (obj.is_object()) return obj;
+  } catch (const nlohmann::json::exception&) {
+  }
+  std::stringstream in(output);
+  std::string line, candidate;
+  while (std::getline(in, line)) {
+    std::string t(trim(line));
+    if (!t.empty() && t.front() == '{') candidate = t;
+  }
+  try {
+    if (!candidate.empty()) {
+      nlohmann::json obj = nlohmann::json::parse(candidate);
+      if (obj.is_object()) return obj;
+    }
+  } catch (const nlohmann::json::exception&) {
+  }
+  return std::nullopt;
+}
+
+// The declared metrics as keys (or dotted paths) of `obj` into `found`, or
+// why a value is not a number into `bad`.
+void extract_json(const nlohmann::json& obj, const std::vector<MetricDescriptor>& declared,
+                  std::map<std::string, double>& found, std::map<std::string, std::string>& bad) {
+  for (const auto& d : declared) {
+    const nlohmann::json* v = json_lookup(obj, d.name);
+    if (v == nullptr) continue;
+    if (v->is_number() && std::isfinite(v->get<double>()))
+      found[d.name] = v->get<double>();
+    else
+      bad[d.name] = fmt::format("\"{}\" is {}, not a finite number", d.name, v->dump());
+  }
+}
+
+}  // namespace
+
 std::map<std::string, double> extract_metrics(const std::string& output,
                                               const std::vector<MetricDescriptor>& all_declared,
                                               ParseRule rule, const std::string& regex,
@@ -128,85 +223,20 @@ std::map<std::string, double> extract_metrics(const std::string& output,
     if (d.name != kWallTime && d.name != kCpuTime) declared.push_back(d);
   std::map<std::string, std::string> bad;  // name -> why the value is not a number
   switch (rule) {
-    case ParseRule::key_value: {
-      std::set<std::string> wanted;
-      for (const auto& d : declared) wanted.insert(d.name);
-      std::stringstream in(output);
-      std::string line;
-      while (std::getline(in, line)) {
-        std::size_t eq = line.find('=');
-        if (eq == std::string::npos) continue;
-        std::string key(trim(std::string_view(line).substr(0, eq)));
-        if (!wanted.count(key)) continue;
-        std::string value(trim(std::string_view(line).substr(eq + 1)));
-        if (auto v = leading_number(value, false)) {
-          found[key] = *v;
-          bad.erase(key);
-        } else {
-          found.erase(key);
-          bad[key] = fmt::format("'{}={}' is not a finite number", key, value);
-        }
-      }
+    case ParseRule::key_value:
+      extract_key_values(output, declared, found, bad);
       break;
-    }
-    case ParseRule::regex: {
-      std::regex re = compile_regex(regex, declared.size());
-      std::smatch last;
-      bool any = false;
-      for (auto it = std::sregex_iterator(output.begin(), output.end(), re);
-           it != std::sregex_iterator(); ++it) {
-        last = *it;
-        any = true;
-      }
-      if (any) {
-        for (std::size_t i = 0; i < declared.size(); ++i) {
-          const auto& name = declared[i].name;
-          if (!last[i + 1].matched) continue;
-          std::string text = last[i + 1].str();
-          if (auto v = leading_number(trim(text), true))
-            found[name] = *v;
-          else
-            bad[name] = fmt::format("capture {} ('{}') is not a finite number", i + 1, text);
-        }
-      }
+    case ParseRule::regex:
+      extract_regex(output, declared, regex, found, bad);
       break;
-    }
     case ParseRule::json: {
-      nlohmann::json obj;
-      bool parsed = false;
-      try {
-        obj = nlohmann::json::parse(output);
-        parsed = obj.is_object();
-      } catch (const nlohmann::json::exception&) {
-      }
-      if (!parsed) {
-        std::stringstream in(output);
-        std::string line, candidate;
-        while (std::getline(in, line)) {
-          std::string t(trim(line));
-          if (!t.empty() && t.front() == '{') candidate = t;
-        }
-        try {
-          if (!candidate.empty()) {
-            obj = nlohmann::json::parse(candidate);
-            parsed = obj.is_object();
-          }
-        } catch (const nlohmann::json::exception&) {
-        }
-      }
-      if (!parsed) {
+      const std::optional<nlohmann::json> obj = output_json_object(output);
+      if (!obj) {
         for (const auto& d : declared)
           missing.push_back(fmt::format("{}: the output holds no JSON object", d.name));
         return found;
       }
-      for (const auto& d : declared) {
-        const nlohmann::json* v = json_lookup(obj, d.name);
-        if (v == nullptr) continue;
-        if (v->is_number() && std::isfinite(v->get<double>()))
-          found[d.name] = v->get<double>();
-        else
-          bad[d.name] = fmt::format("\"{}\" is {}, not a finite number", d.name, v->dump());
-      }
+      extract_json(*obj, declared, found, bad);
       break;
     }
   }

@@ -428,6 +428,55 @@ YAML::Node load_document(const std::string& source, const std::string& path) {
   return root;
 }
 
+// The value of the job's `workload:` key (on line `kline`): the name of a
+// registered workload. UsageError when it is empty or unknown.
+std::string parse_workload_name(const YAML::Node& value, const std::string& source,
+                                const std::string& path, int kline) {
+  std::optional<std::string> name = scalar_text(value, source, path, kline, "workload",
+                                                "a workload name such as `workload: pft`");
+  std::vector<std::string> names = workload_names();
+  if (!name || name->empty())
+    fail(path, kline, "workload",
+         fmt::format("no workload named; write `workload: NAME` with one of {} (run `nightjar "
+                     "list` to see them)",
+                     join(names)));
+  if (find_workload(*name) == nullptr)
+    fail(path, kline, "workload",
+         fmt::format("unknown workload '{}'{}; run `nightjar list` to see the workloads ({})",
+                     *name, did_you_mean(*name, names), join(names)));
+  return *name;
+}
+
+// The value of the job's `variant:` key (on line `kline`): a label
+// (docs/input.md "Labels"). UsageError when it is empty or not a label.
+std::string parse_variant_label(const YAML::Node& value, const std::string& source,
+                                const std::string& path, int kline) {
+  std::optional<std::string> v = scalar_text(value, source, path, kline, "variant",
+                                             "a variant label such as `variant: vanilla`");
+  if (!v || v->empty())
+    fail(path, kline, "variant",
+         "no label; write a variant label such as `variant: vanilla`, or remove the key");
+  if (std::string problem = label_problem(*v); !problem.empty())
+    fail(path, kline, "variant",
+         fmt::format("'{}' {}; a label is 1 to {} bytes of printable UTF-8 (docs/input.md "
+                     "\"Labels\")",
+                     echo_input(*v), problem, kMaxLabelBytes));
+  return *v;
+}
+
+// With `variants:`, `variant:` (on line `line`) names the default selection:
+// UsageError when it is not one of them.
+void check_default_variant(const JobFile& job, int line) {
+  if (job.variants.empty() || job.variant.empty()) return;
+  std::vector<std::string> names;
+  for (const auto& v : job.variants) names.push_back(v.name);
+  if (std::find(names.begin(), names.end(), job.variant) == names.end())
+    fail(job.path, line, "variant",
+         fmt::format("'{}' is not one of the job's variants{}; write one of {} or remove "
+                     "`variant:` to run them all",
+                     job.variant, did_you_mean(job.variant, names), join(names)));
+}
+
 }  // namespace
 
 JobFile load_job(const std::string& path) {
@@ -471,37 +520,14 @@ JobFile parse_job(const std::string& source, const std::string& path) {
       seen.emplace(key, kline);
 
       if (key == "workload") {
-        std::optional<std::string> name =
-            scalar_text(value, source, path, kline, key, "a workload name such as `workload: pft`");
-        std::vector<std::string> names = workload_names();
-        if (!name || name->empty())
-          fail(
-              path, kline, key,
-              fmt::format("no workload named; write `workload: NAME` with one of {} (run `nightjar "
-                          "list` to see them)",
-                          join(names)));
-        if (find_workload(*name) == nullptr)
-          fail(path, kline, key,
-               fmt::format("unknown workload '{}'{}; run `nightjar list` to see the workloads ({})",
-                           *name, did_you_mean(*name, names), join(names)));
-        job.workload = *name;
+        job.workload = parse_workload_name(value, source, path, kline);
         job.workload_line = kline;
         have_workload = true;
       } else if (key == "description") {
         job.description =
             scalar_text(value, source, path, kline, key, "one line of text").value_or("");
       } else if (key == "variant") {
-        std::optional<std::string> v = scalar_text(value, source, path, kline, key,
-                                                   "a variant label such as `variant: vanilla`");
-        if (!v || v->empty())
-          fail(path, kline, key,
-               "no label; write a variant label such as `variant: vanilla`, or remove the key");
-        if (std::string problem = label_problem(*v); !problem.empty())
-          fail(path, kline, key,
-               fmt::format("'{}' {}; a label is 1 to {} bytes of printable UTF-8 (docs/input.md "
-                           "\"Labels\")",
-                           echo_input(*v), problem, kMaxLabelBytes));
-        job.variant = *v;
+        job.variant = parse_variant_label(value, source, path, kline);
       } else if (key == "iterations") {
         job.iterations = parse_int_field(value, source, path, kline, key, 1, 5);
       } else if (key == "warmup") {
@@ -543,16 +569,7 @@ JobFile parse_job(const std::string& source, const std::string& path) {
       job.variants = parse_variants(variants_node, path, job.variants_line, cgroup_node);
     });
   errors.throw_if_any(path);
-  if (!job.variants.empty() && !job.variant.empty()) {
-    // With `variants:`, `variant:` names the default selection: it must be one of them.
-    std::vector<std::string> names;
-    for (const auto& v : job.variants) names.push_back(v.name);
-    if (std::find(names.begin(), names.end(), job.variant) == names.end())
-      fail(path, seen["variant"], "variant",
-           fmt::format("'{}' is not one of the job's variants{}; write one of {} or remove "
-                       "`variant:` to run them all",
-                       job.variant, did_you_mean(job.variant, names), join(names)));
-  }
+  check_default_variant(job, seen["variant"]);
   return job;
 }
 

@@ -12,12 +12,11 @@
 #include <fmt/format.h>
 
 #include "harness/run/progress.h"
+#include "harness/run/system_reads.h"
 #include "results/model/exit_codes.h"
 #include "results/model/text.h"
 #include "workloads/sys/monitors.h"
 #include "workloads/sys/probe.h"
-#include "workloads/sys/signals.h"
-#include "workloads/sys/sweep.h"
 
 namespace nightjar {
 
@@ -116,6 +115,17 @@ std::string describe_cell(const PlannedJob& job, const std::string& variant, con
   return fmt::format("{} [{}] {}", job.job.name, variant, cell.id());
 }
 
+// What every cell of a plan shares while execute_runs() runs it.
+struct PlanRun {
+  const RunOptions& options;
+  ResultsStore& store;
+  Progress& progress;
+  SystemReads& system;
+  std::vector<std::string> env_warnings;  ///< the system's warnings, stored with every run
+  int index = 0;                          ///< runs begun so far, for the progress line
+  RunOutcome outcome;
+};
+
 // The knobs of one variant, applied: what is recorded with its runs.
 struct AppliedKnobs {
   std::map<std::string, std::string> in_force;  ///< "knob.<path>" -> value read back
@@ -127,9 +137,13 @@ struct AppliedKnobs {
 // iteration (--interleave). Each phase stores what it did at once.
 class CellRun {
  public:
-  CellRun(const PlannedJob& job, const PlannedVariant& variant, const Cell& cell,
-          ResultsStore& store, Progress& progress)
-      : job_(job), variant_(variant), cell_(cell), store_(store), progress_(progress) {}
+  CellRun(const PlannedJob& job, const PlannedVariant& variant, const Cell& cell, PlanRun& plan)
+      : job_(job),
+        variant_(variant),
+        cell_(cell),
+        store_(plan.store),
+        progress_(plan.progress),
+        system_(plan.system) {}
   CellRun(const CellRun&) = delete;
   CellRun& operator=(const CellRun&) = delete;
 
@@ -152,8 +166,8 @@ class CellRun {
              const AppliedKnobs& knobs) {
     if (auto reason = job_.workload->unmet_requirement(cell_)) return skip(base, *reason);
     if (variant_.cgroup.enabled()) {
-      const CgroupLayout layout = CgroupLayout::detect();
-      std::string memcg_reason = memcg_unavailable_reason(layout);
+      const CgroupLayout layout = system_.cgroup_layout();
+      std::string memcg_reason = system_.memcg_unavailable(layout);
       if (!memcg_reason.empty())
         return skip(base, "the job asks for cgroup placement but " + memcg_reason);
       // A knob this cgroup version does not have (memory.min on v1) is an
@@ -172,8 +186,9 @@ class CellRun {
       store_.add_warning(run_id_, w);
     }
 
-    ctx_.machine = probe_machine_facts();
-    ctx_.interrupted = [] { return interrupted(); };
+    ctx_.machine = system_.machine();
+    SystemReads& system = system_;
+    ctx_.interrupted = [&system] { return system.interrupted(); };
     std::int64_t id = run_id_;
     ResultsStore& store = store_;
     Progress& progress = progress_;
@@ -209,11 +224,11 @@ class CellRun {
     if (!running()) return;
     guarded([&] {
       const auto events_before = memcg_events();
-      MonitorSnapshot before = take_snapshot();
+      MonitorSnapshot before = system_.snapshot();
       auto t0 = std::chrono::steady_clock::now();
       IterationResult result = session_->measure();
       double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      MonitorSnapshot after = take_snapshot();
+      MonitorSnapshot after = system_.snapshot();
       // A signal that arrived during the iteration: the iteration may have
       // been cut short, so it is not a sample.
       throw_if_interrupted();
@@ -252,7 +267,7 @@ class CellRun {
     if (!running()) return status_;
     teardown();
     // Signal during teardown (session destructor): still keep the samples.
-    if (interrupted()) {
+    if (system_.interrupted()) {
       store_.finish_run(run_id_, RunStatus::aborted, "interrupted during teardown");
       status_ = RunStatus::aborted;
       throw Interrupted();
@@ -281,7 +296,7 @@ class CellRun {
     try {
       store_.finish_run(run_id_, RunStatus::aborted,
                         fmt::format("interrupted by signal {} after {} iteration(s)",
-                                    interrupt_signal(), ok_ + failed_ + invalid_));
+                                    system_.interrupt_signal(), ok_ + failed_ + invalid_));
     } catch (...) {
       // The next invocation marks a run left "running" as aborted.
     }
@@ -343,6 +358,10 @@ class CellRun {
     }
   }
 
+  void throw_if_interrupted() {
+    if (system_.interrupted()) throw Interrupted();
+  }
+
   void teardown() noexcept {
     // The workload's processes leave the leaves before the tree is removed.
     session_.reset();
@@ -353,7 +372,7 @@ class CellRun {
   // run: each knob as read back after writing, the file written (v1:
   // memory.soft_limit_in_bytes for memory.low), the cgroup2 mount options.
   void make_cgroups() {
-    const CgroupLayout layout = CgroupLayout::detect();
+    const CgroupLayout layout = system_.cgroup_layout();
     const int clients = job_.workload->cgroup_clients(cell_);
     cgroups_ = std::make_unique<CgroupTree>(layout, fmt::format("run{}-{}", run_id_, getpid()),
                                             variant_.cgroup, clients);
@@ -375,7 +394,7 @@ class CellRun {
   // The cgroup tree's event counters (memory.events; v1 failcnt, oom_kill),
   // for per-iteration monitor deltas; empty without a tree.
   std::map<std::string, std::uint64_t> memcg_events() const {
-    return cgroups_ ? cgroups_->event_counters() : std::map<std::string, std::uint64_t>{};
+    return cgroups_ ? system_.cgroup_events(*cgroups_) : std::map<std::string, std::uint64_t>{};
   }
 
   const PlannedJob& job_;
@@ -383,6 +402,7 @@ class CellRun {
   const Cell& cell_;
   ResultsStore& store_;
   Progress& progress_;
+  SystemReads& system_;
   std::int64_t run_id_ = 0;
   RunStatus status_ = RunStatus::running;
   int ok_ = 0, failed_ = 0, invalid_ = 0;
@@ -407,12 +427,12 @@ std::optional<std::string> apply_knobs(const PlannedVariant& variant, KnobSet& k
 
 // The run description of a variant: the system facts as they are with its
 // knobs in force (THP etc. change with them) and the --context pairs.
-NewRun variant_base(const NewRun& base, const RunOptions& options, const PlannedVariant& variant) {
+NewRun variant_base(const NewRun& base, PlanRun& plan, const PlannedVariant& variant) {
   NewRun run = base;
   run.variant = variant.name;
   if (!variant.knobs.empty()) {
-    run.context = SystemContext::probe().facts;
-    for (const auto& [k, v] : options.context) run.context[k] = v;
+    run.context = plan.system.context().facts;
+    for (const auto& [k, v] : plan.options.context) run.context[k] = v;
   }
   return run;
 }
@@ -438,61 +458,57 @@ void count(RunOutcome& outcome, const CellRun& run) {
 }
 
 // Variants one after the other: knobs written once per variant.
-void run_sequential(const PlannedJob& job, const NewRun& job_base, const RunOptions& options,
-                    ResultsStore& store, Progress& progress,
-                    const std::vector<std::string>& env_warnings, int& index, RunOutcome& outcome) {
+void run_sequential(const PlannedJob& job, const NewRun& job_base, PlanRun& plan) {
   for (const auto& variant : job.variants) {
     KnobSet knobs;  // restored when this scope ends: normally, on error or on SIGINT
     AppliedKnobs applied;
     std::optional<std::string> knob_reason = apply_knobs(variant, knobs, applied);
-    NewRun base = variant_base(job_base, options, variant);
+    NewRun base = variant_base(job_base, plan, variant);
     for (const auto& cell : job.cells) {
-      progress.cell(++index, variant.name, describe_cell(job, variant.name, cell));
-      CellRun run(job, variant, cell, store, progress);
+      plan.progress.cell(++plan.index, variant.name, describe_cell(job, variant.name, cell));
+      CellRun run(job, variant, cell, plan);
       try {
         if (knob_reason) {
           run.skip(base, *knob_reason);
         } else {
-          run.begin(base, env_warnings, applied);
+          run.begin(base, plan.env_warnings, applied);
           for (int w = 1; w <= job.warmup; ++w) run.warmup(w);
           for (int i = 1; i <= job.iterations; ++i) {
             run.measure(i);
-            if (options.look && run.running() && options.look(job, cell, {run.id()}, i)) break;
+            if (plan.options.look && run.running() && plan.options.look(job, cell, {run.id()}, i))
+              break;
           }
           run.finish();
         }
       } catch (const Interrupted&) {
         run.abort();
-        count(outcome, run);
+        count(plan.outcome, run);
         throw;
       }
-      count(outcome, run);
+      count(plan.outcome, run);
     }
-    for (const auto& problem : knobs.restore()) progress.message("warning: " + problem);
+    for (const auto& problem : knobs.restore()) plan.progress.message("warning: " + problem);
   }
 }
 
 // --interleave: per cell, the variants' runs alternate per iteration
 // (A1 B1 A2 B2 ...) to cancel drift; each slot writes its variant's knobs
 // before and restores them after.
-void run_interleaved(const PlannedJob& job, const NewRun& job_base, const RunOptions& options,
-                     ResultsStore& store, Progress& progress,
-                     const std::vector<std::string>& env_warnings, int& index,
-                     RunOutcome& outcome) {
+void run_interleaved(const PlannedJob& job, const NewRun& job_base, PlanRun& plan) {
   for (const auto& cell : job.cells) {
     std::vector<std::unique_ptr<CellRun>> runs;
     try {
       for (const auto& variant : job.variants) {
-        progress.cell(++index, variant.name, describe_cell(job, variant.name, cell));
-        runs.push_back(std::make_unique<CellRun>(job, variant, cell, store, progress));
+        plan.progress.cell(++plan.index, variant.name, describe_cell(job, variant.name, cell));
+        runs.push_back(std::make_unique<CellRun>(job, variant, cell, plan));
         KnobSet knobs;
         AppliedKnobs applied;
         std::optional<std::string> reason = apply_knobs(variant, knobs, applied);
-        NewRun base = variant_base(job_base, options, variant);
+        NewRun base = variant_base(job_base, plan, variant);
         if (reason)
           runs.back()->skip(base, *reason);
         else
-          runs.back()->begin(base, env_warnings, applied);
+          runs.back()->begin(base, plan.env_warnings, applied);
       }
       // One slot: variant v's knobs in force around one step of its run.
       auto slot = [&](std::size_t v, auto&& step) {
@@ -507,22 +523,48 @@ void run_interleaved(const PlannedJob& job, const NewRun& job_base, const RunOpt
         for (std::size_t v = 0; v < runs.size(); ++v) slot(v, [w](CellRun& r) { r.warmup(w); });
       for (int i = 1; i <= job.iterations; ++i) {
         for (std::size_t v = 0; v < runs.size(); ++v) slot(v, [i](CellRun& r) { r.measure(i); });
-        if (!options.look) continue;
+        if (!plan.options.look) continue;
         std::vector<std::int64_t> ids;
         for (auto& run : runs)
           if (run->running()) ids.push_back(run->id());
-        if (ids.size() == runs.size() && options.look(job, cell, ids, i)) break;
+        if (ids.size() == runs.size() && plan.options.look(job, cell, ids, i)) break;
       }
       for (auto& run : runs) run->finish();
     } catch (const Interrupted&) {
       for (auto& run : runs) {
         run->abort();
-        count(outcome, *run);
+        count(plan.outcome, *run);
       }
       throw;
     }
-    for (auto& run : runs) count(outcome, *run);
+    for (auto& run : runs) count(plan.outcome, *run);
   }
+}
+
+// The run description every job of the plan starts from: kernel, testbox,
+// system facts with the --context pairs over them, and the --build label.
+NewRun plan_base(const RunOptions& options, SystemReads& system, SystemContext& facts) {
+  NewRun base;
+  base.kernel = system.kernel();
+  base.testbox = system.testbox();
+  facts = system.context();
+  base.context = facts.facts;
+  for (const auto& [k, v] : options.context) base.context[k] = v;
+  base.build = options.build;
+  return base;
+}
+
+// The job's part of its runs' description: names, planned iterations and
+// `min_effect:` (compare reads it back from the run context).
+NewRun job_base(const NewRun& base, const PlannedJob& job) {
+  NewRun run = base;
+  run.job = job.job.name;
+  run.job_path = job.job.path;
+  run.iterations = job.iterations;
+  run.warmup = job.warmup;
+  for (const auto& [metric, pct] : job.job.min_effect)
+    run.context[metric.empty() ? "min_effect" : "min_effect." + metric] = fmt::format("{}", pct);
+  return run;
 }
 
 }  // namespace
@@ -547,15 +589,16 @@ void check_cgroup_plans(const std::vector<PlannedJob>& plan, const CgroupLayout&
 
 RunOutcome execute_runs(const std::vector<PlannedJob>& plan, const RunOptions& options,
                         ResultsStore& store) {
-  install_interrupt_handlers();
-  check_cgroup_plans(plan, CgroupLayout::detect());
-  NewRun base;
-  base.kernel = probe_kernel_identity();
-  base.testbox = probe_testbox();
-  SystemContext system = SystemContext::probe();
-  base.context = system.facts;
-  for (const auto& [k, v] : options.context) base.context[k] = v;
-  base.build = options.build;
+  LiveSystemReads live;
+  return execute_runs(plan, options, store, live);
+}
+
+RunOutcome execute_runs(const std::vector<PlannedJob>& plan, const RunOptions& options,
+                        ResultsStore& store, SystemReads& system) {
+  system.watch_interrupts();
+  check_cgroup_plans(plan, system.cgroup_layout());
+  SystemContext facts;
+  const NewRun base = plan_base(options, system, facts);
 
   int total_cells = 0;
   long total_iterations = 0;
@@ -567,12 +610,10 @@ RunOutcome execute_runs(const std::vector<PlannedJob>& plan, const RunOptions& o
   }
   Progress progress(total_cells, total_iterations);
   // What killed nightjar processes left behind goes before anything runs.
-  for (const auto& line : sweep_journals(SweepOptions{}).lines()) progress.message(line);
-  std::vector<std::string> env_warnings = system.warnings(base.testbox.cpus);
-  for (const auto& w : env_warnings) progress.message("warning: " + w);
+  for (const auto& line : system.sweep_leftovers()) progress.message(line);
+  PlanRun run{options, store, progress, system, facts.warnings(base.testbox.cpus), 0, {}};
+  for (const auto& w : run.env_warnings) progress.message("warning: " + w);
 
-  RunOutcome outcome;
-  int index = 0;
   try {
     for (const auto& job : plan) {
       store.register_metrics(job.workload->name().data(), job.workload->metrics());
@@ -582,30 +623,21 @@ RunOutcome execute_runs(const std::vector<PlannedJob>& plan, const RunOptions& o
     // --runs: rounds of the whole plan, so that variants alternate by run.
     for (int round = 0; round < std::max(1, options.runs); ++round) {
       for (const auto& job : plan) {
-        NewRun job_base = base;
-        job_base.job = job.job.name;
-        job_base.job_path = job.job.path;
-        job_base.iterations = job.iterations;
-        job_base.warmup = job.warmup;
-        // `min_effect:` travels with the runs: compare reads it back.
-        for (const auto& [metric, pct] : job.job.min_effect)
-          job_base.context[metric.empty() ? "min_effect" : "min_effect." + metric] =
-              fmt::format("{}", pct);
         if (options.interleave && job.variants.size() > 1)
-          run_interleaved(job, job_base, options, store, progress, env_warnings, index, outcome);
+          run_interleaved(job, job_base(base, job), run);
         else
-          run_sequential(job, job_base, options, store, progress, env_warnings, index, outcome);
+          run_sequential(job, job_base(base, job), run);
       }
     }
   } catch (const Interrupted&) {
     // Every KnobSet and CgroupTree has been unwound by now: knobs restored.
-    outcome.interrupted = true;
-    std::int64_t last = outcome.run_ids.empty() ? 0 : outcome.run_ids.back();
+    run.outcome.interrupted = true;
+    std::int64_t last = run.outcome.run_ids.empty() ? 0 : run.outcome.run_ids.back();
     progress.message(
         fmt::format("interrupted: run {} stored as aborted with its completed samples", last));
   }
   progress.finish();
-  return outcome;
+  return run.outcome;
 }
 
 }  // namespace nightjar

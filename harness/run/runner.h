@@ -12,6 +12,7 @@
 
 #include "harness/job/job.h"
 #include "harness/job/variants.h"
+#include "harness/run/system_reads.h"
 #include "results/store/store.h"
 #include "workloads/sys/cgroup.h"
 
@@ -104,8 +105,14 @@ struct RunOutcome {
 /// warnings go to stderr. options.runs > 1: the whole plan is run that many
 /// times in rounds (A B, A B, ...). On SIGINT/SIGTERM the current iteration is
 /// discarded, the run is stored as aborted with its completed samples, and
-/// the outcome says interrupted (no exception escapes for that).
+/// the outcome says interrupted (no exception escapes for that). Reads the
+/// live system (LiveSystemReads).
 RunOutcome execute_runs(const std::vector<PlannedJob>& plan, const RunOptions& options,
                         ResultsStore& store);
+/// The same, with every system read (identity, facts, cgroup layout, monitor
+/// snapshots, cgroup events, the sweep, the interrupt flag) through `system`
+/// (harness/run/system_reads.h): a test gives it scripted readings.
+RunOutcome execute_runs(const std::vector<PlannedJob>& plan, const RunOptions& options,
+                        ResultsStore& store, SystemReads& system);
 
 }  // namespace nightjar
