@@ -114,7 +114,7 @@ class RunnerTest : public ::testing::Test {
   }
 
   // The stored status of run `id`, as the database spells it.
-  std::string status(std::int64_t id) const { return record(id).status; }
+  std::string status(std::int64_t id) const { return to_string(record(id).status); }
 
   // The stored vmstat.pgfault delta of each iteration of run `id`, by iteration.
   std::vector<double> pgfault(std::int64_t id) const {
@@ -223,7 +223,7 @@ TEST_F(RunnerTest, AFailedIterationIsStoredAndTheRunCompletesWithTheCount) {
   EXPECT_EQ(status(out.run_ids[0]), "complete");
   EXPECT_EQ(r.reason, "1 of 3 iterations failed");
   ASSERT_EQ(r.iteration_data.size(), 3u);
-  EXPECT_EQ(r.iteration_data[1].row.status, "failed");
+  EXPECT_EQ(r.iteration_data[1].row.status, IterationStatus::failed);
   EXPECT_EQ(r.iteration_data[1].row.reason, "scripted failure at iteration 2");
   EXPECT_TRUE(r.iteration_data[1].metrics.empty());
   // The failed iteration's monitor deltas are stored like the others'.
