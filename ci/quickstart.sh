@@ -13,4 +13,4 @@ say "2/3 building the nightjar program into build/ (not the tests; a few minutes
 "$here/ci/build.sh" --program "$here/build"
 say "3/3 running jobs/pft-quick.yaml on this kernel: build/nightjar run jobs/pft-quick.yaml $*"
 "$here/build/nightjar" run "$here/jobs/pft-quick.yaml" "$@"
-say "done: the samples are in the default database; see the README's tour (compare, report, plot)"
+say "done: nightjar run printed the database it wrote; the README's tour shows compare, report and plot"
