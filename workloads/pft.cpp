@@ -594,6 +594,9 @@ class PftWorkload : public Workload {
     };
   }
 
+  std::vector<std::string> sensitive_facts() const override {
+    return {"thp.enabled"};  // huge pages: one fault maps 512 pages
+  }
   std::vector<MetricDescriptor> metrics() const override {
     return {
         {.name = "faults_per_sec",

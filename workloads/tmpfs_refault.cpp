@@ -1094,6 +1094,9 @@ class TmpfsRefaultWorkload : public Workload {
             "zram: /sys/class/zram-control/hot_add or an unused zram device", "mkswap (util-linux)",
             "zswap disabled"};
   }
+  std::vector<std::string> sensitive_facts() const override {
+    return {"thp.shmem_enabled", "zswap.enabled"};  // huge tmpfs pages; swap-outs kept in RAM
+  }
 
   void validate(const Cell& cell, const MachineFacts& machine) const override {
     const std::uint64_t size = cell.bytes("size");

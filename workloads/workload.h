@@ -90,6 +90,12 @@ class Workload {
   }
   /// Human-readable requirements for `nightjar list` ("root", "cgroup memory controller").
   virtual std::vector<std::string> requirements() const { return {}; }
+  /// Facts of the system (SystemContext keys, workloads/sys/probe.h) whose
+  /// setting changes this workload's figures, such as "thp.enabled" for a
+  /// page-fault workload: the warning about such a fact (FactWarning with
+  /// workload_specific) is stored only with the runs of workloads that
+  /// declare it.
+  virtual std::vector<std::string> sensitive_facts() const { return {}; }
   /// Cross-parameter and machine checks beyond ParamDescriptor bounds
   /// (e.g. pft size larger than memory). Throws ParamError naming the field.
   virtual void validate(const Cell& cell, const MachineFacts& machine) const {

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <functional>
 #include <iostream>
+#include <optional>
 #include <string_view>
 
 #include "harness/cli/commands.h"
@@ -45,8 +46,10 @@ int run_chosen(const std::vector<Subcommand>& commands) {
       std::cerr << "nightjar: error: " << *full << "\n";
       return to_int(ExitCode::environment);
     }
-    std::cerr << (is_database_error(e) ? "nightjar: database error: " : "nightjar: error: ")
-              << e.what() << "\n";
+    if (is_database_error(e))
+      std::cerr << "nightjar: database error: " << database_error_message(e) << "\n";
+    else
+      std::cerr << "nightjar: error: " << e.what() << "\n";
     return to_int(ExitCode::environment);
   }
 }
@@ -151,7 +154,7 @@ namespace {
 // Whether `word` names a subcommand, or is a flag of the app itself
 // (--help, --version).
 bool known_command(const std::vector<Subcommand>& commands, std::string_view word) {
-  if (word.rfind("-", 0) == 0) return true;
+  if (word == "--help" || word == "-h" || word == "--version") return true;
   for (const Subcommand& s : commands)
     if (s.cmd->check_name(std::string(word))) return true;
   return false;
@@ -167,10 +170,75 @@ int unknown_command(const std::vector<Subcommand>& commands, int argc, char** ar
   if (argc < 2)
     std::cerr << "nightjar: error: give a command: " << list
               << "; `nightjar --help` says what each does\n";
+  else if (argv[1][0] == '-')
+    std::cerr << "nightjar: error: unknown option '" << echo_input(argv[1])
+              << "': give a command first, then its options (`nightjar COMMAND --help`); the "
+                 "commands are "
+              << list << "\n";
   else
     std::cerr << "nightjar: error: unknown command '" << echo_input(argv[1])
               << "'; the commands are " << list << " (`nightjar --help` says what each does)\n";
   return to_int(ExitCode::usage);
+}
+
+// The deepest command chosen on the command line (`bisect run`: run).
+CLI::App& chosen_command(CLI::App& app) {
+  CLI::App* sub = &app;
+  while (!sub->get_subcommands().empty()) sub = sub->get_subcommands().front();
+  return *sub;
+}
+
+// The chosen command's path ("nightjar bisect run"), for messages.
+std::string command_path(const CLI::App& app) {
+  std::string path = "nightjar";
+  for (const CLI::App* sub = &app; !sub->get_subcommands().empty();) {
+    sub = sub->get_subcommands().front();
+    path += " " + sub->get_name();
+  }
+  return path;
+}
+
+// nightjar's wording for the CLI11 errors that would otherwise name its
+// internals (docs/input.md "The command line"): a number option given a
+// value of the wrong kind ("Could not convert: --iterations = 1.5") and a
+// missing argument ("sides is required"). nullopt: CLI11's own message.
+std::optional<std::string> usage_message(const CLI::ParseError& e, CLI::App& app) {
+  const std::string what = e.what();
+  const std::string help = "; `" + command_path(app) + " --help` says what to give";
+  if (dynamic_cast<const CLI::ConversionError*>(&e)) {
+    constexpr std::string_view prefix = "Could not convert: ";
+    const std::size_t eq = what.find(" = ");
+    if (what.rfind(prefix, 0) != 0 || eq == std::string::npos) return std::nullopt;
+    const std::string option = what.substr(prefix.size(), eq - prefix.size());
+    const std::string value = what.substr(eq + 3);
+    char* end = nullptr;
+    const char* begin = value.c_str();
+    errno = 0;
+    (void)std::strtod(begin, &end);
+    const bool number = end != begin && *end == '\0';
+    return fmt::format("{}: {}, found '{}'{}", option,
+                       number ? "must be a whole number in range" : "must be a number",
+                       echo_input(value), help);
+  }
+  if (dynamic_cast<const CLI::RequiredError*>(&e)) {
+    CLI::App& chosen = chosen_command(app);
+    if (what == "A subcommand is required") {
+      std::vector<std::string> names;
+      for (const CLI::App* sub : chosen.get_subcommands([](CLI::App*) { return true; }))
+        names.push_back(sub->get_name());
+      return fmt::format("{}: give a subcommand: {}{}", command_path(app), join(names), help);
+    }
+    constexpr std::string_view suffix = " is required";
+    if (what.size() <= suffix.size() ||
+        what.compare(what.size() - suffix.size(), suffix.size(), suffix) != 0)
+      return std::nullopt;
+    const std::string name = what.substr(0, what.size() - suffix.size());
+    const CLI::Option* option = chosen.get_option_no_throw(name);
+    const std::string about =
+        option && !option->get_description().empty() ? " (" + option->get_description() + ")" : "";
+    return fmt::format("{}: missing {}{}{}", command_path(app), name, about, help);
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -202,7 +270,12 @@ int cli_main(int argc, char** argv) {
       rc = to_int(e.code());
     }
   } catch (const CLI::ParseError& e) {
-    rc = app.exit(e) == 0 ? 0 : to_int(ExitCode::usage);
+    if (auto message = usage_message(e, app)) {
+      std::cerr << "nightjar: error: " << *message << "\n";
+      rc = to_int(ExitCode::usage);
+    } else {
+      rc = app.exit(e) == 0 ? 0 : to_int(ExitCode::usage);
+    }
   }
   // A subcommand may map its codes (bisect step: git bisect's contract),
   // also those of a parse error inside it.

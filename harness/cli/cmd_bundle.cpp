@@ -116,6 +116,7 @@ ExitCode cmd_bundle(const BundleArgs& a) {
     throw UsageError(a.text ? "bundle: --text prints the post body and writes no file; drop -o"
                             : "bundle: give -o FILE.tar.gz (or --text for the post body alone)");
   const std::vector<Selector> sides = parse_selectors(a.sides);
+  check_distinct_sides(sides);
   ResultsStore store = open_existing_store(a.db);
   const std::vector<std::int64_t> ids = select_export_runs(store, sides, a.job, a.workload);
   std::map<std::int64_t, RunRecord> records;

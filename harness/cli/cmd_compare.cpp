@@ -48,6 +48,7 @@ ExitCode cmd_compare(const CompareArgs& a, bool gate) {
         "vanilla patched` or `nightjar compare build=v6.17 build=v6.18`");
   const stats::SignificanceOptions options = significance_options(a.test, a.alpha, a.min_effect);
   const std::vector<Selector> sides = parse_selectors(a.sides);  // before the database
+  check_distinct_sides(sides);
   ResultsStore store = open_existing_store(a.db);
   SideQuery query{a.job, a.workload, a.ignore_params, &workload_catalog(), a.include_invalid};
   Comparison c = compare_selectors(store, sides, query, options);

@@ -13,6 +13,7 @@
 #include "harness/lava/server.h"
 #include "results/model/exit_codes.h"
 #include "results/model/text.h"
+#include "results/render/run_output.h"
 #include "workloads/sys/signals.h"
 
 namespace nightjar {
@@ -60,10 +61,15 @@ ExitCode cmd_lava_jobs(LavaArgs& a) {
   return ExitCode::ok;
 }
 
-// Prints the run ids and the exit code of what a run or collect stored.
+// Prints the per-cell summary of the runs a run or collect stored (the table
+// `nightjar run` prints), and returns the exit code.
 ExitCode report_collected(const LavaCollected& c, int jobs, int passed, bool interrupted,
                           const ResultsStore& store) {
-  for (auto id : c.run_ids) std::cout << id << "\n";
+  if (!c.run_ids.empty()) {
+    const RunOutput output = find_run_output_format("text")->render(store, c.run_ids);
+    std::cout << output.text;
+    for (const auto& note : output.notes) std::cerr << "nightjar: " << note << "\n";
+  }
   std::cerr << fmt::format(
       "nightjar: lava: {} job(s), {} passed; stored {} complete, {} failed, {} skipped, {} "
       "aborted run(s), {} samples{}; database {}\n",

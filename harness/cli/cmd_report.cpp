@@ -137,6 +137,7 @@ ExitCode cmd_report(const ReportArgs& a) {
         "patched --by clients`");
   const stats::SignificanceOptions options = significance_options(a.test, a.alpha, a.min_effect);
   const std::vector<Selector> selectors = parse_selectors(a.sides);
+  check_distinct_sides(selectors);
   ReportOptions o;
   o.format = a.format;
   o.metric = a.metric;

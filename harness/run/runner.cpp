@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <optional>
@@ -115,14 +116,23 @@ std::string describe_cell(const PlannedJob& job, const std::string& variant, con
   return fmt::format("{} [{}] {}", job.job.name, variant, cell.id());
 }
 
+// Whether warning `w` concerns the runs of `workload`: every workload, or
+// only those that declare its fact (FactWarning::workload_specific).
+bool concerns(const FactWarning& w, const Workload& workload) {
+  if (!w.workload_specific) return true;
+  const auto facts = workload.sensitive_facts();
+  return std::find(facts.begin(), facts.end(), w.fact) != facts.end();
+}
+
 // What every cell of a plan shares while execute_runs() runs it.
 struct PlanRun {
   const RunOptions& options;
   ResultsStore& store;
   Progress& progress;
   SystemReads& system;
-  std::vector<std::string> env_warnings;  ///< the system's warnings, stored with every run
-  int index = 0;                          ///< runs begun so far, for the progress line
+  /// The system's warnings, stored with every run they concern (CellRun::begin).
+  std::vector<FactWarning> env_warnings;
+  int index = 0;  ///< runs begun so far, for the progress line
   RunOutcome outcome;
 };
 
@@ -162,7 +172,7 @@ class CellRun {
 
   // Checks requirements, stores the run, creates its cgroups and starts the
   // workload session. Afterwards status() is running, skipped or failed.
-  void begin(const NewRun& base, const std::vector<std::string>& env_warnings,
+  void begin(const NewRun& base, const std::vector<FactWarning>& env_warnings,
              const AppliedKnobs& knobs) {
     if (auto reason = job_.workload->unmet_requirement(cell_)) return skip(base, *reason);
     if (variant_.cgroup.enabled()) {
@@ -180,7 +190,8 @@ class CellRun {
     for (const auto& [k, v] : knobs.in_force) run.context[k] = v;
     run_id_ = store_.begin_run(run);
     status_ = RunStatus::running;
-    for (const auto& w : env_warnings) store_.add_warning(run_id_, w);
+    for (const auto& w : env_warnings)
+      if (concerns(w, *job_.workload)) store_.add_warning(run_id_, w.text);
     for (const auto& w : knobs.warnings) {
       progress_.message("warning: " + w);
       store_.add_warning(run_id_, w);
@@ -550,6 +561,13 @@ NewRun plan_base(const RunOptions& options, SystemReads& system, SystemContext& 
   facts = system.context();
   base.context = facts.facts;
   for (const auto& [k, v] : options.context) base.context[k] = v;
+  // The --set overrides, in order, as typed: a bundle or a colleague reading
+  // the run sees how the job file was changed (the cell id shows only the
+  // result).
+  std::string sets;
+  for (const SetOverride& o : options.overrides)
+    sets += (sets.empty() ? "" : " ") + o.key + "=" + join(o.values, ",");
+  if (!sets.empty()) base.context["job.set"] = sets;
   base.build = options.build;
   return base;
 }
@@ -559,7 +577,11 @@ NewRun plan_base(const RunOptions& options, SystemReads& system, SystemContext& 
 NewRun job_base(const NewRun& base, const PlannedJob& job) {
   NewRun run = base;
   run.job = job.job.name;
-  run.job_path = job.job.path;
+  // Absolute: `bundle` and `bisect` read the job file back from any
+  // directory.
+  std::error_code ec;
+  const std::filesystem::path absolute = std::filesystem::absolute(job.job.path, ec);
+  run.job_path = ec ? job.job.path : absolute.lexically_normal().string();
   run.iterations = job.iterations;
   run.warmup = job.warmup;
   for (const auto& [metric, pct] : job.job.min_effect)
@@ -611,8 +633,11 @@ RunOutcome execute_runs(const std::vector<PlannedJob>& plan, const RunOptions& o
   Progress progress(total_cells, total_iterations);
   // What killed nightjar processes left behind goes before anything runs.
   for (const auto& line : system.sweep_leftovers()) progress.message(line);
-  PlanRun run{options, store, progress, system, facts.warnings(base.testbox.cpus), 0, {}};
-  for (const auto& w : run.env_warnings) progress.message("warning: " + w);
+  PlanRun run{options, store, progress, system, facts.fact_warnings(base.testbox.cpus), 0, {}};
+  for (const auto& w : run.env_warnings)
+    if (std::any_of(plan.begin(), plan.end(),
+                    [&](const auto& job) { return concerns(w, *job.workload); }))
+      progress.message("warning: " + w.text);
 
   try {
     for (const auto& job : plan) {

@@ -276,7 +276,11 @@ export PATH=/bin:/sbin:/usr/bin:/usr/sbin
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev 2>/dev/null || mdev -s
+# Files the initramfs put under /tmp (a checkout under /tmp puts nightjar
+# there: --vm-file keeps host paths) move into the tmpfs, not under it.
+mv /tmp /.initramfs-tmp && mkdir /tmp
 mount -t tmpfs -o size=50% tmpfs /tmp
+cp -a /.initramfs-tmp/. /tmp/ && rm -rf /.initramfs-tmp
 mount -t tmpfs -o mode=0755 tmpfs /run
 hostname "@HOSTNAME@"
 echo "nightjar-guest: init started, uptime $(cut -d' ' -f1 /proc/uptime) s, kernel $(uname -r)"

@@ -10,11 +10,9 @@ namespace {
 
 // The summary of one stored run's samples.
 RunSummary summarize_run(const RunReader& store, const RunRow& run) {
-  RunSummary out{run.id,
-                 run.variant,
-                 run.cell,
-                 to_string(run.status) + (run.reason.empty() ? "" : ": " + run.reason),
-                 {}};
+  RunSummary out{run.id,   run.variant,
+                 run.cell, to_string(run.status) + (run.reason.empty() ? "" : ": " + run.reason),
+                 {},       run.kernel_release};
   // Statistics of the valid samples; the invalid ones are counted beside n.
   std::map<std::string, std::vector<double>> by_metric;
   std::map<std::string, int> invalid;
@@ -86,8 +84,8 @@ std::vector<NetperfRun> netperf_runs(const RunReader& store,
       std::map<int, std::map<std::string, double>> counters;
       for (const auto& m : store.monitors(id)) counters[m.iteration][m.metric] = m.value;
       for (const IterationRow& row : store.iterations(id)) {
-        auto blocks =
-            d->netperf(NetperfIteration{params, row.status == IterationStatus::ok, counters[row.iteration]});
+        auto blocks = d->netperf(
+            NetperfIteration{params, row.status == IterationStatus::ok, counters[row.iteration]});
         run.blocks.insert(run.blocks.end(), blocks.begin(), blocks.end());
       }
     }

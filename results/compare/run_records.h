@@ -42,6 +42,7 @@ struct RunSummary {
   /// Declared order (the recorded descriptors') first, then any other
   /// stored metric by name; empty when the run has no samples.
   std::vector<MetricSummary> metrics;
+  std::string kernel;  ///< the kernel release the run measured (uname -r)
 };
 
 /// The summaries of the runs `run_ids` that exist, in the order given.

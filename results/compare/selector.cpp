@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -213,6 +214,20 @@ std::vector<Selector> parse_selectors(const std::vector<std::string>& texts) {
   out.reserve(texts.size());
   for (const auto& t : texts) out.push_back(parse_selector(t));
   return out;
+}
+
+void check_distinct_sides(const std::vector<Selector>& sides) {
+  auto key = [](const Selector& s) {
+    return std::tie(s.run_id, s.variant, s.build, s.kernel, s.testbox, s.job, s.workload);
+  };
+  for (std::size_t i = 0; i < sides.size(); ++i)
+    for (std::size_t j = i + 1; j < sides.size(); ++j)
+      if (key(sides[i]) == key(sides[j]))
+        throw UsageError(fmt::format(
+            "sides {} ('{}') and {} ('{}') select the same runs: a side compared with itself "
+            "always looks unchanged; name two different sides (`nightjar show` lists the "
+            "variants and builds stored)",
+            i + 1, sides[i].text, j + 1, sides[j].text));
 }
 
 std::string describe_stored_runs(const SampleReader& store) {

@@ -60,6 +60,11 @@ Selector parse_selector(std::string_view text);
 /// its selector arguments, before opening the database, and then passes down.
 std::vector<Selector> parse_selectors(const std::vector<std::string>& texts);
 
+/// Refuses (UsageError, exit 2, naming both) two sides that select the same
+/// runs (the same keys and values, however written): `compare a a` would
+/// compare a side with itself and always say unchanged.
+void check_distinct_sides(const std::vector<Selector>& sides);
+
 /// Narrowing and matching options that apply to every side.
 struct SideQuery {
   std::string job;       ///< --job: only runs of this job ("" = any)

@@ -305,6 +305,13 @@ class EntryReader {
     std::string run_name = name;
     if (auto r = e.find("run_name"); r != e.end() && r->is_string())
       run_name = r->get<std::string>();
+    for (const auto& [field, text] :
+         {std::pair<const char*, const std::string*>{"name", &name}, {"run_name", &run_name}})
+      if (std::string problem = printable_problem(*text); !problem.empty())
+        throw UsageError(fmt::format(
+            "{}: benchmarks[{}] \"{}\": '{}' {}; a benchmark name is printable UTF-8 on one line "
+            "(it becomes a metric name); {}",
+            source_, index, field, echo_input(*text), problem, kHow));
     const std::string where = fmt::format("{}: benchmarks[{}] ({})", source_, index, name);
     if (skipped(e, run_name)) return;
     const std::size_t repetition = repetition_of(e, run_name, where, index);

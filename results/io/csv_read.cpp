@@ -408,6 +408,11 @@ class SamplesCsvReader {
     const Row row(f, *cols_, csv_.source, line);
     const RowNumbers n = row_numbers(row);
     const std::string& metric = row.need_text(Col::metric);
+    if (std::string problem = printable_problem(metric); !problem.empty())
+      row.fail_here(
+          fmt::format("column 'metric': '{}' {}; a metric name is printable UTF-8 on "
+                      "one line",
+                      echo_input(metric), problem));
     const std::string& workload = row.need_text(Col::workload);
     auto it = runs_.find(n.run_id);
     if (it == runs_.end()) {

@@ -138,19 +138,23 @@ std::string echo_input(std::string_view s, std::size_t max_bytes) {
   return out;
 }
 
+std::string printable_problem(std::string_view text) {
+  for (std::size_t i = 0; i < text.size();) {
+    const std::size_t n = utf8_length(text, i);
+    if (n == 0) return "is not valid UTF-8 (byte " + std::to_string(i + 1) + ")";
+    if (n == 1 && is_control(static_cast<unsigned char>(text[i])))
+      return "holds a control character (byte " + std::to_string(i + 1) + ")";
+    i += n;
+  }
+  return "";
+}
+
 std::string label_problem(std::string_view label) {
   if (label.empty()) return "is empty";
   if (label.size() > kMaxLabelBytes)
     return "is " + std::to_string(label.size()) + " bytes long (the limit is " +
            std::to_string(kMaxLabelBytes) + ")";
-  for (std::size_t i = 0; i < label.size();) {
-    const std::size_t n = utf8_length(label, i);
-    if (n == 0) return "is not valid UTF-8 (byte " + std::to_string(i + 1) + ")";
-    if (n == 1 && is_control(static_cast<unsigned char>(label[i])))
-      return "holds a control character (byte " + std::to_string(i + 1) + ")";
-    i += n;
-  }
-  return "";
+  return printable_problem(label);
 }
 
 namespace {

@@ -69,6 +69,12 @@ inline constexpr std::size_t kMaxLabelBytes = 128;
 /// character (byte N)", "is not valid UTF-8 (byte N)". Bytes count from 1.
 std::string label_problem(std::string_view label);
 
+/// The part of label_problem that applies to every stored name and value
+/// read from a file (metric names, parameter values, benchmark names): valid
+/// UTF-8 with no control character, any length. "" when printable, else
+/// "holds a control character (byte N)" or "is not valid UTF-8 (byte N)".
+std::string printable_problem(std::string_view text);
+
 /// A date-time as ISO 8601 / RFC 3339 writes it, normalised to UTC with
 /// whole seconds: "2026-12-01T23:41:59Z", the form nightjar stores and orders
 /// runs by (run.started_at). Takes `YYYY-MM-DDTHH:MM:SS`, a space or `T`

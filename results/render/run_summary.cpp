@@ -3,7 +3,9 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <map>
+#include <set>
 
 #include "results/render/table.h"
 
@@ -18,14 +20,34 @@ std::string number(double v) {
 
 std::string render_run_summary(const std::vector<RunSummary>& runs) {
   using A = TextTable::Align;
-  TextTable t({"run", "variant", "cell", "metric", "unit", "n", "mean", "value", "CoeffVar", "Min",
-               "Max", "status"},
-              {A::right, A::left, A::left, A::left, A::left, A::right, A::left, A::right, A::right,
-               A::right, A::right, A::left});
+  // A kernel column when the runs measured more than one kernel (run
+  // --kernel A --kernel B): otherwise two rows of one cell look alike.
+  std::set<std::string> kernels;
+  for (const RunSummary& run : runs) kernels.insert(run.kernel);
+  const bool by_kernel = kernels.size() > 1;
+  std::vector<std::string> head = {"run", "variant"};
+  std::vector<A> align = {A::right, A::left};
+  if (by_kernel) {
+    head.push_back("kernel");
+    align.push_back(A::left);
+  }
+  for (const char* h :
+       {"cell", "metric", "unit", "n", "mean", "value", "CoeffVar", "Min", "Max", "status"})
+    head.push_back(h);
+  for (A a : {A::left, A::left, A::left, A::right, A::left, A::right, A::right, A::right, A::right,
+              A::left})
+    align.push_back(a);
+  TextTable t(head, align);
+  auto row = [&](const RunSummary& run, bool first, std::vector<std::string> rest) {
+    std::vector<std::string> cells = {first ? std::to_string(run.id) : "",
+                                      first ? run.variant : ""};
+    if (by_kernel) cells.push_back(first ? run.kernel : "");
+    cells.insert(cells.end(), rest.begin(), rest.end());
+    t.add_row(cells);
+  };
   for (const RunSummary& run : runs) {
-    const std::string id = std::to_string(run.id);
     if (run.metrics.empty()) {
-      t.add_row({id, run.variant, run.cell, "-", "", "0", "", "", "", "", "", run.status});
+      row(run, true, {run.cell, "-", "", "0", "", "", "", "", "", run.status});
       continue;
     }
     bool first = true;
@@ -33,13 +55,13 @@ std::string render_run_summary(const std::vector<RunSummary>& runs) {
       const std::string n = std::to_string(m.n) +
                             (m.invalid ? fmt::format(" ({} invalid)", m.invalid) : std::string());
       const bool any = m.n > 0;
-      t.add_row({first ? id : "", first ? run.variant : "", first ? run.cell : "", m.metric, m.unit,
-                 n, mean_label(m.mean),
-                 !any           ? "-"
-                 : m.mean_value ? number(*m.mean_value)
-                                : "undefined",
-                 m.n >= 2 ? fmt::format("{:.2f}%", m.coeff_var) : "-", any ? number(m.min) : "-",
-                 any ? number(m.max) : "-", first ? run.status : ""});
+      row(run, first,
+          {first ? run.cell : "", m.metric, m.unit, n, mean_label(m.mean),
+           !any           ? "-"
+           : m.mean_value ? number(*m.mean_value)
+                          : "undefined",
+           m.n >= 2 && std::isfinite(m.coeff_var) ? fmt::format("{:.2f}%", m.coeff_var) : "-",
+           any ? number(m.min) : "-", any ? number(m.max) : "-", first ? run.status : ""});
       first = false;
     }
   }

@@ -20,7 +20,11 @@ double median_of_sorted(std::span<const double> s) {
   const std::size_t n = s.size();
   if (n == 0) return kNaN;
   if (n % 2 == 1) return s[n / 2];
-  return (s[n / 2 - 1] + s[n / 2]) / 2.0;
+  const double mid = (s[n / 2 - 1] + s[n / 2]) / 2.0;
+  // Two values near DBL_MAX overflow their sum; halves do not.
+  return std::isinf(mid) && std::isfinite(s[n / 2 - 1]) && std::isfinite(s[n / 2])
+             ? s[n / 2 - 1] / 2.0 + s[n / 2] / 2.0
+             : mid;
 }
 
 // mean_of over [first, last) (n values), summed in that order: mean_of reads

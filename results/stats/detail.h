@@ -33,9 +33,16 @@ inline bool all_positive(std::span<const double> xs) {
 
 /// Arithmetic mean Σx/n; NaN for an empty span.
 inline double amean(std::span<const double> xs) {
+  const double n = static_cast<double>(xs.size());
   double s = 0.0;
   for (double x : xs) s += x;
-  return s / static_cast<double>(xs.size());
+  if (!std::isinf(s) || std::any_of(xs.begin(), xs.end(), [](double x) { return std::isinf(x); }))
+    return s / n;
+  // The sum of finite samples overflowed (values near DBL_MAX): the mean of
+  // the scaled samples is finite.
+  double m = 0.0;
+  for (double x : xs) m += x / n;
+  return m;
 }
 
 /// Sample variance Σ(x − mean)²/(n − 1) by the corrected two-pass algorithm

@@ -90,6 +90,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// What to do about a damaged database file (docs/results.md "A damaged
+// database"): nightjar never repairs in place.
+constexpr const char* kDamagedAdvice =
+    "Restore it from a copy, or keep what SQLite can still read: sqlite3 FILE .recover | sqlite3 "
+    "NEW.db, then pass --db NEW.db (docs/results.md \"A damaged database\")";
+
 bool is_default_location(const std::string& path) {
   std::error_code ec;
   auto norm = [&](const std::string& p) { return fs::absolute(p, ec).lexically_normal(); };
@@ -101,6 +107,10 @@ bool is_default_location(const std::string& path) {
 // directory is created: a --db or $NIGHTJAR_DB naming a missing directory is
 // a typo, and creating it would hide the results there.
 bool check_location(const std::string& path, ResultsStore::Access access) {
+  if (path == ":memory:" || path.rfind("file:", 0) == 0)
+    throw UsageError(path +
+                     ": SQLite's in-memory database or URI, not a file; nightjar would store "
+                     "the runs and drop them when it exits; pass --db PATH to a file");
   std::error_code ec;
   const fs::file_status st = fs::status(path, ec);
   if (ec && ec != std::errc::no_such_file_or_directory)
@@ -159,6 +169,27 @@ void check_readable_schema(SQLite::Database& db, const std::string& path) {
                          std::to_string(ResultsStore::kSchemaVersion) +
                          "); a command that writes (`nightjar run`, `nightjar import`) upgrades it "
                          "in place");
+}
+
+// Before a writing command adds to an existing file: a damaged one
+// (SQLite's quick_check finds a bad page, a short file, a broken index) is
+// refused untouched, so that runs are never appended to a file that already
+// lost data. quick_check reads every page once (O(size), no index
+// cross-check: sqlite.org/pragma.html#pragma_quick_check).
+void check_intact(SQLite::Database& db, const std::string& path) {
+  std::string problem;
+  try {
+    SQLite::Statement q(db, "PRAGMA quick_check(5)");
+    while (q.executeStep()) {
+      const std::string line = q.getColumn(0).getString();
+      if (line != "ok") problem += (problem.empty() ? "" : "; ") + line;
+    }
+  } catch (const SQLite::Exception& e) {
+    problem = e.what();
+  }
+  if (problem.empty()) return;
+  throw EnvironmentError(path + ": the results database is damaged (SQLite quick_check: " +
+                         problem + "); nothing was written to it. " + kDamagedAdvice);
 }
 
 // WAL lets readers and one writer work at once; the busy timeout (30 s, set
@@ -243,8 +274,9 @@ SQLite::Database store_detail::open_immutable(const std::string& path) {
 
 namespace {
 
-// The database the process writes, for disk_full_message (one per process:
-// run, import, calibrate and bisect each open one for writing).
+// The database the process opened last, for the messages of errors SQLite
+// raises later (disk_full_message, database_error_message): every command
+// opens one database.
 std::string& written_path() {
   static std::string path;
   return path;
@@ -275,6 +307,36 @@ std::optional<std::string> disk_full_message(const std::exception& e) {
       path.empty() ? std::string("the results database") : path, s->what());
 }
 
+std::string database_error_message(const std::exception& e) {
+  const auto* s = dynamic_cast<const SQLite::Exception*>(&e);
+  const std::string& opened = written_path();
+  const std::string path = opened.empty() ? std::string("the results database") : opened;
+  if (!s) return path + ": " + e.what();
+  switch (s->getErrorCode() & 0xff) {
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB:
+      return fmt::format("{}: {}: the file is damaged. {}", path, s->what(), kDamagedAdvice);
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+      return fmt::format(
+          "{}: {}: another process held the database locked for longer than {} s; let it "
+          "finish (a long import or run), or pass --db PATH to another file",
+          path, s->what(), kBusyTimeoutMs / 1000);
+    case SQLITE_IOERR:
+      return fmt::format(
+          "{}: {}: the operating system failed a read or write; check the disk and the "
+          "filesystem (dmesg), then run the command again; committed iterations stay",
+          path, s->what());
+    case SQLITE_READONLY:
+      return fmt::format(
+          "{}: {}: the file or its directory is read-only; pass --db PATH to a "
+          "writable file",
+          path, s->what());
+    default:
+      return fmt::format("{}: {}", path, s->what());
+  }
+}
+
 ResultsStore::ResultsStore(const std::string& path, Access access) : path_(path) {
   check_location(path, access);
   // A file this open creates is removed again when setting it up fails (a
@@ -282,7 +344,7 @@ ResultsStore::ResultsStore(const std::string& path, Access access) : path_(path)
   std::error_code ec;
   const bool existed = access == Access::read_only || fs::exists(path, ec);
   db_ = open_database(path, access);
-  if (access == Access::read_write) written_path() = path;
+  written_path() = path;
   auto remove_stub = [&] {
     if (existed) return;
     db_.reset();
@@ -306,6 +368,7 @@ ResultsStore::ResultsStore(const std::string& path, Access access) : path_(path)
     // Before the first write (the WAL switch changes the file header): a
     // foreign or unknown-version file stays byte-identical.
     check_schema(*db_, path);
+    if (existed) check_intact(*db_, path);
     enter_wal_mode(*db_);
     db_->exec("PRAGMA synchronous=NORMAL");
     db_->exec("PRAGMA foreign_keys=ON");
@@ -318,6 +381,10 @@ ResultsStore::ResultsStore(const std::string& path, Access access) : path_(path)
           "{}: disk full: SQLite could not set up the results database ({}){}; free space on "
           "that filesystem or pass --db PATH elsewhere",
           path, e.what(), existed ? "" : "; the new file was removed"));
+    const int code = e.getErrorCode() & 0xff;
+    if (code == SQLITE_CORRUPT)
+      throw EnvironmentError(path + ": the results database is damaged (" + e.what() +
+                             "); nothing was written to it. " + kDamagedAdvice);
     throw EnvironmentError(path + ": not a usable nightjar results database (" + e.what() +
                            "); pass --db PATH to use another file");
   } catch (...) {

@@ -14,9 +14,9 @@
 //   history_queries.cpp trend and plot besides sides   SampleReader  sample_store.h, runs.h
 //   imports.cpp         imported runs, export scans    ImportStore   import_store.h, imports.h
 //   bisect_log.cpp      bisect sessions and steps      BisectStore   bisect_store.h, bisect_log.h
-//   calibration.cpp     between-run variances          CalibrationStore  calibration_store.h, calibration.h
-//   lava_jobs.cpp       LAVA jobs sent to a server     LavaJobStore  lava_store.h, lava_jobs.h
-//   detail.h/.cpp       helpers shared by those files (kernel/testbox rows, ...)
+//   calibration.cpp     between-run variances          CalibrationStore  calibration_store.h,
+//   calibration.h lava_jobs.cpp       LAVA jobs sent to a server     LavaJobStore  lava_store.h,
+//   lava_jobs.h detail.h/.cpp       helpers shared by those files (kernel/testbox rows, ...)
 //
 // The database runs in WAL mode with a busy timeout so that several nightjar
 // processes can write it at once; each iteration is one transaction. Errors
@@ -264,6 +264,13 @@ std::string utc_now_iso8601();
 /// set up is an EnvironmentError of the constructor, which also removes a
 /// file it created.)
 std::optional<std::string> disk_full_message(const std::exception& e);
+
+/// The message the CLI prints for an error of SQLite itself (`e` a
+/// SQLite::Exception; any other exception gets its what()): it names the
+/// database this process opened and says what to do for a damaged
+/// (SQLITE_CORRUPT, SQLITE_NOTADB), locked (SQLITE_BUSY, SQLITE_LOCKED),
+/// failing (SQLITE_IOERR) or read-only (SQLITE_READONLY) file.
+std::string database_error_message(const std::exception& e);
 
 /// True when `e` is an error of SQLite itself (a constraint violation, a
 /// locked or corrupt file) that a store function let through; the CLI reports

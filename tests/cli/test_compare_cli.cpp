@@ -381,6 +381,9 @@ TEST(CheckExitCodes, UsageErrorsExitTwo) {
       {{"check", "a", "b", "--db", t.db, "--format", "xml"}, "--format"},
       {{"check", "a", "b", "--db", t.db, "--test", "ttest"}, "--test"},
       {{"check", "a", "b", "--db", t.db, "--job", "other"}, "matched no runs (with --job other)"},
+      {{"compare", "a", "a", "--db", t.db}, "sides 1 ('a') and 2 ('a') select the same runs"},
+      {{"check", "a", "variant=a", "--db", t.db}, "select the same runs"},
+      {{"report", "b", "a", "b", "--db", t.db}, "sides 1 ('b') and 3 ('b')"},
   };
   for (const auto& c : cases) {
     auto r = run_nightjar(c.args);

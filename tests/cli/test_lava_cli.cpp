@@ -143,6 +143,9 @@ TEST(LavaCli, AGuestsReportComesHomeWithTheLavaJobIdThatShowLists) {
       run_nightjar({"lava", "run", out, "--device", device, "--db", db, "--lava-run", lava_run});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(query_one(db, "SELECT count(*) FROM run WHERE status='complete'"), "2") << r.err;
+  // stdout: the per-cell summary `nightjar run` prints, not bare run ids.
+  EXPECT_EQ(r.out.rfind("run  variant", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("complete"), std::string::npos) << r.out;
   EXPECT_EQ(query_one(db, "SELECT count(*) FROM sample"),
             query_one(guest_db, "SELECT count(*) FROM sample"));
   auto show = run_nightjar({"show", "--db", db});

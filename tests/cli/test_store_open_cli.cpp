@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -40,9 +41,9 @@ std::string stored_db(const TempDir& dir) {
 // The commands that only read, each with the arguments it needs.
 std::vector<std::vector<std::string>> read_commands(const std::string& db) {
   return {{"show", "--db", db},
-          {"compare", "a", "a", "--db", db},
-          {"check", "a", "a", "--db", db},
-          {"report", "a", "a", "--db", db},
+          {"compare", "a", "b", "--db", db},
+          {"check", "a", "b", "--db", db},
+          {"report", "a", "b", "--db", db},
           {"export", "--db", db},
           {"trend", "--job", "f", "--db", db}};
 }
@@ -88,7 +89,7 @@ TEST(StoreOpenCli, UnknownSchemaVersionsAreRefusedAndTheFileIsUntouched) {
     const std::string before = read_file(db);
     for (const auto& args : std::vector<std::vector<std::string>>{
              {"show", "--db", db},
-             {"compare", "a", "a", "--db", db},
+             {"compare", "a", "b", "--db", db},
              {"run", dir.path() + "/f.yaml", "--db", db},
              {"import", "--db", db, dir.write("x.csv", csv.out)}}) {
       auto r = run_nightjar(args);
@@ -156,7 +157,7 @@ TEST(StoreOpenCli, Versions4To6AreReadWithoutAMigration) {
          std::vector<std::vector<std::string>>{{"show", "--db", db},
                                                {"export", "--db", db},
                                                {"bisect", "log", "--db", db},
-                                               {"compare", "a", "a", "--db", db}}) {
+                                               {"compare", "a", "b", "--db", db}}) {
       auto r = run_nightjar(args);
       EXPECT_NE(r.exit_code, 4) << args[0] << ": " << r.err;
       EXPECT_FALSE(contains(r.err, "older")) << r.err;
@@ -204,3 +205,65 @@ TEST(StoreOpenCli, AMissingDirectoryIsRefusedExceptTheDefaultOne) {
 }
 
 }  // namespace
+
+namespace {
+
+void write_file(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+}
+
+// Overwrites every page but the first (the header) with 0xff bytes: each
+// table's b-tree pages are garbage, as a bad sector or a torn copy leaves them.
+void damage_pages(const std::string& db) {
+  std::string bytes = read_file(db);
+  ASSERT_GT(bytes.size(), 8192u);
+  for (std::size_t page = 4096; page < bytes.size(); page += 4096)
+    for (std::size_t i = 0; i < 64 && page + i < bytes.size(); ++i) bytes[page + i] = '\xff';
+  write_file(db, bytes);
+}
+
+}  // namespace
+
+TEST(StoreOpenCli, ADamagedDatabaseIsNeverWrittenToAndEveryErrorNamesItsPath) {
+  TempDir dir;
+  const std::string db = stored_db(dir);
+  damage_pages(db);
+  const std::string before = read_file(db);
+  auto r = run_nightjar({"run", dir.path() + "/f.yaml", "--db", db, "--variant", "b"});
+  EXPECT_EQ(r.exit_code, 4) << r.err;
+  EXPECT_TRUE(contains(r.err, db + ": the results database is damaged")) << r.err;
+  EXPECT_TRUE(contains(r.err, "nothing was written")) << r.err;
+  EXPECT_TRUE(contains(r.err, ".recover")) << r.err;
+  EXPECT_EQ(read_file(db), before);
+  EXPECT_FALSE(std::filesystem::exists(db + "-wal"));
+  // A read command meets the damage later, inside a query: the message names
+  // the file and says what to do, not only SQLite's words.
+  auto show = run_nightjar({"show", "--db", db});
+  EXPECT_EQ(show.exit_code, 4) << show.err;
+  EXPECT_TRUE(contains(show.err, db + ": ")) << show.err;
+  EXPECT_TRUE(contains(show.err, ".recover")) << show.err;
+  EXPECT_EQ(read_file(db), before);
+}
+
+TEST(StoreOpenCli, ADatabaseCutShortIsRefusedBeforeAWrite) {
+  TempDir dir;
+  const std::string db = stored_db(dir);
+  std::string bytes = read_file(db);
+  bytes.pop_back();  // one byte short, as an interrupted copy leaves it
+  write_file(db, bytes);
+  auto r = run_nightjar({"run", dir.path() + "/f.yaml", "--db", db, "--variant", "b"});
+  EXPECT_EQ(r.exit_code, 4) << r.err;
+  EXPECT_TRUE(contains(r.err, db + ":")) << r.err;
+  EXPECT_EQ(read_file(db), bytes);
+}
+
+TEST(StoreOpenCli, AnInMemoryDatabaseIsAUsageError) {
+  TempDir dir;
+  for (const std::string& db : {std::string(":memory:"), std::string("file::memory:")}) {
+    auto r = run_nightjar({"run", dir.write("f.yaml", kJob), "--db", db});
+    EXPECT_EQ(r.exit_code, 2) << db << ": " << r.err;
+    EXPECT_TRUE(contains(r.err, "pass --db PATH to a file")) << r.err;
+    auto i = run_nightjar({"import", "--db", db, dir.write("x.csv", "a\n")});
+    EXPECT_EQ(i.exit_code, 2) << db << ": " << i.err;
+  }
+}

@@ -218,6 +218,14 @@ TEST_F(FakeRoot, SystemContextParsesEveryFact) {
   EXPECT_EQ(w[3].rfind("CPU governor is 'powersave': set 'performance'", 0), 0u) << w[3];
   EXPECT_EQ(w[4].rfind("zswap is enabled: ", 0), 0u) << w[4];
   for (const auto& line : w) EXPECT_EQ(line.find('\n'), std::string::npos);
+  // THP and zswap change some workloads' figures only (Workload::sensitive_facts).
+  std::vector<std::pair<std::string, bool>> kinds;
+  for (const auto& f : ctx.fact_warnings(2)) kinds.emplace_back(f.fact, f.workload_specific);
+  EXPECT_EQ(kinds, (std::vector<std::pair<std::string, bool>>{{"thp.enabled", true},
+                                                              {"thp.shmem_enabled", true},
+                                                              {"load.avg1", false},
+                                                              {"cpufreq.governor", false},
+                                                              {"zswap.enabled", true}}));
 }
 
 TEST_F(FakeRoot, SystemContextOmitsAbsentFactsAndQuietSystemHasNoWarnings) {

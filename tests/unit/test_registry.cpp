@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <string>
 
 #include "test_support.h"
@@ -48,6 +49,25 @@ TEST(Registry, KnowsEveryBuiltInWorkload) {
   }
   EXPECT_EQ(find_workload("nope"), nullptr);
   EXPECT_EQ(workload_catalog().find("nope"), nullptr);
+}
+
+TEST(Registry, SensitiveFactsAreFactsTheProbeWarnsAbout) {
+  // pft's faults change with THP; tmpfs_refault's swap with shmem THP and zswap.
+  EXPECT_EQ(find_workload("pft")->sensitive_facts(), std::vector<std::string>{"thp.enabled"});
+  EXPECT_EQ(find_workload("tmpfs_refault")->sensitive_facts(),
+            (std::vector<std::string>{"thp.shmem_enabled", "zswap.enabled"}));
+  EXPECT_TRUE(find_workload("tcp_sendfile")->sensitive_facts().empty());
+  // Every declared fact is one a warning is about: a typo would silence it.
+  SystemContext worst;
+  worst.facts = {{"thp.enabled", "always"},
+                 {"thp.shmem_enabled", "always"},
+                 {"zswap.enabled", "Y"},
+                 {"cpufreq.governor", "powersave"},
+                 {"load.avg1", "9"}};
+  std::set<std::string> warned;
+  for (const auto& w : worst.fact_warnings(1)) warned.insert(w.fact);
+  for (const auto& w : workload_registry())
+    for (const auto& fact : w->sensitive_facts()) EXPECT_EQ(warned.count(fact), 1u) << fact;
 }
 
 TEST(Registry, EveryDeclarationIsDocumentedAndEveryDefaultParses) {

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "results/render/netperf.h"
 #include "results/render/run_summary.h"
 #include "test_support.h"
@@ -66,6 +68,50 @@ TEST(RunOutput, FormatsRenderAsTheirRenderers) {
             std::vector<std::string>{"run " + std::to_string(pft) +
                                      " has no netperf result blocks (not tcp_sendfile/tcp_stream, "
                                      "or no iterations)"});
+}
+
+TEST(RunSummaryText, AnUndefinedCoeffVarIsADashNotNan) {
+  // Samples whose spread overflows (values near DBL_MAX) have no CoeffVar.
+  MetricSummary m;
+  m.metric = "faults_per_sec";
+  m.unit = "faults/sec";
+  m.n = 2;
+  m.mean_value = 1e308;
+  m.coeff_var = std::numeric_limits<double>::quiet_NaN();
+  m.min = m.max = 1e308;
+  RunSummary run;
+  run.id = 1;
+  run.variant = "a";
+  run.cell = "c";
+  run.status = "complete";
+  run.metrics = {m};
+  const std::string text = render_run_summary({run});
+  EXPECT_EQ(text.find("nan"), std::string::npos) << text;
+  EXPECT_NE(text.find(" - "), std::string::npos) << text;
+}
+
+TEST(RunSummaryText, AKernelColumnWhenTheRunsMeasuredSeveralKernels) {
+  MetricSummary m;
+  m.metric = "faults_per_sec";
+  m.n = 3;
+  m.mean_value = 100.0;
+  m.coeff_var = 1.0;
+  RunSummary a;
+  a.id = 1;
+  a.variant = "default";
+  a.cell = "c";
+  a.status = "complete";
+  a.metrics = {m};
+  a.kernel = "6.1.0-13-amd64";
+  RunSummary b = a;
+  b.id = 2;
+  b.kernel = "6.1.0-13-rt-amd64";
+  const std::string two = render_run_summary({a, b});
+  EXPECT_EQ(two.rfind("run  variant  kernel", 0), 0u) << two;
+  EXPECT_NE(two.find("6.1.0-13-rt-amd64"), std::string::npos) << two;
+  b.kernel = a.kernel;
+  const std::string one = render_run_summary({a, b});
+  EXPECT_EQ(one.find("kernel"), std::string::npos) << one;
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 
 #include <csignal>
 #include <cstdint>
+#include <filesystem>
 #include <map>
 #include <string>
 #include <vector>
@@ -35,7 +36,8 @@ class FakeSystem : public SystemReads {
   /// interrupted() becomes true once this many snapshots were taken (-1: never).
   int interrupt_after_snapshots = -1;
   CgroupLayout layout;  ///< Version::none: no cgroup filesystem
-  std::map<std::string, std::string> facts{{"thp.enabled", "always"}, {"aslr", "2"}};
+  std::map<std::string, std::string> facts{
+      {"thp.enabled", "always"}, {"aslr", "2"}, {"cpufreq.governor", "powersave"}};
   std::map<std::string, int> calls;  ///< function name -> times called
 
   void watch_interrupts() override { ++calls["watch_interrupts"]; }
@@ -177,9 +179,11 @@ TEST_F(RunnerTest, StoresTheFakeIdentityFactsAndWarningsWithTheRun) {
   EXPECT_EQ(r.context.at("thp.enabled"), "always");
   EXPECT_EQ(r.context.at("purpose"), "unit test");
   EXPECT_EQ(r.context.at("aslr"), "0");  // --context wins over the probed fact
-  // THP "always" is warned about (SystemContext::warnings) and stored with the run.
+  // The governor is warned about and stored with every run; THP "always"
+  // only with the runs of workloads that declare thp.enabled among their
+  // sensitive facts (pft), which the fake does not.
   ASSERT_EQ(r.warnings.size(), 1u);
-  EXPECT_NE(r.warnings[0].find("always"), std::string::npos) << r.warnings[0];
+  EXPECT_EQ(r.warnings[0].rfind("CPU governor is 'powersave'", 0), 0u) << r.warnings[0];
 
   // Once per plan: the watch, the sweep, the identity and facts; per run: the machine.
   EXPECT_EQ(system_.calls["watch_interrupts"], 1);
@@ -189,6 +193,17 @@ TEST_F(RunnerTest, StoresTheFakeIdentityFactsAndWarningsWithTheRun) {
   EXPECT_EQ(system_.calls["context"], 1);
   EXPECT_EQ(system_.calls["cgroup_layout"], 1);
   EXPECT_EQ(system_.calls["machine"], 1);
+}
+
+TEST_F(RunnerTest, RecordsTheSetOverridesAndAnAbsoluteJobPath) {
+  RunOptions options;
+  options.overrides = {{"script", {"100,200"}}, {"value", {"7"}}};
+  const RunOutcome out = run("workload: fake\niterations: 1\nwarmup: 0\n", options);
+  ASSERT_EQ(out.run_ids.size(), 1u);
+  const RunRecord r = record(out.run_ids[0]);
+  EXPECT_EQ(r.context.at("job.set"), "script=100,200 value=7");
+  EXPECT_TRUE(std::filesystem::path(r.job_path).is_absolute()) << r.job_path;
+  EXPECT_EQ(r.job_path, dir_.path() + "/job.yaml");
 }
 
 TEST_F(RunnerTest, AnUnmetRequirementStoresTheCellAsSkippedWithoutMeasuring) {

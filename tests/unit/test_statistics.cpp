@@ -78,6 +78,16 @@ TEST(StatsSummary, TwoSamples) {
   EXPECT_DOUBLE_EQ(*s.gmean, std::sqrt(3.0));                   // hand: sqrt(1*3)
 }
 
+TEST(StatsSummary, SamplesNearDblMaxHaveAFiniteMean) {
+  // Their sum overflows; the mean of two values near DBL_MAX is not infinite.
+  const V x{1e308, 1.5e308};
+  const Summary s = summarize(x);
+  EXPECT_DOUBLE_EQ(s.amean, 1.25e308);
+  EXPECT_DOUBLE_EQ(s.median, 1.25e308);
+  const V inf{1.0, std::numeric_limits<double>::infinity()};
+  EXPECT_TRUE(std::isinf(summarize(inf).amean));  // an infinite sample stays infinite
+}
+
 TEST(StatsSummary, EqualSamplesHaveExactlyZeroSpread) {
   const V x(7, 0.1);  // 0.1 is not representable: the mean may round, the stddev must not
   const Summary s = summarize(x);

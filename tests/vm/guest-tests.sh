@@ -89,8 +89,10 @@ fi
 excluded=$(grep -v '^#' "$(dirname "$0")/guest-known.txt" | grep . | cut -f1 | paste -sd:)
 filter=
 [ -z "$excluded" ] || filter="--gtest_filter=-$excluded"
+# The test binary goes under /tmp, where a checkout under /tmp puts every
+# --vm-file: the guest's tmpfs on /tmp must not hide it.
 init="cd /tmp
-/nightjar/root-tests --gtest_color=no $filter \\
+/tmp/nightjar-guest-tests/root-tests --gtest_color=no $filter \\
   --gtest_output=json:/tmp/root-tests.json >/dev/console 2>&1"
 init+='
 echo "nightjar-guest: root tests exited $?"
@@ -98,7 +100,7 @@ cat /tmp/root-tests.json > "$port"'
 start=$(date +%s)
 "$nightjar" run "$source/jobs/pft-quick.yaml" --db "$dir/boot.db" --kernel "$image" \
   --vm-memory 2048 --vm-timeout 1200 --vm-keep "$dir/keep" --guest-binary "$nightjar_static" \
-  --vm-file "$nightjar_static=$nightjar" --vm-file "$tests=/nightjar/root-tests" \
+  --vm-file "$nightjar_static=$nightjar" --vm-file "$tests=/tmp/nightjar-guest-tests/root-tests" \
   --vm-file "$source/jobs=$source/jobs" --vm-init "$init" >"$dir/run.out" 2>"$dir/run.err"
 # The run itself "fails" (the override never sends the job's runs): the
 # report is what counts.
@@ -110,6 +112,15 @@ if ! jq -e '.testsuites' "$dir/results.json" >/dev/null 2>&1; then
   echo "no gtest report from the guest; console tail:"
   tail -n 30 "$dir"/keep/*/console.log
   rm -f "$dir/results.json"
+  exit 1
+fi
+# The fixture fails when a test inside failed, so that `ctest -L vm` cannot
+# pass with a failing guest test whatever else it selects.
+failed=$(jq -r '.testsuites[].testsuite[] | select(((.failures // []) | length) > 0)
+  | "\(.classname).\(.name)"' "$dir/results.json")
+if [ -n "$failed" ]; then
+  echo "guest:boot: $(wc -l <<<"$failed") test(s) failed in the guest:"
+  echo "$failed"
   exit 1
 fi
 exit 0

@@ -402,46 +402,61 @@ SystemContext SystemContext::probe(const std::string& root) {
   return ctx;
 }
 
-std::vector<std::string> SystemContext::warnings(unsigned cpus) const {
-  std::vector<std::string> out;
+std::vector<FactWarning> SystemContext::fact_warnings(unsigned cpus) const {
+  std::vector<FactWarning> out;
   auto get = [&](const char* key) -> std::string {
     auto it = facts.find(key);
     return it == facts.end() ? std::string() : it->second;
   };
 
   if (get("thp.enabled") == "always")
-    out.push_back(
+    out.push_back(FactWarning{
+        "thp.enabled",
         "THP is 'always': page faults may map huge pages, so pft's fault counts and rates "
         "change; set /sys/kernel/mm/transparent_hugepage/enabled to never (or madvise) or "
-        "record it as a variant");
+        "record it as a variant",
+        true});
 
   if (auto s = get("thp.shmem_enabled"); s == "always" || s == "within_size" || s == "force")
-    out.push_back("shmem THP is '" + s +
-                  "': tmpfs pages may be huge, which changes swap-out and refault figures "
-                  "(tmpfs_refault); set /sys/kernel/mm/transparent_hugepage/shmem_enabled to "
-                  "never or record it as a variant");
+    out.push_back(
+        FactWarning{"thp.shmem_enabled",
+                    "shmem THP is '" + s +
+                        "': tmpfs pages may be huge, which changes swap-out and refault figures "
+                        "(tmpfs_refault); set /sys/kernel/mm/transparent_hugepage/shmem_enabled to "
+                        "never or record it as a variant",
+                    true});
 
   if (auto load = get("load.avg1"); !load.empty()) {
     double l = 0;
     auto r = std::from_chars(load.data(), load.data() + load.size(), l);
     double threshold = std::max(0.75, 0.05 * cpus);
     if (r.ec == std::errc() && l >= threshold)
-      out.push_back("load average " + load + " on " + std::to_string(cpus) +
-                    (cpus == 1 ? " CPU" : " CPUs") +
-                    ": another process is busy; results will be noisy \u2014 stop it or expect "
-                    "high CoeffVar (cpu.foreign_sec shows it per iteration)");
+      out.push_back(
+          {"load.avg1",
+           "load average " + load + " on " + std::to_string(cpus) + (cpus == 1 ? " CPU" : " CPUs") +
+               ": another process is busy; results will be noisy \u2014 stop it or expect "
+               "high CoeffVar (cpu.foreign_sec shows it per iteration)"});
   }
 
   if (auto g = get("cpufreq.governor"); !g.empty() && g != "performance")
-    out.push_back("CPU governor is '" + g +
-                  "': set 'performance' for stable numbers (cpupower frequency-set -g "
-                  "performance)");
+    out.push_back({"cpufreq.governor",
+                   "CPU governor is '" + g +
+                       "': set 'performance' for stable numbers (cpupower frequency-set -g "
+                       "performance)"});
 
   if (auto z = get("zswap.enabled"); z == "Y" || z == "y" || z == "1")
-    out.push_back(
+    out.push_back(FactWarning{
+        "zswap.enabled",
         "zswap is enabled: swapped-out pages stay compressed in RAM and never reach the swap "
         "device, so pswpin/pswpout miss them (tmpfs_refault); echo N > "
-        "/sys/module/zswap/parameters/enabled or record it as a variant");
+        "/sys/module/zswap/parameters/enabled or record it as a variant",
+        true});
+  return out;
+}
+
+std::vector<std::string> SystemContext::warnings(unsigned cpus) const {
+  std::vector<std::string> out;
+  for (auto& w : fact_warnings(cpus)) out.push_back(std::move(w.text));
   return out;
 }
 

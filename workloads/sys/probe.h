@@ -102,6 +102,17 @@ std::string_view to_string(CgroupLayout::Version v);
 /// of /proc/self/mountinfo; statfs(2) magic as fallback on the real system | | load.avg1 | first
 /// field of /proc/loadavg, as printed ("0.15") | | swap.devices | number of active swap areas:
 /// lines of /proc/swaps after its header |
+/// A warning about one fact of the system (SystemContext::fact_warnings).
+struct FactWarning {
+  std::string fact;  ///< the fact key it is about ("thp.enabled")
+  std::string text;  ///< one line saying what is wrong and what to do
+  /// True when the fact changes the figures of only the workloads that
+  /// declare it (Workload::sensitive_facts: THP "always" changes pft's fault
+  /// counts, not tcp_sendfile's throughput); false when it makes every
+  /// workload noisy (load, governor).
+  bool workload_specific = false;
+};
+
 struct SystemContext {
   std::map<std::string, std::string> facts;  ///< key -> value, see the table above
 
@@ -122,6 +133,10 @@ struct SystemContext {
   /// swap areas are recorded but not warned about: they are the stock setting
   /// almost everywhere and a warning on every run would be ignored.
   std::vector<std::string> warnings(unsigned cpus) const;
+  /// The same warnings with the fact each is about and whether it concerns
+  /// only the workloads that declare that fact (FactWarning): the runner
+  /// stores a workload-specific one only with those workloads' runs.
+  std::vector<FactWarning> fact_warnings(unsigned cpus) const;
 };
 
 /// The bracketed choice of a sysfs selection file: "always [madvise] never" ->
