@@ -65,7 +65,10 @@ WhySide explain_side(const Comparison& cmp, const std::vector<LoadedSide>& sides
                all_positive(*base) && all_zero(*now)};
     const stats::Verdict v = decided[r].verdict;
     const bool changed = v == stats::Verdict::regression || v == stats::Verdict::improvement;
-    if (!changed && !e.appeared && !e.vanished) continue;
+    // A vanished row has a base mean > 0, so the rule decided it: listed
+    // only when it says changed. An appeared row is undefined for the rule.
+    e.vanished = e.vanished && changed;
+    if (!changed && !e.appeared) continue;
     e.change_pct = e.base_mean != 0 ? (e.new_mean - e.base_mean) / std::abs(e.base_mean) * 100
                                     : std::numeric_limits<double>::quiet_NaN();
     e.effect = (e.appeared || e.vanished)          ? std::numeric_limits<double>::infinity()

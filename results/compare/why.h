@@ -7,8 +7,8 @@
 // has no better direction: the verdict only says changed (regression or
 // improvement of the rule, with higher taken as better) or not. Rows whose
 // base mean is 0 are undefined for a ratio test; those that went from all
-// zeros to all non-zero (or back), completely separated, are listed apart
-// as appeared / vanished. Renderers: results/render/why.h.
+// zeros to all non-zero, completely separated, are listed first as
+// appeared; a significant change to all zeros is marked vanished. Renderers: results/render/why.h.
 #pragma once
 
 #include <cstddef>
@@ -35,8 +35,9 @@ struct WhyEntry {
   /// The decision of the rule (p, q, ratio CI); for appeared/vanished rows
   /// the rule's own (undefined) decision.
   stats::Significance significance;
-  /// True for a row with base mean 0 and every NEW sample > 0 ("appeared"),
-  /// or every base sample > 0 and NEW mean 0 ("vanished").
+  /// True for a row with base mean 0 and every NEW sample > 0 ("appeared",
+  /// listed without a test), or every base sample > 0, NEW mean 0 and the
+  /// rule's verdict a change ("vanished").
   bool appeared = false, vanished = false;
 };
 

@@ -56,10 +56,10 @@ std::string render_why_text(const WhyBlock& block, int precision) {
       wb = std::max(wb, number(e.base_mean, precision).size());
       wn = std::max(wn, number(e.new_mean, precision).size());
     }
-    out += fmt::format("  {:<{}}  {:>{}}  {:>{}}  {:>10}  {:<28}  {}\n", "monitor", w, s.base, wb,
+    out += fmt::format("  {:<{}}  {:>{}}  {:>{}}  {:>10}  {:<34}  {}\n", "monitor", w, s.base, wb,
                        s.side, wn, "change", "ratio new/base [CI]", "q");
     for (const auto& e : s.moved)
-      out += fmt::format("  {:<{}}  {:>{}}  {:>{}}  {:>10}  {:<28}  {}\n", e.operation, w,
+      out += fmt::format("  {:<{}}  {:>{}}  {:>{}}  {:>10}  {:<34}  {}\n", e.operation, w,
                          number(e.base_mean, precision), wb, number(e.new_mean, precision), wn,
                          pct(e), ratio(e), q_text(e));
   }
