@@ -7,13 +7,16 @@
 #include <cstdlib>
 #include <iostream>
 #include <memory>
+#include <nlohmann/json.hpp>
 
 #include "harness/cli/commands.h"
 #include "harness/run/until_decided.h"
 #include "results/compare/comparison.h"
 #include "results/compare/selector.h"
+#include "results/compare/why.h"
 #include "results/model/exit_codes.h"
 #include "results/render/compare.h"
+#include "results/render/why.h"
 #include "workloads/workload.h"
 
 namespace nightjar {
@@ -28,7 +31,26 @@ struct CompareArgs {
   bool fail_on_regression = false;
   bool include_invalid = false;
   bool no_n = false, no_cv = false;
+  bool why = false;  // --why: the "what else changed" block under the verdicts
 };
+
+// The comparison in `format`, with --why's block (results/render/why.h)
+// after it: text under the mmtests and lkp tables, a section in markdown, a
+// "why" member of the JSON object. Throws UsageError for --why with csv.
+std::string render_with_why(const std::string& format, const std::string& rendered,
+                            const WhyBlock& why, int precision) {
+  if (format == "markdown") return rendered + render_why_markdown(why, precision);
+  if (format == "json") {
+    nlohmann::ordered_json j = nlohmann::ordered_json::parse(rendered);
+    j["why"] = nlohmann::ordered_json::parse(render_why_json(why));
+    return j.dump(2) + "\n";
+  }
+  if (format == "csv")
+    throw UsageError(
+        "--why: the csv layout has no place for the block; use --format mmtests, "
+        "lkp, markdown or json");
+  return rendered + render_why_text(why, precision);
+}
 
 // Colour only on a terminal, unless --color says otherwise; NO_COLOR (set and
 // not empty, https://no-color.org) turns the automatic choice off.
@@ -62,7 +84,11 @@ ExitCode cmd_compare(const CompareArgs& a, bool gate) {
   const ComparisonFormat* format = find_comparison_format(a.format);
   if (!format)  // --format is checked against the same table when parsed
     throw UsageError("--format: unknown layout '" + a.format + "'");
-  std::cout << format->render(c, r);
+  if (a.why)
+    std::cout << render_with_why(a.format, format->render(c, r),
+                                 explain_monitors(c, store, sides, query, options), a.precision);
+  else
+    std::cout << format->render(c, r);
   std::cout.flush();
   if (!gate) return ExitCode::ok;
   ExitCode code = check_exit_code(c);
@@ -116,6 +142,10 @@ void add_compare_options(CLI::App* cmd, CompareArgs& a) {
   cmd->add_flag("--no-n", a.no_n,
                 "leave n per side out: the mmtests layout's n lines and the lkp header's n "
                 "(markdown, json and csv always have it)");
+  cmd->add_flag("--why", a.why,
+                "under the verdicts, every monitor row whose change is significant (the metrics' "
+                "test and Benjamini-Hochberg over the monitor rows), largest effect first "
+                "(docs/monitors.md)");
   cmd->add_flag("--no-cv", a.no_cv,
                 "lkp layout: print ±CoeffVar only above 2%, as 0-day does (default: every row)");
 }

@@ -19,6 +19,7 @@
 #include "results/io/input_file.h"
 #include "results/model/exit_codes.h"
 #include "results/model/text.h"
+#include "workloads/sys/monitor_set.h"
 #include "workloads/sys/signals.h"
 
 namespace nightjar {
@@ -27,7 +28,7 @@ namespace {
 
 constexpr const char* kKnownKeys =
     "workload, description, params, iterations, warmup, variant, cgroup, variants, min_effect, "
-    "vm";
+    "vm, monitors";
 constexpr std::size_t kMaxCells = 1'000'000;
 
 // ---- message helpers ---------------------------------------------------------
@@ -319,6 +320,33 @@ std::vector<std::string> workload_names() {
   return names;
 }
 
+// `monitors: [perf-stat, meminfo]`: names of workloads/sys/monitor_set.h's
+// catalog, each once; `[]` records no optional monitor.
+std::vector<std::string> parse_monitors(const YAML::Node& node, const std::string& path,
+                                        int key_line) {
+  std::vector<std::string> known;
+  for (const auto& m : monitor_catalog()) known.emplace_back(m.name);
+  const std::string example =
+      "`monitors: [perf-stat, meminfo]` (known: " + join(known, ", ") + "; docs/monitors.md)";
+  if (!node.IsSequence())
+    fail(path, line_of(node, key_line), "monitors",
+         fmt::format("expected a list of monitor names, found {}; write {}", kind_name(node),
+                     example));
+  std::vector<std::string> out;
+  for (const auto& item : node) {
+    const int line = line_of(item, key_line);
+    const std::string name = item.IsScalar() ? item.Scalar() : std::string();
+    if (!find_monitor(name))
+      fail(path, line, "monitors",
+           fmt::format("unknown monitor '{}'{}; write {}", name, did_you_mean(name, known),
+                       example));
+    if (std::find(out.begin(), out.end(), name) != out.end())
+      fail(path, line, "monitors", fmt::format("'{}' given twice; keep one", name));
+    out.push_back(name);
+  }
+  return out;
+}
+
 // `vm: {cgroup2_options: OPTS}`: settings of the qemu guest (--kernel).
 void parse_vm(JobFile& job, const YAML::Node& node, const std::string& source, int key_line) {
   const std::string example = "`vm: {cgroup2_options: memory_recursiveprot}`";
@@ -550,10 +578,12 @@ JobFile parse_job(const std::string& source, const std::string& path) {
       } else if (key == "vm") {
         job.vm_line = kline;
         parse_vm(job, value, source, kline);
+      } else if (key == "monitors") {
+        job.monitors = parse_monitors(value, path, kline);
       } else {
-        std::vector<std::string> known = {"workload",   "description", "params", "iterations",
-                                          "warmup",     "variant",     "cgroup", "variants",
-                                          "min_effect", "vm"};
+        std::vector<std::string> known = {"workload",   "description", "params",  "iterations",
+                                          "warmup",     "variant",     "cgroup",  "variants",
+                                          "min_effect", "vm",          "monitors"};
         fail(path, kline, key,
              fmt::format("unknown key{}; known keys are {}", did_you_mean(key, known), kKnownKeys));
       }
@@ -571,6 +601,10 @@ JobFile parse_job(const std::string& source, const std::string& path) {
   errors.throw_if_any(path);
   check_default_variant(job, seen["variant"]);
   return job;
+}
+
+std::vector<std::string> job_monitors(const JobFile& job) {
+  return job.monitors ? *job.monitors : default_monitors();
 }
 
 std::string cgroup2_options_problem(std::string_view options) {

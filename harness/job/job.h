@@ -79,7 +79,14 @@ struct JobFile {
   /// --kernel it is not used.
   std::optional<std::string> vm_cgroup2_options;
   int vm_line = 0;  ///< 1-based line of the `vm:` key; 0 when absent
+  /// `monitors:` (docs/monitors.md): the monitors recorded per measured
+  /// iteration, names of monitor_catalog() (workloads/sys/monitor_set.h).
+  /// nullopt: not given, default_monitors() are recorded.
+  std::optional<std::vector<std::string>> monitors;
 };
+
+/// The monitors `job` records: its `monitors:`, else default_monitors().
+std::vector<std::string> job_monitors(const JobFile& job);
 
 /// The cgroup2 mount options of a qemu guest when neither the job (`vm:
 /// cgroup2_options`) nor `--vm-cgroup-options` names any.
@@ -113,7 +120,8 @@ inline constexpr std::size_t kMaxJobErrors = 20;
 /// Reads and checks the job file at `path`: a regular file of at most
 /// kMaxJobFileBytes (a directory, device or FIFO is refused at once), one
 /// YAML document, YAML syntax, known top-level keys (workload, description,
-/// params, iterations, warmup, variant, cgroup, variants, min_effect, vm; keys
+/// params, iterations, warmup, variant, cgroup, variants, min_effect, vm,
+/// monitors; keys
 /// starting with `x-` are ignored, as anchor holders), value types, and that
 /// the workload is registered. `<<:` merge keys are applied first (yaml-cpp
 /// keeps `<<` as a plain key). Parameter names and values are checked later

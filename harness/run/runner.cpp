@@ -16,6 +16,7 @@
 #include "harness/run/system_reads.h"
 #include "results/model/exit_codes.h"
 #include "results/model/text.h"
+#include "workloads/sys/monitor_set.h"
 #include "workloads/sys/monitors.h"
 #include "workloads/sys/probe.h"
 
@@ -212,6 +213,7 @@ class CellRun {
     };
     guarded([&] {
       if (variant_.cgroup.enabled()) make_cgroups();
+      open_monitors();
       session_ = job_.workload->start(cell_, ctx_);
     });
   }
@@ -236,9 +238,11 @@ class CellRun {
     guarded([&] {
       const auto events_before = memcg_events();
       MonitorSnapshot before = system_.snapshot();
+      MonitorSet::Reading extra_before = monitors_ ? monitors_->read() : MonitorSet::Reading{};
       auto t0 = std::chrono::steady_clock::now();
       IterationResult result = session_->measure();
       double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      MonitorSet::Reading extra_after = monitors_ ? monitors_->read() : MonitorSet::Reading{};
       MonitorSnapshot after = system_.snapshot();
       // A signal that arrived during the iteration: the iteration may have
       // been cut short, so it is not a sample.
@@ -246,6 +250,10 @@ class CellRun {
       mark_impossible_values(result);
       std::map<std::string, double> monitors = monitor_deltas(before, after);
       monitors.merge(cgroup_event_deltas(events_before, memcg_events()));
+      std::erase_if(monitors, [&](const auto& row) {
+        return !monitor_selected_row(selected_monitors_, row.first);
+      });
+      if (monitors_) monitors.merge(monitors_->deltas(extra_before, extra_after));
       store_.add_iteration(run_id_, i, result, monitors, seconds);
       for (const auto& f : result.flags) progress_.message(fmt::format("iteration {}: {}", i, f));
       if (result.failure) {
@@ -376,7 +384,20 @@ class CellRun {
   void teardown() noexcept {
     // The workload's processes leave the leaves before the tree is removed.
     session_.reset();
+    monitors_.reset();
     cgroups_.reset();
+  }
+
+  // The job's extra monitors (workloads/sys/monitor_set.h), opened on this
+  // thread before the session starts so that perf-stat counts every thread
+  // and process the workload creates; what is selected but unavailable is
+  // stored as the run fact monitor.unavailable and said once.
+  void open_monitors() {
+    monitors_ = system_.open_monitors(selected_monitors_, cgroups_.get());
+    if (!monitors_ || monitors_->unavailable().empty()) return;
+    const std::string text = join(monitors_->unavailable(), "; ");
+    store_.add_context(run_id_, "monitor.unavailable", text);
+    progress_.message(fmt::format("monitors unavailable [{}]: {}", variant_.name, text));
   }
 
   // The job's cgroup tree, and what is in force in it recorded with the
@@ -422,6 +443,9 @@ class CellRun {
   RunContext ctx_;
   // Declared before the session so that it is destroyed after it.
   std::unique_ptr<CgroupTree> cgroups_;
+  // The job's monitors (job_monitors) and the extra ones open for this run.
+  const std::vector<std::string> selected_monitors_ = job_monitors(job_.job);
+  std::unique_ptr<MonitorSet> monitors_;
   std::unique_ptr<CellSession> session_;
 };
 

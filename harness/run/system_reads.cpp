@@ -44,6 +44,11 @@ MonitorSnapshot LiveSystemReads::snapshot() {
   return take_snapshot();
 }
 
+std::unique_ptr<MonitorSet> LiveSystemReads::open_monitors(const std::vector<std::string>& selected,
+                                                           const CgroupTree* tree) {
+  return std::make_unique<MonitorSet>(selected, "/proc", tree);
+}
+
 std::map<std::string, std::uint64_t> LiveSystemReads::cgroup_events(const CgroupTree& tree) {
   return tree.event_counters();
 }

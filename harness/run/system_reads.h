@@ -15,11 +15,13 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "results/model/identity.h"
 #include "results/model/params.h"
+#include "workloads/sys/monitor_set.h"
 #include "workloads/sys/monitors.h"
 #include "workloads/sys/probe.h"
 
@@ -64,6 +66,13 @@ class SystemReads {
   /// before and right after each measured iteration; the runner stores
   /// monitor_deltas() of the two.
   virtual MonitorSnapshot snapshot() = 0;
+  /// The extra monitors of one run (MonitorSet, workloads/sys/monitor_set.h)
+  /// of the job's selection `selected` (job_monitors), `tree` the run's
+  /// cgroup tree or nullptr: once per run, on the runner's thread, before
+  /// the workload's session starts; read before and after each measured
+  /// iteration. nullptr: no extra monitor rows.
+  virtual std::unique_ptr<MonitorSet> open_monitors(const std::vector<std::string>& selected,
+                                                    const CgroupTree* tree) = 0;
   /// The event counters of a run's cgroup tree (CgroupTree::event_counters),
   /// before and after each measured iteration of a run that has one.
   virtual std::map<std::string, std::uint64_t> cgroup_events(const CgroupTree& tree) = 0;
@@ -89,6 +98,8 @@ class LiveSystemReads : public SystemReads {
   std::string memcg_unavailable(const CgroupLayout& layout) override;
   MachineFacts machine() override;
   MonitorSnapshot snapshot() override;
+  std::unique_ptr<MonitorSet> open_monitors(const std::vector<std::string>& selected,
+                                            const CgroupTree* tree) override;
   std::map<std::string, std::uint64_t> cgroup_events(const CgroupTree& tree) override;
   bool interrupted() override;
   int interrupt_signal() override;

@@ -13,6 +13,7 @@
 
 #include "harness/job/job.h"
 #include "results/model/exit_codes.h"
+#include "workloads/sys/monitor_set.h"
 
 namespace nightjar {
 namespace {
@@ -261,10 +262,37 @@ TEST_F(JobTest, MissingWorkload) {
 TEST_F(JobTest, UnknownTopLevelKey) {
   EXPECT_EQ(load_error("workload: fake\ncolour: blue\n"),
             "JOB:2: colour: unknown key; known keys are workload, description, params, "
-            "iterations, warmup, variant, cgroup, variants, min_effect, vm");
+            "iterations, warmup, variant, cgroup, variants, min_effect, vm, monitors");
   EXPECT_EQ(load_error("workload: fake\n\niteration: 3\n"),
             "JOB:3: iteration: unknown key (did you mean 'iterations'?); known keys are workload, "
-            "description, params, iterations, warmup, variant, cgroup, variants, min_effect, vm");
+            "description, params, iterations, warmup, variant, cgroup, variants, min_effect, vm, "
+            "monitors");
+}
+
+// `monitors:` (docs/monitors.md): the monitors recorded per iteration.
+TEST_F(JobTest, MonitorsAreKeptInOrderAndDefaultWhenAbsent) {
+  JobFile absent = load_job(write("workload: fake\n"));
+  EXPECT_EQ(absent.monitors, std::nullopt);
+  EXPECT_EQ(job_monitors(absent), default_monitors());
+  EXPECT_NE(std::find(default_monitors().begin(), default_monitors().end(), "perf-stat"),
+            default_monitors().end());
+  JobFile job = load_job(write("workload: fake\nmonitors: [net, perf-stat]\n"));
+  EXPECT_EQ(job_monitors(job), (std::vector<std::string>{"net", "perf-stat"}));
+  EXPECT_EQ(job_monitors(load_job(write("workload: fake\nmonitors: []\n"))),
+            std::vector<std::string>{});
+}
+
+TEST_F(JobTest, MonitorsRefusesUnknownNamesAndOtherShapes) {
+  EXPECT_EQ(load_error("workload: fake\nmonitors:\n  - perf-stat\n  - perf-stats\n"),
+            "JOB:4: monitors: unknown monitor 'perf-stats' (did you mean 'perf-stat'?); write "
+            "`monitors: [perf-stat, meminfo]` (known: vmstat, cpu, perf-stat, memcg, meminfo, "
+            "softirqs, schedstat, interrupts, net; docs/monitors.md)");
+  EXPECT_EQ(load_error("workload: fake\nmonitors: perf-stat\n"),
+            "JOB:2: monitors: expected a list of monitor names, found a scalar; write `monitors: "
+            "[perf-stat, meminfo]` (known: vmstat, cpu, perf-stat, memcg, meminfo, softirqs, "
+            "schedstat, interrupts, net; docs/monitors.md)");
+  EXPECT_EQ(load_error("workload: fake\nmonitors: [net, net]\n"),
+            "JOB:2: monitors: 'net' given twice; keep one");
 }
 
 // `vm: {cgroup2_options: ...}`: the guest's cgroup2 mount options (docs/jobs.md).
@@ -716,7 +744,7 @@ TEST_F(JobTest, EveryProblemIsReportedUpToALimit) {
             "nightjar: error: JOB:3: warmup: -1 is below the minimum 0; write a whole number of "
             "at least 0 such as 1\n"
             "nightjar: error: JOB:4: colour: unknown key; known keys are workload, description, "
-            "params, iterations, warmup, variant, cgroup, variants, min_effect, vm");
+            "params, iterations, warmup, variant, cgroup, variants, min_effect, vm, monitors");
   std::string many = "workload: fake\n";
   for (int i = 0; i < 25; ++i) many += "k" + std::to_string(i) + ": 1\n";
   const std::string m = load_error(many);

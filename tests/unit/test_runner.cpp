@@ -19,6 +19,7 @@
 #include "harness/run/system_reads.h"
 #include "results/store/store.h"
 #include "test_support.h"
+#include "workloads/sys/monitor_set.h"
 
 namespace nightjar {
 namespace {
@@ -81,6 +82,20 @@ class FakeSystem : public SystemReads {
     s.own_cpu_ticks = 50;
     s.wall_seconds = static_cast<double>(n);
     return s;
+  }
+  /// With a proc root (a directory of fake /proc files), the extra monitors
+  /// of the job's selection read it (perf-stat left out: it counts the real
+  /// process); without, none. `selected` keeps the last selection.
+  std::string proc_root;
+  std::vector<std::string> selected;
+  std::unique_ptr<MonitorSet> open_monitors(const std::vector<std::string>& names,
+                                            const CgroupTree* tree) override {
+    ++calls["open_monitors"];
+    selected = names;
+    if (proc_root.empty()) return nullptr;
+    std::vector<std::string> files = names;
+    std::erase(files, "perf-stat");
+    return std::make_unique<MonitorSet>(files, proc_root, tree);
   }
   std::map<std::string, std::uint64_t> cgroup_events(const CgroupTree&) override {
     ADD_FAILURE() << "no run of these tests has a cgroup tree";
@@ -157,6 +172,35 @@ TEST_F(RunnerTest, StoresTheMonitorDeltasOfTheFakeReadingsWithEachIteration) {
     // Counters the fake does not have are not stored as 0.
     EXPECT_EQ(it.monitors.count("vmstat.pswpin"), 0u);
   }
+}
+
+TEST_F(RunnerTest, AJobWithoutMonitorsRecordsTheDefaultSelection) {
+  const RunOutcome out = run("workload: fake\nparams:\n  script: \"1,2,3\"\niterations: 3\n");
+  ASSERT_EQ(out.run_ids.size(), 1u);
+  EXPECT_EQ(system_.calls["open_monitors"], 1);
+  EXPECT_EQ(system_.selected, default_monitors());
+  EXPECT_EQ(record(out.run_ids[0]).iteration_data[0].monitors.count("cpu.util_pct"), 1u);
+}
+
+TEST_F(RunnerTest, MonitorsSelectsTheRowsAndStoresWhatIsUnavailable) {
+  // softirqs is read from the fake proc root; meminfo is selected but absent.
+  system_.proc_root = dir_.path() + "/proc";
+  std::filesystem::create_directories(system_.proc_root);
+  dir_.write("proc/softirqs", "       CPU0  CPU1\n     HI:  1  2\n  TIMER:  10  20\n");
+  const RunOutcome out =
+      run("workload: fake\nparams:\n  script: \"1,2,3\"\niterations: 3\n"
+          "monitors: [vmstat, softirqs, meminfo]\n");
+  ASSERT_EQ(out.run_ids.size(), 1u);
+  const RunRecord r = record(out.run_ids[0]);
+  ASSERT_EQ(r.iteration_data.size(), 3u);
+  for (const auto& it : r.iteration_data) {
+    EXPECT_EQ(it.monitors.count("vmstat.pgfault"), 1u);
+    EXPECT_EQ(it.monitors.count("cpu.util_pct"), 0u) << "cpu is not selected";
+    EXPECT_EQ(it.monitors.at("softirqs.TIMER"), 0.0) << "the fake file does not change";
+    EXPECT_EQ(it.monitors.count("meminfo.MemFree"), 0u);
+  }
+  ASSERT_EQ(r.context.count("monitor.unavailable"), 1u);
+  EXPECT_NE(r.context.at("monitor.unavailable").find("meminfo: cannot read"), std::string::npos);
 }
 
 TEST_F(RunnerTest, StoresTheFakeIdentityFactsAndWarningsWithTheRun) {

@@ -226,7 +226,8 @@ TEST_F(VariantsJob, LoadJobErrors) {
             "`variant:` to run them all");
   EXPECT_EQ(load_error("workload: fake\nvariantz: {}\n"),
             "JOB:2: variantz: unknown key (did you mean 'variant'?); known keys are workload, "
-            "description, params, iterations, warmup, variant, cgroup, variants, min_effect, vm");
+            "description, params, iterations, warmup, variant, cgroup, variants, min_effect, vm, "
+            "monitors");
 }
 
 TEST_F(VariantsJob, SelectionAllNamesAndDefault) {

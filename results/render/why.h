@@ -1,0 +1,30 @@
+// Layouts of the "what else changed" block (results/compare/why.h) that
+// `nightjar compare --why` prints under the comparison: text (after the
+// mmtests and lkp tables), markdown (after the markdown layout) and JSON
+// (with --format json the comparison object gains a "why" array). They
+// read the record only (docs/monitors.md "Reading the block").
+#pragma once
+
+#include <string>
+
+#include "results/compare/why.h"
+
+namespace nightjar {
+
+/// Text: per NEW side a heading line saying the rule and the family size,
+/// then one line per moved row, largest effect first: label, both means,
+/// %change, ratio new/base with its CI, q; then the appeared/vanished rows.
+/// "no monitor row changed significantly" when none moved.
+std::string render_why_text(const WhyBlock& block, int precision = 2);
+
+/// Markdown: the same as a table per NEW side under "### What else changed".
+std::string render_why_markdown(const WhyBlock& block, int precision = 2);
+
+/// JSON (one line, no trailing newline): an array with one object per NEW
+/// side {"base","new","family","moved":[{"operation","name","cell",
+/// "base_mean","new_mean","base_n","new_n","change_pct","effect","verdict",
+/// "p","q","ratio_lo","ratio_hi","appeared","vanished"}]}; non-finite
+/// numbers are null.
+std::string render_why_json(const WhyBlock& block);
+
+}  // namespace nightjar
