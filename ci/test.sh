@@ -14,7 +14,9 @@
 #                           runs the same kernels through LAVA's lava-run
 #                           (docs/lava.md "In CI"); not the optional label
 #                           lava-server (a real lava-server and PostgreSQL,
-#                           about 3 min: `ctest -L lava-server` runs it)
+#                           about 3 min: `ctest -L lava-server` runs it), nor
+#                           kernel-bisect (ci/kernel-bisect-demo.sh, tens of
+#                           minutes of kernel builds: `ctest -L kernel-bisect`)
 #   ci/test.sh --sanitize   AddressSanitizer + UBSan build in build-asan/,
 #                           every test except those labelled slow or
 #                           lava-server
@@ -39,12 +41,12 @@ elif [ "${1:-}" = "--sanitize" ]; then
   "$here/ci/install-browser.sh"  # the `browser` label (docs/publish.md)
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
   export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-  cd "$build" && ctest --output-on-failure -j 2 --label-exclude '^(slow|lava-server)$'
+  cd "$build" && ctest --output-on-failure -j 2 --label-exclude '^(slow|lava-server|kernel-bisect)$'
 else
   build=$here/build
   "$here/ci/build.sh" "$build" -DNIGHTJAR_WERROR=ON -DNIGHTJAR_STATIC=ON
   "$here/ci/install-browser.sh"  # the `browser` label (docs/publish.md)
   "$here/ci/fetch-kernels.sh" "${NIGHTJAR_KERNELS:-$build/kernels}" amd64 rt-amd64
   "$here/ci/install-lava.sh" "$build/lava"  # the `lava` label (docs/lava.md "In CI")
-  cd "$build" && ctest --output-on-failure -j 2 --label-exclude '^lava-server$'
+  cd "$build" && ctest --output-on-failure -j 2 --label-exclude '^(lava-server|kernel-bisect)$'
 fi
