@@ -14,10 +14,12 @@
 #                           runs the same kernels through LAVA's lava-run
 #                           (docs/lava.md "In CI"); not the optional label
 #                           lab-server (a real lava-server and PostgreSQL,
-#                           about 3 min: `ctest -L lab-server` runs it)
+#                           about 3 min: `ctest -L lab-server` runs it), nor
+#                           kernel-bisect (ci/kernel-bisect-demo.sh, tens of
+#                           minutes of kernel builds: `ctest -L kernel-bisect`)
 #   ci/test.sh --sanitize   AddressSanitizer + UBSan build in build-asan/,
-#                           every test except those labelled slow or
-#                           lab-server
+#                           every test except those labelled slow,
+#                           lab-server or kernel-bisect
 #   ci/test.sh --fuzz       the libFuzzer targets (clang++, build-fuzz/): each
 #                           job, csv and gbench target 60 s on its seed corpus
 #                           (bench/fuzz.sh; docs/input.md "Fuzzing")
@@ -39,12 +41,12 @@ elif [ "${1:-}" = "--sanitize" ]; then
   "$here/ci/install-browser.sh"  # the `browser` label (docs/publish.md)
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
   export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-  cd "$build" && ctest --output-on-failure -j 2 --label-exclude '^(slow|lab-server)$'
+  cd "$build" && ctest --output-on-failure -j 2 --label-exclude '^(slow|lab-server|kernel-bisect)$'
 else
   build=$here/build
   "$here/ci/build.sh" "$build" -DNIGHTJAR_WERROR=ON -DNIGHTJAR_STATIC=ON
   "$here/ci/install-browser.sh"  # the `browser` label (docs/publish.md)
   "$here/ci/fetch-kernels.sh" "${NIGHTJAR_KERNELS:-$build/kernels}" amd64 rt-amd64
   "$here/ci/install-lava.sh" "$build/lava"  # the `lava` label (docs/lava.md "In CI")
-  cd "$build" && ctest --output-on-failure -j 2 --label-exclude '^lab-server$'
+  cd "$build" && ctest --output-on-failure -j 2 --label-exclude '^(lab-server|kernel-bisect)$'
 fi

@@ -309,7 +309,22 @@ std::string render_bisect_log(const ResultsStore& store, std::optional<std::int6
     throw UsageError(session
                          ? fmt::format("bisect log: no session {} in {}", *session, store.path())
                          : "bisect log: no bisect session in " + store.path());
-  return render_session_log(*row, store.bisect_steps(row->id));
+  const std::vector<BisectStep> steps = store.bisect_steps(row->id);
+  std::string out = render_session_log(*row, steps);
+  // Kernel sessions (--kernel-build): each measured commit's kernel identity,
+  // from the facts its runs store (harness/bisect/kernel_build.h).
+  std::string kernels;
+  for (const auto& st : steps) {
+    if (st.runs.empty()) continue;
+    auto c = store.run_context(st.runs.front());
+    if (!c.count("kbuild.release")) continue;
+    kernels +=
+        fmt::format("  step {:>2} {}: kernel {}, config hash {}, config key {}, built in {} s\n",
+                    st.step, short_sha(st.commit), c["kbuild.release"], c["kbuild.config_hash"],
+                    c["kbuild.config_key"], c["kbuild.build_seconds"]);
+  }
+  if (!kernels.empty()) out += "\nkernels (commit, release, config):\n" + kernels;
+  return out;
 }
 
 }  // namespace nightjar

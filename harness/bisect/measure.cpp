@@ -13,6 +13,7 @@ namespace nightjar {
 
 std::unique_ptr<CommitMeasurer> make_measurer(ResultsStore& store, const BisectJobOptions& job,
                                               const Prepared& prepared) {
+  if (job.kernel.enabled) return kernel_measurer(store, job, prepared);
   return work_tree_measurer(store, job, prepared);
 }
 

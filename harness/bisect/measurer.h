@@ -60,4 +60,12 @@ class CommitMeasurer {
 std::unique_ptr<CommitMeasurer> work_tree_measurer(ResultsStore& store, const BisectJobOptions& job,
                                                    const Prepared& prepared);
 
+/// `bisect run --kernel-build` (job.kernel): each commit's kernel built out
+/// of tree in one persistent build directory, cached by commit and config key,
+/// and booted in qemu with the job inside, runs stored into `store`
+/// (measurer_kernel.cpp; harness/bisect/kernel_build.h). Holds `store` by
+/// reference.
+std::unique_ptr<CommitMeasurer> kernel_measurer(ResultsStore& store, const BisectJobOptions& job,
+                                                const Prepared& prepared);
+
 }  // namespace nightjar

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/bisect/git.h"
+#include "harness/vm/initramfs.h"
 #include "results/model/exit_codes.h"
 #include "results/model/text.h"
 #include "results/store/store.h"
@@ -36,6 +37,13 @@ std::string session_options_json(const BisectJobOptions& o, std::optional<bool> 
   j["warmup"] = o.warmup ? json(*o.warmup) : json(nullptr);
   j["min_effect_pct"] = o.min_effect_pct ? json(*o.min_effect_pct) : json(nullptr);
   if (test_merge_branch) j["test_merge_branch"] = *test_merge_branch;
+  if (o.kernel.enabled) {
+    const KernelBuildOptions& k = o.kernel;
+    j["kernel"] = {{"config", k.config},       {"defconfig", k.defconfig},
+                   {"fragments", k.fragments}, {"dir", k.dir},
+                   {"jobs", k.jobs},           {"vm_memory_mb", k.vm_memory_mb},
+                   {"vm_cpus", k.vm_cpus},     {"vm_timeout_sec", k.vm_timeout_sec}};
+  }
   return j.dump();
 }
 
@@ -59,6 +67,19 @@ SessionOptions session_options(const BisectSession& session) {
   if (j.contains("min_effect_pct") && j["min_effect_pct"].is_number())
     o.min_effect_pct = j["min_effect_pct"].get<double>();
   so.test_merge_branch = j.value("test_merge_branch", false);
+  if (j.contains("kernel") && j["kernel"].is_object()) {
+    const json& k = j["kernel"];
+    KernelBuildOptions& kb = o.kernel;
+    kb.enabled = true;
+    kb.config = k.value("config", "");
+    kb.defconfig = k.value("defconfig", "");
+    kb.fragments = k.value("fragments", std::vector<std::string>{});
+    kb.dir = k.value("dir", "");
+    kb.jobs = k.value("jobs", 0);
+    kb.vm_memory_mb = k.value("vm_memory_mb", 2048);
+    kb.vm_cpus = k.value("vm_cpus", 0);
+    kb.vm_timeout_sec = k.value("vm_timeout_sec", 600);
+  }
   return so;
 }
 
@@ -147,6 +168,8 @@ Prepared prepare(const std::string& repo, BisectJobOptions& job) {
                     "raise it or lower --iterations",
                     job.max_iterations, p.iterations));
   p.metric = pick_metric(pj, p, job);
+  check_kernel_build_options(job.kernel, job.build_command);
+  if (job.kernel.enabled) find_guest_binary("");  // EnvironmentError saying how to build it
   p.top = repository_top(repo);
   return p;
 }

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/bisect/kernel_build.h"
 #include "harness/job/job.h"
 #include "harness/run/runner.h"
 #include "results/model/metric.h"
@@ -36,6 +37,7 @@ struct BisectJobOptions {
   std::optional<double> min_effect_pct;
   std::string build_command;  ///< shell command run at the repository top (""= none)
   double build_timeout = 0;   ///< seconds; 0 = none
+  KernelBuildOptions kernel;  ///< `bisect run --kernel-build` (harness/bisect/kernel_build.h)
 };
 
 /// A session's options as stored (BisectSession::options): the job options
@@ -50,7 +52,9 @@ struct SessionOptions {
 /// "build_timeout", "iterations", "max_iterations", "metric",
 /// "min_effect_pct", "sets": [{"key", "values"}], "variant", "warmup"}
 /// (iterations, warmup, min_effect_pct null when unset), and
-/// "test_merge_branch" when `test_merge_branch` is given (`bisect run`).
+/// "test_merge_branch" when `test_merge_branch` is given (`bisect run`), and
+/// "kernel" when kernel builds are on: {"config", "defconfig", "fragments",
+/// "dir", "jobs", "vm_memory_mb", "vm_cpus", "vm_timeout_sec"}.
 std::string session_options_json(const BisectJobOptions& job,
                                  std::optional<bool> test_merge_branch);
 

@@ -59,6 +59,32 @@ void add_bisect_job_options(CLI::App* cmd, BisectArgs& a) {
   cmd->add_option("--db", a.db, "results database path");
 }
 
+// The options of `bisect run --kernel-build` (harness/bisect/kernel_build.h).
+void add_kernel_build_options(CLI::App* cmd, BisectArgs& a) {
+  KernelBuildOptions& k = a.job.kernel;
+  cmd->add_flag("--kernel-build", k.enabled,
+                "the repository is a Linux tree: build each commit's kernel out of tree (make O=, "
+                "ccache when installed), boot it in qemu and run the job inside; a build failure, "
+                "boot panic or hang skips the commit (docs/bisect.md \"Bisecting kernels\")");
+  cmd->add_option("--kernel-config", k.config, "FILE: the full .config of every kernel built");
+  cmd->add_option("--defconfig", k.defconfig,
+                  "TARGET: the base config (tinyconfig, x86_64_defconfig, ...), merged with "
+                  "--config-fragment at the first commit built");
+  cmd->add_option("--config-fragment", k.fragments,
+                  "FILE: a config fragment merged onto --defconfig (repeatable; "
+                  "ci/kernel/nightjar-guest.config makes a kernel nightjar's guests can use)");
+  cmd->add_option("--kernel-dir", k.dir,
+                  "DIR: build tree and image cache (default "
+                  "~/.cache/nightjar/kernel-bisect/REPO-CONFIG)");
+  cmd->add_option("--kernel-jobs", k.jobs, "make -j N (default: the CPUs)")->check(at_least(1));
+  cmd->add_option("--vm-memory", k.vm_memory_mb, "MiB of guest memory (default 2048)")
+      ->check(at_least(64));
+  cmd->add_option("--vm-cpus", k.vm_cpus, "guest CPUs (default min(2, CPUs))")->check(at_least(1));
+  cmd->add_option("--vm-timeout", k.vm_timeout_sec,
+                  "seconds for one boot and job before qemu is killed (default 600)")
+      ->check(at_least(10));
+}
+
 BisectJobOptions bisect_job(const BisectArgs& a) {
   BisectJobOptions j = a.job;
   for (const auto& s : a.sets) j.overrides.push_back(parse_set(s));
@@ -93,6 +119,7 @@ Subcommand add_bisect_command(CLI::App& app) {
   bisect_run_cmd->add_option("--good", a->good, "a commit without the regression")->required();
   bisect_run_cmd->add_option("--bad", a->bad, "a later commit with it")->required();
   add_bisect_job_options(bisect_run_cmd, *a);
+  add_kernel_build_options(bisect_run_cmd, *a);
   bisect_run_cmd->add_flag(
       "--test-merge-branch", a->test_merge_branch,
       "after the bisect, when the first bad commit is a merge of two good parents: build and "
