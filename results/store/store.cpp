@@ -11,6 +11,7 @@
 #include <ctime>
 
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "results/model/exit_codes.h"
@@ -171,25 +172,56 @@ void check_readable_schema(SQLite::Database& db, const std::string& path) {
                          "in place");
 }
 
+// A file shorter than its header says (an interrupted copy): SQLite reads
+// the missing bytes as zeros, which quick_check notices only when they
+// mattered. The header's page size (offset 16, 2 bytes, 1 meaning 65536) and
+// database size in pages (offset 28, 4 bytes, big-endian) are trusted only
+// when its version-valid-for number (offset 92) equals its change counter
+// (offset 24), as SQLite itself does (sqlite.org/fileformat.html, "The
+// Database Header"). Returns "" when the size agrees or cannot be judged.
+std::string short_file_problem(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  unsigned char h[100] = {};
+  if (!in.read(reinterpret_cast<char*>(h), sizeof h)) return "";
+  auto be32 = [&](int o) {
+    return (std::uint32_t{h[o]} << 24) | (std::uint32_t{h[o + 1]} << 16) |
+           (std::uint32_t{h[o + 2]} << 8) | std::uint32_t{h[o + 3]};
+  };
+  if (be32(92) != be32(24)) return "";
+  const std::uint64_t page =
+      h[16] == 0 && h[17] == 1 ? 65536u : (std::uint32_t{h[16]} << 8) | h[17];
+  const std::uint64_t want = page * be32(28);
+  std::error_code ec;
+  const std::uint64_t have = std::filesystem::file_size(path, ec);
+  if (ec || want == 0 || have >= want) return "";
+  return fmt::format(
+      "the file is {} bytes, its header says {} pages of {} bytes = {}: it was cut "
+      "short",
+      have, be32(28), page, want);
+}
+
 // Before a writing command adds to an existing file: a damaged one
 // (SQLite's quick_check finds a bad page, a short file, a broken index) is
 // refused untouched, so that runs are never appended to a file that already
 // lost data. quick_check reads every page once (O(size), no index
 // cross-check: sqlite.org/pragma.html#pragma_quick_check).
 void check_intact(SQLite::Database& db, const std::string& path) {
-  std::string problem;
-  try {
-    SQLite::Statement q(db, "PRAGMA quick_check(5)");
-    while (q.executeStep()) {
-      const std::string line = q.getColumn(0).getString();
-      if (line != "ok") problem += (problem.empty() ? "" : "; ") + line;
+  std::string problem = short_file_problem(path);
+  if (problem.empty()) {
+    try {
+      SQLite::Statement q(db, "PRAGMA quick_check(5)");
+      while (q.executeStep()) {
+        const std::string line = q.getColumn(0).getString();
+        if (line != "ok") problem += (problem.empty() ? "" : "; ") + line;
+      }
+    } catch (const SQLite::Exception& e) {
+      problem = e.what();
     }
-  } catch (const SQLite::Exception& e) {
-    problem = e.what();
+    if (!problem.empty()) problem = "SQLite quick_check: " + problem;
   }
   if (problem.empty()) return;
-  throw EnvironmentError(path + ": the results database is damaged (SQLite quick_check: " +
-                         problem + "); nothing was written to it. " + kDamagedAdvice);
+  throw EnvironmentError(path + ": the results database is damaged (" + problem +
+                         "); nothing was written to it. " + kDamagedAdvice);
 }
 
 // WAL lets readers and one writer work at once; the busy timeout (30 s, set

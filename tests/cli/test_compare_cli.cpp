@@ -186,13 +186,16 @@ TEST_F(CompareFixture, CheckExitsOneWhenARegressionExistsEvenWithInconclusiveRow
   EXPECT_NE(r.err.find("-> exit 1 (significant regression)"), std::string::npos) << r.err;
   auto f = compare({"--fail-on-regression"});
   EXPECT_EQ(f.exit_code, 1) << f.err;
-  // b against itself: nothing moved; the equivalence test (issue 14) shows 4
-  // rows inside ±1%, but at CoeffVar 1.6% and n = 5 the others cannot be
-  // shown inside ±1%: inconclusive (3), never 1.
+  // A side against itself is refused: it always looks unchanged.
   auto same = run_nightjar({"check", "b", "b", "--db", db_, "--ignore-param", "script"});
-  EXPECT_EQ(same.exit_code, 3) << same.out << same.err;
-  EXPECT_EQ(same.out.substr(0, same.out.find('\n')),
-            "0 regressions, 0 improvements, 4 unchanged, 4 inconclusive");
+  EXPECT_EQ(same.exit_code, 2) << same.out << same.err;
+  EXPECT_NE(same.err.find("select the same runs"), std::string::npos) << same.err;
+  // Two runs of one build (b's seed=2 cell, runs 6 and 9) with identical
+  // samples: nothing moved, never 1.
+  auto aa = run_nightjar({"check", "run=6", "run=9", "--db", db_, "--ignore-param", "script"});
+  EXPECT_EQ(aa.exit_code, 0) << aa.out << aa.err;
+  EXPECT_EQ(aa.out.substr(0, aa.out.find('\n')),
+            "0 regressions, 0 improvements, 2 unchanged, 0 inconclusive");
 }
 
 TEST_F(CompareFixture, SelectorsAndNarrowing) {
@@ -214,13 +217,18 @@ TEST_F(CompareFixture, SelectorsAndNarrowing) {
   EXPECT_NE(one.out.find("metric,fake,fx,cv=0 fail_at=0 seed=1 sleep=0s value=100,throughput,"),
             std::string::npos)
       << one.out;
-  // Three sides: two families, one verdict each.
+  // Three sides: one verdict per side against the first, over the cells
+  // every side holds (run=9 holds only b's seed=2 cell, identical to a's).
   auto three =
-      run_nightjar({"compare", "a", "b", "variant=a", "--db", db_, "--ignore-param", "script"});
+      run_nightjar({"compare", "a", "b", "run=9", "--db", db_, "--ignore-param", "script"});
   ASSERT_EQ(three.exit_code, 0) << three.err;
   EXPECT_EQ(three.out.substr(0, three.out.find('\n')),
-            "b: 2 regressions, 2 improvements, 2 unchanged, 2 inconclusive; "
-            "variant=a: 0 regressions, 0 improvements, 4 unchanged, 4 inconclusive");
+            "b: 0 regressions, 0 improvements, 2 unchanged, 0 inconclusive; "
+            "run=9: 0 regressions, 0 improvements, 2 unchanged, 0 inconclusive");
+  // Two selectors naming the same runs are refused, whatever their spelling.
+  auto alias =
+      run_nightjar({"compare", "a", "b", "variant=a", "--db", db_, "--ignore-param", "script"});
+  EXPECT_EQ(alias.exit_code, 2) << alias.err;
 }
 
 TEST_F(CompareFixture, SelectorMatchingNothingIsAUsageErrorListingWhatExists) {
