@@ -18,8 +18,9 @@
 #                           kernel-bisect (ci/kernel-bisect-demo.sh, tens of
 #                           minutes of kernel builds: `ctest -L kernel-bisect`)
 #   ci/test.sh --sanitize   AddressSanitizer + UBSan build in build-asan/,
-#                           every test except those labelled slow,
-#                           lab-server or kernel-bisect
+#                           every test except those labelled slow, vm
+#                           (its guests need the static build of stage 1,
+#                           where they ran), lab-server or kernel-bisect
 #   ci/test.sh --fuzz       the libFuzzer targets (clang++, build-fuzz/): each
 #                           job, csv and gbench target 60 s on its seed corpus
 #                           (bench/fuzz.sh; docs/input.md "Fuzzing")
@@ -41,7 +42,7 @@ elif [ "${1:-}" = "--sanitize" ]; then
   "$here/ci/install-browser.sh"  # the `browser` label (docs/publish.md)
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
   export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-  cd "$build" && ctest --output-on-failure -j 2 --label-exclude '^(slow|lab-server|kernel-bisect)$'
+  cd "$build" && ctest --output-on-failure -j 2 --label-exclude '^(slow|vm|lab-server|kernel-bisect)$'
 else
   build=$here/build
   "$here/ci/build.sh" "$build" -DNIGHTJAR_WERROR=ON -DNIGHTJAR_STATIC=ON
