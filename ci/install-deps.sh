@@ -29,6 +29,7 @@ if ! $program_only; then
     libgtest-dev libgmock-dev libbenchmark-dev
     libpng-dev  # the browser test decodes Chromium's screenshots (tests/browser/)
     jq  # tests/vm/guest-tests.sh reads the guest's gtest JSON report
+    python3 python3-jsonschema  # validates `export --format kcidb` against the KCIDB schema (tests/fixtures/kcidb/)
     clang-16 libclang-rt-16-dev  # the libFuzzer targets (ci/test.sh --fuzz): C++20 needs clang >= 16
     universal-ctags  # ci/function-lengths.sh, run by the test code_lengths
   )

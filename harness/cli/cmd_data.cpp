@@ -11,7 +11,9 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include "harness/cli/commands.h"
@@ -21,6 +23,7 @@
 #include "results/io/csv.h"
 #include "results/io/gbench.h"
 #include "results/io/input_file.h"
+#include "results/io/kcidb.h"
 #include "workloads/sys/probe.h"
 #include "workloads/workload.h"
 
@@ -33,48 +36,59 @@ struct ExportArgs {
   std::string db, format = "csv", output = "-", job, workload;
   std::vector<std::string> selectors;
   bool include_invalid = false;
+  // --format kcidb
+  std::string base, origin = "nightjar", test = "welch";
+  double alpha = 0.05, min_effect = 1.0;
+  std::vector<std::string> ignore_params;
 };
 
-ExitCode run_export(const ExportArgs& a) {
+// Writes an export to `output` ("-": stdout) through `write`; a file is
+// written beside the target and renamed, so a failed export leaves no half file.
+void write_export(const std::string& output, const std::function<void(std::ostream&)>& write) {
+  if (output == "-") {
+    write(std::cout);
+    std::cout.flush();
+    if (!std::cout) throw EnvironmentError("export: cannot write to stdout");
+    return;
+  }
+  const std::string tmp = fmt::format("{}.tmp{}", output, ::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out)
+      throw EnvironmentError(
+          fmt::format("-o {}: cannot create {}: {}; write to a writable "
+                      "directory or use -o - for stdout",
+                      output, tmp, std::strerror(errno)));
+    try {
+      write(out);
+    } catch (...) {
+      out.close();
+      std::remove(tmp.c_str());
+      throw;
+    }
+    out.close();
+    if (!out) {
+      std::remove(tmp.c_str());
+      throw EnvironmentError(
+          fmt::format("-o {}: writing failed (disk full?); nothing written", output));
+    }
+  }
+  if (std::rename(tmp.c_str(), output.c_str()) != 0) {
+    int err = errno;
+    std::remove(tmp.c_str());
+    throw EnvironmentError(
+        fmt::format("-o {}: cannot rename {} to it: {}", output, tmp, std::strerror(err)));
+  }
+}
+
+ExitCode run_export_csv(const ExportArgs& a) {
   const std::vector<Selector> selectors = parse_selectors(a.selectors);  // before the database
   ResultsStore store = open_existing_store(a.db);
   std::vector<std::int64_t> ids = select_export_runs(store, selectors, a.job, a.workload);
   CsvExportStats stats;
-  if (a.output == "-") {
-    stats = write_samples_csv(store, ids, std::cout, a.include_invalid);
-    std::cout.flush();
-    if (!std::cout) throw EnvironmentError("export: cannot write to stdout");
-  } else {
-    // Written beside the target and renamed: a failed export leaves no half file.
-    const std::string tmp = fmt::format("{}.tmp{}", a.output, ::getpid());
-    {
-      std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-      if (!out)
-        throw EnvironmentError(
-            fmt::format("-o {}: cannot create {}: {}; write to a writable "
-                        "directory or use -o - for stdout",
-                        a.output, tmp, std::strerror(errno)));
-      try {
-        stats = write_samples_csv(store, ids, out, a.include_invalid);
-      } catch (...) {
-        out.close();
-        std::remove(tmp.c_str());
-        throw;
-      }
-      out.close();
-      if (!out) {
-        std::remove(tmp.c_str());
-        throw EnvironmentError(
-            fmt::format("-o {}: writing failed (disk full?); nothing written", a.output));
-      }
-    }
-    if (std::rename(tmp.c_str(), a.output.c_str()) != 0) {
-      int err = errno;
-      std::remove(tmp.c_str());
-      throw EnvironmentError(
-          fmt::format("-o {}: cannot rename {} to it: {}", a.output, tmp, std::strerror(err)));
-    }
-  }
+  write_export(a.output, [&](std::ostream& out) {
+    stats = write_samples_csv(store, ids, out, a.include_invalid);
+  });
   std::cerr << fmt::format("nightjar: exported {} samples of {} run(s){}\n", stats.samples,
                            stats.runs, a.output == "-" ? "" : " to " + a.output);
   if (stats.invalid)
@@ -91,6 +105,63 @@ ExitCode run_export(const ExportArgs& a) {
         "write no row\n",
         ids.size() - stats.runs, stats.invalid && !a.include_invalid ? ", only invalid ones" : "");
   return ExitCode::ok;
+}
+
+// `export --format kcidb`: the sides (the selectors, else one per build and
+// kernel) as a KCIDB document, with verdicts against --base when given.
+ExitCode run_export_kcidb(const ExportArgs& a) {
+  if (a.include_invalid)
+    throw UsageError(
+        "--include-invalid applies to --format csv only: a KCIDB test carries the valid "
+        "samples its number summarises");
+  std::vector<Selector> selectors = parse_selectors(a.selectors);  // before the database
+  std::optional<Selector> base;
+  if (!a.base.empty()) base = parse_selector(a.base);
+  require_kcidb_origin("--origin", a.origin);
+  const stats::SignificanceOptions options = significance_options(a.test, a.alpha, a.min_effect);
+  ResultsStore store = open_existing_store(a.db);
+  const bool all = selectors.empty();
+  if (all) selectors = kcidb_default_sides(store, a.job, a.workload);
+  const SideQuery query{a.job, a.workload, a.ignore_params, &workload_catalog(), false};
+  std::vector<LoadedSide> sides;
+  if (base) sides.push_back(load_side(store, *base, query, "BASE"));
+  for (const auto& selector : selectors) {
+    LoadedSide side = load_side(store, selector, query, base ? "NEW" : "side");
+    // Without selectors, the build of the base is not a NEW side of its own.
+    if (base && all &&
+        std::includes(sides[0].run_ids.begin(), sides[0].run_ids.end(), side.run_ids.begin(),
+                      side.run_ids.end()))
+      continue;
+    sides.push_back(std::move(side));
+  }
+  if (base && sides.size() < 2)
+    throw UsageError(fmt::format(
+        "export --format kcidb --base {}: no other runs to compare with it; name the NEW "
+        "side(s) as selectors (e.g. build=v6.18)",
+        a.base));
+  std::vector<Selector> names;
+  for (const auto& s : sides) names.push_back(s.selector);
+  check_distinct_sides(names);
+  const MetricCatalog catalog = sides_metric_catalog(store, sides, query);
+  std::optional<Comparison> comparison;
+  if (base) comparison = compare_loaded_sides(store, sides, catalog, query, options);
+  const nlohmann::ordered_json doc =
+      kcidb_document(sides, catalog, comparison ? &*comparison : nullptr, {a.origin});
+  write_export(a.output, [&](std::ostream& out) { out << doc.dump(2) << "\n"; });
+  std::cerr << fmt::format(
+      "nightjar: exported {} test(s) of {} side(s), {} build(s) as KCIDB v{}.{}{}{}\n",
+      doc["tests"].size(), sides.size(), doc["builds"].size(), kKcidbMajor, kKcidbMinor,
+      comparison ? fmt::format(" ({} against {})", comparison->verdict, a.base) : "",
+      a.output == "-" ? "" : " to " + a.output);
+  return ExitCode::ok;
+}
+
+ExitCode run_export(const ExportArgs& a) {
+  if (a.format == "kcidb") return run_export_kcidb(a);
+  if (!a.base.empty() || !a.ignore_params.empty())
+    throw UsageError(
+        "--base and --ignore-param apply to --format kcidb only (the verdicts of its tests)");
+  return run_export_csv(a);
 }
 
 // ---- import ---------------------------------------------------------------
@@ -241,17 +312,37 @@ ExitCode import_gbench_file(const ImportArgs& a) {
 Subcommand add_export_command(CLI::App& app) {
   auto a = std::make_shared<ExportArgs>();
   Subcommand s;
-  s.cmd = app.add_subcommand("export",
-                             "Write stored samples as tidy CSV, one row per sample (docs/data.md)");
+  s.cmd = app.add_subcommand(
+      "export",
+      "Write stored samples as tidy CSV (one row per sample) or as KernelCI KCIDB JSON "
+      "(--format kcidb) (docs/data.md)");
   s.cmd
       ->add_option("selectors", a->selectors,
                    "runs to export: selectors as in compare (a variant name, or key=value[,...] "
                    "with keys build, kernel, variant, run, testbox, job, workload); several are "
                    "joined (OR); none: every run")
       ->allow_extra_args(true);
-  s.cmd->add_option("--format", a->format, "output format")
-      ->check(CLI::IsMember({"csv"}))
+  s.cmd
+      ->add_option("--format", a->format,
+                   "csv: tidy sample CSV; kcidb: KernelCI KCIDB JSON (schema v5.3), one test per "
+                   "side x cell x metric")
+      ->check(CLI::IsMember({"csv", "kcidb"}))
       ->capture_default_str();
+  s.cmd->add_option("--base", a->base,
+                    "kcidb: BASE selector; each other side's tests get PASS/FAIL from the "
+                    "verdict against it (without: DONE)");
+  s.cmd->add_option("--origin", a->origin, "kcidb: the CI system's name in every id")
+      ->capture_default_str();
+  s.cmd->add_option("--test", a->test, "kcidb --base: significance rule, as compare's")
+      ->check(CLI::IsMember({"welch", "utest", "mmtests", "lkp"}))
+      ->capture_default_str();
+  s.cmd->add_option("--alpha", a->alpha, "kcidb --base: as compare's")->capture_default_str();
+  s.cmd->add_option("--min-effect", a->min_effect, "kcidb --base: as compare's, percent")
+      ->capture_default_str();
+  s.cmd
+      ->add_option("--ignore-param", a->ignore_params,
+                   "kcidb: match and pool cells ignoring this parameter (repeatable), as compare's")
+      ->allow_extra_args(false);
   s.cmd->add_option("-o,--output", a->output, "FILE to write, or - for stdout")
       ->capture_default_str();
   s.cmd->add_option("--job", a->job, "only runs of this job");

@@ -910,9 +910,22 @@ Comparison compare_selectors(const ResultsStore& store, const std::vector<Select
   std::vector<LoadedSide> sides;
   for (auto& f : loading) f.wait();
   for (auto& f : loading) sides.push_back(f.get());
+  return compare_loaded_sides(store, sides, sides_metric_catalog(store, sides, query), query,
+                              options);
+}
+
+MetricCatalog sides_metric_catalog(const ResultsStore& store, const std::vector<LoadedSide>& sides,
+                                   const SideQuery& query) {
   std::set<std::string> workloads;
   for (const auto& s : sides)
     for (const auto& [k, _] : s.cells) workloads.insert(k.workload);
+  return load_metric_catalog(store, workloads,
+                             query.declared ? *query.declared : WorkloadCatalog::empty());
+}
+
+Comparison compare_loaded_sides(const ResultsStore& store, const std::vector<LoadedSide>& sides,
+                                const MetricCatalog& catalog, const SideQuery& query,
+                                const stats::SignificanceOptions& options) {
   // The testbox's calibrations (`nightjar calibrate`), for rows with one run
   // on a side.
   CalibrationLookup calibration =
@@ -921,11 +934,8 @@ Comparison compare_selectors(const ResultsStore& store, const std::vector<Select
     if (!c) return std::nullopt;
     return stats::BetweenRunVariance{c->between_var, c->df};
   };
-  return build_comparison(
-      sides,
-      load_metric_catalog(store, workloads,
-                          query.declared ? *query.declared : WorkloadCatalog::empty()),
-      options, query.include_invalid, calibration, stored_min_effects(store, sides[0]));
+  return build_comparison(sides, catalog, options, query.include_invalid, calibration,
+                          stored_min_effects(store, sides.at(0)));
 }
 
 ExitCode check_exit_code(const Comparison& c) {

@@ -202,6 +202,20 @@ Comparison build_comparison(const std::vector<LoadedSide>& sides, const MetricCa
 Comparison compare_selectors(const ResultsStore& store, const std::vector<Selector>& selectors,
                              const SideQuery& query, const stats::SignificanceOptions& options);
 
+/// The metric descriptors of every workload with a cell on some side
+/// (load_metric_catalog, in the declared order of `query.declared`).
+MetricCatalog sides_metric_catalog(const ResultsStore& store, const std::vector<LoadedSide>& sides,
+                                   const SideQuery& query);
+
+/// The comparison of sides already loaded by load_side (sides[0] = BASE),
+/// exactly as compare_selectors builds it: with the store's calibrations for
+/// rows with one run on a side and the minimum effects stored with the base
+/// side's jobs. For callers that also need the sides' samples (`export
+/// --format kcidb`). Errors as build_comparison.
+Comparison compare_loaded_sides(const ResultsStore& store, const std::vector<LoadedSide>& sides,
+                                const MetricCatalog& catalog, const SideQuery& query,
+                                const stats::SignificanceOptions& options);
+
 /// The exit code of `nightjar check` (and `compare --fail-on-regression`) over
 /// the key metrics (metric rows, never monitor rows) of every NEW side:
 /// regression (1) when any row is a significant regression — this wins over
