@@ -165,7 +165,7 @@ TEST(StoreOpenCli, Versions4To6AreReadWithoutAMigration) {
     }
     auto run = run_nightjar({"run", dir.write("f.yaml", kJob), "--db", db});
     ASSERT_EQ(run.exit_code, 0) << run.err;
-    EXPECT_EQ(query_one(db, "PRAGMA user_version"), "7");
+    EXPECT_EQ(query_one(db, "PRAGMA user_version"), "8");
     EXPECT_EQ(query_one(db, "SELECT count(*) FROM sqlite_master WHERE name='sample_invalid'"), "1");
   }
 }

@@ -414,7 +414,7 @@ TEST(StoreInvalid, MigratesAVersion3DatabaseKeepingEverySample) {
 
   ResultsStore store(path);
   EXPECT_EQ(query_one(path, "PRAGMA user_version"), std::to_string(ResultsStore::kSchemaVersion));
-  EXPECT_EQ(ResultsStore::kSchemaVersion, 7);
+  EXPECT_EQ(ResultsStore::kSchemaVersion, 8);
   EXPECT_EQ(query_one(path, "SELECT count(*) FROM sqlite_master WHERE name='sample_invalid'"), "1");
   EXPECT_EQ(query_one(path, "SELECT count(*) FROM iteration WHERE status='ok'"), "2");
   EXPECT_EQ(query_one(path, "SELECT count(*) FROM sample WHERE invalid IS NULL"), "2");
@@ -475,7 +475,7 @@ TEST(StoreBisect, MigratesAVersion5DatabaseKeepingEveryStepAndItsRuns) {
   EXPECT_THROW(exec_sql(path, "UPDATE bisect_step SET role='branch'"), std::exception);
 
   ResultsStore store(path);
-  EXPECT_EQ(query_one(path, "PRAGMA user_version"), "7");
+  EXPECT_EQ(query_one(path, "PRAGMA user_version"), "8");
   const std::vector<BisectStep> steps = store.bisect_steps(session);
   ASSERT_EQ(steps.size(), 2u);
   EXPECT_EQ(steps[0].commit + " " + to_string(steps[0].role), "c0 good");
