@@ -895,7 +895,8 @@ static MinEffects stored_min_effects(const ResultsStore& store, const LoadedSide
 }
 
 Comparison compare_selectors(const ResultsStore& store, const std::vector<Selector>& selectors,
-                             const SideQuery& query, const stats::SignificanceOptions& options) {
+                             const SideQuery& query, const stats::SignificanceOptions& options,
+                             const std::set<std::string>& accepted_env) {
   if (selectors.size() < 2)
     throw UsageError(
         "compare: give a BASE and at least one NEW selector, e.g. `nightjar compare vanilla "
@@ -921,11 +922,16 @@ Comparison compare_selectors(const ResultsStore& store, const std::vector<Select
     if (!c) return std::nullopt;
     return stats::BetweenRunVariance{c->between_var, c->df};
   };
-  return build_comparison(
+  Comparison c = build_comparison(
       sides,
       load_metric_catalog(store, workloads,
                           query.declared ? *query.declared : WorkloadCatalog::empty()),
       options, query.include_invalid, calibration, stored_min_effects(store, sides[0]));
+  for (std::size_t i = 1; i < sides.size(); ++i) {
+    c.environment.push_back(diff_sides(store, sides[0], sides[i], accepted_env));
+    if (auto w = confounder_warning(c.environment.back())) c.warnings.push_back(*w);
+  }
+  return c;
 }
 
 ExitCode check_exit_code(const Comparison& c) {

@@ -110,7 +110,8 @@ class ResultsStore final : public RunWriter,
   /// The oldest schema version the read-only commands read as it is,
   /// without a migration: version 4, since 4 -> 5 and 6 -> 7 only add
   /// indexes (imports use the first; sides read without the second as they
-  /// did before it) and 5 -> 6 only lets bisect_step.role be `branch`
+  /// did before it), 7 -> 8 only adds table kernel_config (read only when it
+  /// exists: kernel_config()) and 5 -> 6 only lets bisect_step.role be `branch`
   /// (docs/results.md "Schema versioning"). Older files need a
   /// command that writes, which migrates them.
   static constexpr int kOldestReadableVersion = 4;

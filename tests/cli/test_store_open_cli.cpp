@@ -135,7 +135,7 @@ TEST(StoreOpenCli, AnOlderSchemaIsReadOnlyAfterAWriteUpgradesIt) {
   const std::string before = read_file(db);
   auto show = run_nightjar({"show", "--db", db});
   EXPECT_EQ(show.exit_code, 4) << show.err;
-  EXPECT_TRUE(contains(show.err, "schema version 3 is older than this nightjar reads (4 to 7)"))
+  EXPECT_TRUE(contains(show.err, "schema version 3 is older than this nightjar reads (4 to 8)"))
       << show.err;
   EXPECT_EQ(read_file(db), before);
 }
