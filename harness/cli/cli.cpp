@@ -16,6 +16,7 @@
 #include <string_view>
 
 #include "harness/cli/commands.h"
+#include "results/compare/environment.h"
 #include "results/model/exit_codes.h"
 #include "results/model/text.h"
 #include "results/store/store.h"
@@ -110,6 +111,19 @@ CLI::Validator greater_than(double min) {
   return number_check(fmt::format("NUMBER > {}", min), [min](double v) {
     return v > min ? std::string() : fmt::format("must be greater than {}", min);
   });
+}
+
+std::set<std::string> accepted_env_keys(const std::vector<std::string>& keys) {
+  std::set<std::string> out;
+  for (const std::string& key : keys) {
+    if (!is_environment_fact(key))
+      throw UsageError(fmt::format(
+          "--accept-env: '{}' is not an environment fact; give a key of docs/environment.md "
+          "\"Facts\" as `nightjar env --diff` prints it (e.g. thp.enabled, cpu.microcode)",
+          key));
+    out.insert(key);
+  }
+  return out;
 }
 
 stats::SignificanceOptions significance_options(const std::string& test, double alpha,

@@ -15,6 +15,7 @@
 #include "results/compare/selector.h"
 #include "results/compare/why.h"
 #include "results/model/exit_codes.h"
+#include "results/model/text.h"
 #include "results/render/compare.h"
 #include "results/render/why.h"
 #include "workloads/workload.h"
@@ -31,7 +32,9 @@ struct CompareArgs {
   bool fail_on_regression = false;
   bool include_invalid = false;
   bool no_n = false, no_cv = false;
-  bool why = false;  // --why: the "what else changed" block under the verdicts
+  bool why = false;                     // --why: the "what else changed" block under the verdicts
+  std::vector<std::string> accept_env;  // --accept-env KEY
+  bool strict_env = false;              // --strict-env: exit 5 on a confounder
 };
 
 // The comparison in `format`, with --why's block (results/render/why.h)
@@ -73,7 +76,7 @@ ExitCode cmd_compare(const CompareArgs& a, bool gate) {
   check_distinct_sides(sides);
   ResultsStore store = open_existing_store(a.db);
   SideQuery query{a.job, a.workload, a.ignore_params, &workload_catalog(), a.include_invalid};
-  Comparison c = compare_selectors(store, sides, query, options);
+  Comparison c = compare_selectors(store, sides, query, options, accepted_env_keys(a.accept_env));
   if (gate) {
     // The plan from the BASE side's stored runs: what the decision needs.
     if (auto plan = stored_plan(store, sides[0], a.job, a.ignore_params, {}, options))
@@ -90,6 +93,18 @@ ExitCode cmd_compare(const CompareArgs& a, bool gate) {
   else
     std::cout << format->render(c, r);
   std::cout.flush();
+  if (a.strict_env) {
+    std::vector<std::string> confounders;
+    for (const auto& d : c.environment)
+      for (const auto& key : d.confounders()) confounders.push_back(d.now_name + ": " + key);
+    if (!confounders.empty()) {
+      std::cerr << fmt::format(
+          "nightjar: --strict-env: {} differ between the sides not by intent -> exit {} "
+          "(confounded; `--accept-env KEY` for a known difference, docs/environment.md)\n",
+          join(confounders, ", "), to_int(ExitCode::confounded));
+      return ExitCode::confounded;
+    }
+  }
   if (!gate) return ExitCode::ok;
   ExitCode code = check_exit_code(c);
   const char* meaning = code == ExitCode::regression     ? "significant regression"
@@ -146,6 +161,14 @@ void add_compare_options(CLI::App* cmd, CompareArgs& a) {
                 "under the verdicts, every monitor row whose change is significant (the metrics' "
                 "test and Benjamini-Hochberg over the monitor rows), largest effect first "
                 "(docs/monitors.md)");
+  cmd->add_option("--accept-env", a.accept_env,
+                  "KEY: a known environment difference (a fact key of docs/environment.md, e.g. "
+                  "cpu.microcode): listed as accepted, no warning, no --strict-env exit "
+                  "(repeatable)")
+      ->allow_extra_args(false);
+  cmd->add_flag("--strict-env", a.strict_env,
+                "exit 5 when an environment fact differs between the sides not by intent (a "
+                "confounder, docs/environment.md); it wins over the verdict's code");
   cmd->add_flag("--no-cv", a.no_cv,
                 "lkp layout: print ±CoeffVar only above 2%, as 0-day does (default: every row)");
 }

@@ -7,7 +7,10 @@
 #include <memory>
 
 #include "harness/cli/commands.h"
+#include "results/compare/environment.h"
+#include "results/compare/selector.h"
 #include "results/model/exit_codes.h"
+#include "results/render/environment.h"
 #include "results/render/run_summary.h"
 #include "results/render/table.h"
 #include "workloads/sys/probe.h"
@@ -115,6 +118,26 @@ ExitCode cmd_show(const ShowArgs& a) {
   return ExitCode::ok;
 }
 
+struct EnvArgs {
+  std::vector<std::string> diff;  ///< --diff BASE NEW: two selectors
+  std::string db, job, workload;
+  std::vector<std::string> accept_env;
+};
+
+// `env --diff BASE NEW`: the fingerprint diff of two stored sides, the
+// kernel config in full (docs/environment.md).
+ExitCode cmd_env_diff(const EnvArgs& a) {
+  const std::vector<Selector> sides = parse_selectors(a.diff);  // before the database
+  check_distinct_sides(sides);
+  const std::set<std::string> accepted = accepted_env_keys(a.accept_env);
+  ResultsStore store = open_existing_store(a.db);
+  SideQuery query{a.job, a.workload, {}, &workload_catalog(), false};
+  const LoadedSide base = load_side(store, sides[0], query, "BASE");
+  const LoadedSide now = load_side(store, sides[1], query, "NEW");
+  std::cout << render_environment_diff(diff_sides(store, base, now, accepted));
+  return ExitCode::ok;
+}
+
 ExitCode cmd_env() {
   KernelIdentity k = probe_kernel_identity();
   Testbox t = probe_testbox();
@@ -178,9 +201,31 @@ Subcommand add_show_command(CLI::App& app) {
 
 Subcommand add_env_command(CLI::App& app) {
   Subcommand s;
-  s.cmd = app.add_subcommand(
-      "env", "Show what would be recorded about this kernel and testbox, with warnings");
-  s.run = [] { return cmd_env(); };
+  auto a = std::make_shared<EnvArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "env",
+      "Show what would be recorded about this kernel and testbox, with warnings; with --diff, "
+      "what differs between two stored sides");
+  cmd->add_option("--diff", a->diff,
+                  "BASE NEW: two selectors as compare takes them (kernel=6.1.0-13-amd64, run=42, "
+                  "a variant name...): their differing facts and kernel config, as "
+                  "scripts/diffconfig prints it")
+      ->expected(2);
+  cmd->add_option("--db", a->db, "results database path (with --diff)");
+  cmd->add_option("--job", a->job, "with --diff: only runs of this job (file stem), both sides");
+  cmd->add_option("--workload", a->workload, "with --diff: only runs of this workload");
+  cmd->add_option("--accept-env", a->accept_env,
+                  "KEY: with --diff, mark this known difference accepted (repeatable)")
+      ->allow_extra_args(false);
+  s.cmd = cmd;
+  s.run = [a] {
+    if (a->diff.empty()) {
+      if (!a->db.empty() || !a->job.empty() || !a->workload.empty() || !a->accept_env.empty())
+        throw UsageError("env: --db, --job, --workload and --accept-env go with --diff BASE NEW");
+      return cmd_env();
+    }
+    return cmd_env_diff(*a);
+  };
   return s;
 }
 

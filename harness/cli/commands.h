@@ -8,7 +8,9 @@
 #include <CLI/CLI.hpp>
 #include <functional>
 #include <ostream>
+#include <set>
 #include <string>
+#include <vector>
 
 #include "results/model/exit_codes.h"
 #include "results/stats/significance.h"
@@ -109,5 +111,11 @@ CLI::Validator not_empty(const std::string& what_to_write);
 /// (0, 1), the minimum effect is negative or not finite, or the test unknown.
 stats::SignificanceOptions significance_options(const std::string& test, double alpha,
                                                 double min_effect);
+
+/// The fact keys of --accept-env (compare, check, env --diff) as a set.
+/// Throws UsageError naming the key and pointing at docs/environment.md
+/// when one is not an environment fact (is_environment_fact): a misspelt
+/// key would silence nothing.
+std::set<std::string> accepted_env_keys(const std::vector<std::string>& keys);
 
 }  // namespace nightjar

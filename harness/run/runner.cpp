@@ -16,6 +16,7 @@
 #include "harness/run/system_reads.h"
 #include "results/model/exit_codes.h"
 #include "results/model/text.h"
+#include "workloads/sys/fs.h"
 #include "workloads/sys/monitor_set.h"
 #include "workloads/sys/monitors.h"
 #include "workloads/sys/probe.h"
@@ -592,6 +593,7 @@ NewRun plan_base(const RunOptions& options, SystemReads& system, SystemContext& 
   for (const SetOverride& o : options.overrides)
     sets += (sets.empty() ? "" : " ") + o.key + "=" + join(o.values, ",");
   if (!sets.empty()) base.context["job.set"] = sets;
+  base.context["nightjar.version"] = NIGHTJAR_VERSION;
   base.build = options.build;
   return base;
 }
@@ -608,6 +610,9 @@ NewRun job_base(const NewRun& base, const PlannedJob& job) {
   run.job_path = ec ? job.job.path : absolute.lexically_normal().string();
   run.iterations = job.iterations;
   run.warmup = job.warmup;
+  // The job file's text as it was run (docs/environment.md): an edit between
+  // two runs shows as a differing job.hash.
+  if (auto text = read_small_file(job.job.path)) run.context["job.hash"] = fnv1a64_hex(*text);
   for (const auto& [metric, pct] : job.job.min_effect)
     run.context[metric.empty() ? "min_effect" : "min_effect." + metric] = fmt::format("{}", pct);
   return run;

@@ -895,7 +895,8 @@ static MinEffects stored_min_effects(const ResultsStore& store, const LoadedSide
 }
 
 Comparison compare_selectors(const ResultsStore& store, const std::vector<Selector>& selectors,
-                             const SideQuery& query, const stats::SignificanceOptions& options) {
+                             const SideQuery& query, const stats::SignificanceOptions& options,
+                             const std::set<std::string>& accepted_env) {
   if (selectors.size() < 2)
     throw UsageError(
         "compare: give a BASE and at least one NEW selector, e.g. `nightjar compare vanilla "
@@ -911,7 +912,7 @@ Comparison compare_selectors(const ResultsStore& store, const std::vector<Select
   for (auto& f : loading) f.wait();
   for (auto& f : loading) sides.push_back(f.get());
   return compare_loaded_sides(store, sides, sides_metric_catalog(store, sides, query), query,
-                              options);
+                              options, accepted_env);
 }
 
 MetricCatalog sides_metric_catalog(const ResultsStore& store, const std::vector<LoadedSide>& sides,
@@ -925,7 +926,8 @@ MetricCatalog sides_metric_catalog(const ResultsStore& store, const std::vector<
 
 Comparison compare_loaded_sides(const ResultsStore& store, const std::vector<LoadedSide>& sides,
                                 const MetricCatalog& catalog, const SideQuery& query,
-                                const stats::SignificanceOptions& options) {
+                                const stats::SignificanceOptions& options,
+                                const std::set<std::string>& accepted_env) {
   // The testbox's calibrations (`nightjar calibrate`), for rows with one run
   // on a side.
   CalibrationLookup calibration =
@@ -934,8 +936,13 @@ Comparison compare_loaded_sides(const ResultsStore& store, const std::vector<Loa
     if (!c) return std::nullopt;
     return stats::BetweenRunVariance{c->between_var, c->df};
   };
-  return build_comparison(sides, catalog, options, query.include_invalid, calibration,
-                          stored_min_effects(store, sides.at(0)));
+  Comparison c = build_comparison(sides, catalog, options, query.include_invalid, calibration,
+                                  stored_min_effects(store, sides.at(0)));
+  for (std::size_t i = 1; i < sides.size(); ++i) {
+    c.environment.push_back(diff_sides(store, sides[0], sides[i], accepted_env));
+    if (auto w = confounder_warning(c.environment.back())) c.warnings.push_back(*w);
+  }
+  return c;
 }
 
 ExitCode check_exit_code(const Comparison& c) {

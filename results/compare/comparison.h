@@ -26,6 +26,7 @@
 #include <tuple>
 #include <vector>
 
+#include "results/compare/environment.h"
 #include "results/compare/selector.h"
 #include "results/model/exit_codes.h"
 #include "results/model/metric.h"
@@ -156,6 +157,11 @@ struct Comparison {
   /// Metric rows tested with a calibrated between-run variance, and the
   /// note saying so (also in `notes`).
   int calibrated_rows = 0;
+  /// [i-1] = what else differs between BASE and NEW i (docs/environment.md),
+  /// filled by compare_selectors; each diff's confounders are also a warning
+  /// (confounder_warning). Empty, or every diff empty: nothing differs, and no
+  /// layout prints an environment section.
+  std::vector<EnvironmentDiff> environment;
 };
 
 /// The sample count of one side of a row as every layout prints it:
@@ -199,8 +205,12 @@ Comparison build_comparison(const std::vector<LoadedSide>& sides, const MetricCa
 /// Loads every side of `selectors` (parsed by parse_selector) from `store`
 /// and builds the comparison. selectors[0] is BASE. Throws UsageError for
 /// fewer than two selectors; else errors as load_side and build_comparison.
+/// The environment diff of each NEW side against BASE (diff_sides) is put in
+/// Comparison::environment and its confounders in the warnings;
+/// `accepted_env` are the fact keys of --accept-env.
 Comparison compare_selectors(const ResultsStore& store, const std::vector<Selector>& selectors,
-                             const SideQuery& query, const stats::SignificanceOptions& options);
+                             const SideQuery& query, const stats::SignificanceOptions& options,
+                             const std::set<std::string>& accepted_env = {});
 
 /// The metric descriptors of every workload with a cell on some side
 /// (load_metric_catalog, in the declared order of `query.declared`).
@@ -211,10 +221,13 @@ MetricCatalog sides_metric_catalog(const ResultsStore& store, const std::vector<
 /// exactly as compare_selectors builds it: with the store's calibrations for
 /// rows with one run on a side and the minimum effects stored with the base
 /// side's jobs. For callers that also need the sides' samples (`export
-/// --format kcidb`). Errors as build_comparison.
+/// --format kcidb`), with each NEW side's environment diff as
+/// compare_selectors gives it (`accepted_env`: the keys of --accept-env).
+/// Errors as build_comparison.
 Comparison compare_loaded_sides(const ResultsStore& store, const std::vector<LoadedSide>& sides,
                                 const MetricCatalog& catalog, const SideQuery& query,
-                                const stats::SignificanceOptions& options);
+                                const stats::SignificanceOptions& options,
+                                const std::set<std::string>& accepted_env = {});
 
 /// The exit code of `nightjar check` (and `compare --fail-on-regression`) over
 /// the key metrics (metric rows, never monitor rows) of every NEW side:

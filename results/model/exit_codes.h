@@ -17,6 +17,8 @@ enum class ExitCode : int {
   usage = 2,           ///< bad flag, bad job file
   inconclusive = 3,    ///< too few samples or too noisy to decide
   environment = 4,     ///< environment, workload or database error
+  confounded = 5,      ///< check --strict-env: a fact differs between the sides not by
+                       ///< intent (docs/environment.md "Confounders")
   bisect_skip = 125,   ///< bisect step only: cannot test this commit
   bisect_abort = 128,  ///< bisect step only: stop the bisection
   interrupted = 130,   ///< SIGINT/SIGTERM; partial run kept as aborted

@@ -20,6 +20,10 @@ struct KernelIdentity {
                               ///< text (decompressed /proc/config.gz, else
                               ///< /boot/config-<release>); "" when neither is readable
   std::string config_source;  ///< "/proc/config.gz", "/boot/config-<release>" or "" (none)
+  /// The config text config_hash was computed over ("" when none): stored
+  /// once per distinct hash (table kernel_config), read back by `env --diff`
+  /// and compare's environment section. Not part of the kernel's identity.
+  std::string config_text;
 };
 
 /// The machine a run executes on, stored with every run.

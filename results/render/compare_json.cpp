@@ -42,6 +42,37 @@ ordered_json side_figures(const SideFigures& f) {
   return j;
 }
 
+// The "environment" array: per NEW side with differences, its facts and
+// kconfig diff (docs/environment.md "In compare and check").
+ordered_json environment_json(const Comparison& c) {
+  ordered_json environment = ordered_json::array();
+  for (const auto& d : c.environment) {
+    if (d.empty()) continue;
+    ordered_json facts = ordered_json::array();
+    for (const auto& f : d.facts)
+      facts.push_back({{"key", f.key},
+                       {"base", f.base},
+                       {"new", f.now},
+                       {"kind", f.intended   ? "intended"
+                                : f.accepted ? "accepted"
+                                             : "confounder"}});
+    ordered_json e{{"base", d.base_name}, {"new", d.now_name}, {"facts", facts}};
+    if (d.kconfig) {
+      auto options = [](const std::vector<KconfigChange>& v) {
+        ordered_json a = ordered_json::array();
+        for (const auto& k : v)
+          a.push_back({{"option", k.option}, {"base", k.before}, {"new", k.after}});
+        return a;
+      };
+      e["kconfig"] = {{"removed", options(d.kconfig->removed)},
+                      {"added", options(d.kconfig->added)},
+                      {"changed", options(d.kconfig->changed)}};
+    }
+    environment.push_back(e);
+  }
+  return environment;
+}
+
 }  // namespace
 
 std::string render_json(const Comparison& c) {
@@ -141,6 +172,7 @@ std::string render_json(const Comparison& c) {
         {{"workload", u.workload}, {"job", u.job}, {"cell", u.cell}, {"present_on", u.present_on}});
   j["unmatched"] = std::move(unmatched);
   j["notes"] = c.notes;
+  if (auto env = environment_json(c); !env.empty()) j["environment"] = env;  // else absent
   return j.dump(2) + "\n";
 }
 

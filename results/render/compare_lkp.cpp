@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "results/render/compare.h"
+#include "results/render/environment.h"
 
 namespace nightjar {
 namespace {
@@ -118,7 +119,7 @@ std::string render_lkp(const Comparison& c, const RenderOptions& o) {
     out += "\n";
     for (const auto& n : c.notes) out += "note: " + n + "\n";
   }
-  return out;
+  return out + render_environment_section(c.environment);
 }
 
 }  // namespace nightjar

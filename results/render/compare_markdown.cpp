@@ -5,6 +5,7 @@
 
 #include "results/model/metric.h"
 #include "results/render/compare.h"
+#include "results/render/environment.h"
 
 namespace nightjar {
 namespace {
@@ -112,6 +113,9 @@ std::string render_markdown(const Comparison& c, const RenderOptions& o) {
     out += "\n";
     for (const auto& n : c.notes) out += "- " + n + "\n";
   }
+  // The text section in a code block: its columns are aligned.
+  if (std::string env = render_environment_section(c.environment); !env.empty())
+    out += "\n```" + env + "```\n";
   return out;
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "results/render/compare.h"
+#include "results/render/environment.h"
 
 namespace nightjar {
 namespace {
@@ -154,7 +155,7 @@ std::string render_mmtests(const Comparison& c, const RenderOptions& o) {
     out += "\n";
     for (const auto& n : c.notes) out += "note: " + n + "\n";
   }
-  return out;
+  return out + render_environment_section(c.environment);
 }
 
 }  // namespace nightjar

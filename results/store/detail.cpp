@@ -64,6 +64,12 @@ std::int64_t kernel_row(SQLite::Database& db, const KernelIdentity& k) {
                         "VALUES(?,?,?,?)");
   SQLite::bind(ins, k.release, k.version, k.cmdline, k.config_hash);
   ins.exec();
+  if (!k.config_hash.empty() && !k.config_text.empty()) {
+    SQLite::Statement cfg(db,
+                          "INSERT OR IGNORE INTO kernel_config(hash, source, text) VALUES(?,?,?)");
+    SQLite::bind(cfg, k.config_hash, k.config_source, k.config_text);
+    cfg.exec();
+  }
   SQLite::Statement q(db,
                       "SELECT id FROM kernel WHERE release=? AND version=? AND cmdline=? AND "
                       "config_hash=?");

@@ -17,7 +17,7 @@ std::pair<std::optional<KernelIdentity>, std::optional<Testbox>> ResultsStore::r
   if (!q.executeStep()) return out;
   if (!q.getColumn(0).isNull())
     out.first = KernelIdentity{q.getColumn(1).getString(), q.getColumn(2).getString(),
-                               q.getColumn(3).getString(), q.getColumn(4).getString(), ""};
+                               q.getColumn(3).getString(), q.getColumn(4).getString(), "", ""};
   if (!q.getColumn(5).isNull())
     out.second = Testbox{q.getColumn(6).getString(), q.getColumn(7).getString(),
                          static_cast<unsigned>(q.getColumn(8).getInt64()),

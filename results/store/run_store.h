@@ -81,6 +81,17 @@ class RunReader {
   /// run). config_source is not stored and stays "".
   virtual std::pair<std::optional<KernelIdentity>, std::optional<Testbox>> run_machine(
       std::int64_t run_id) const = 0;
+  /// The fingerprint of run `run_id` (fingerprints.cpp; docs/environment.md):
+  /// its context facts, with the kernel row as kernel.release, kernel.version,
+  /// kernel.cmdline and kernel.config_hash and the testbox row as
+  /// testbox.hostname, testbox.cpu_model and testbox.cpus (a run without a
+  /// kernel or testbox row lacks those keys). Empty for no such run.
+  virtual std::map<std::string, std::string> run_fingerprint(std::int64_t run_id) const = 0;
+  /// The kernel config text stored for config hash `hash` (table
+  /// kernel_config, written once per distinct hash with the first run on that
+  /// config), or nullopt when none was stored (imported runs, a kernel
+  /// whose config was not readable, runs stored before schema version 8).
+  virtual std::optional<std::string> kernel_config(const std::string& hash) const = 0;
 
  protected:
   ~RunReader() = default;

@@ -186,6 +186,17 @@ DROP TABLE bisect_run_v5;
     R"sql(
 CREATE INDEX sample_invalid ON sample(run_id) WHERE invalid IS NOT NULL;
 )sql",
+    // 7 -> 8: the kernel config of every run (docs/environment.md "Facts"),
+    // stored once per distinct config hash (kernel.config_hash), for
+    // `env --diff` and the kconfig lines of compare's environment section.
+    // IF NOT EXISTS: a database whose user_version was set back by hand (as
+    // tests of older versions do) keeps the table it already has.
+    R"sql(
+CREATE TABLE IF NOT EXISTS kernel_config(
+  hash TEXT PRIMARY KEY,
+  source TEXT NOT NULL,
+  text TEXT NOT NULL) WITHOUT ROWID;
+)sql",
 };
 static_assert(std::size(kMigrations) == ResultsStore::kSchemaVersion);
 

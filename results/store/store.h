@@ -106,11 +106,12 @@ class ResultsStore final : public RunWriter,
 
   /// The schema version this binary writes, and the newest it knows; a
   /// database whose user_version is outside 0..kSchemaVersion is refused.
-  static constexpr int kSchemaVersion = 7;
+  static constexpr int kSchemaVersion = 8;
   /// The oldest schema version the read-only commands read as it is,
   /// without a migration: version 4, since 4 -> 5 and 6 -> 7 only add
   /// indexes (imports use the first; sides read without the second as they
-  /// did before it) and 5 -> 6 only lets bisect_step.role be `branch`
+  /// did before it), 7 -> 8 only adds table kernel_config (read only when it
+  /// exists: kernel_config()) and 5 -> 6 only lets bisect_step.role be `branch`
   /// (docs/results.md "Schema versioning"). Older files need a
   /// command that writes, which migrates them.
   static constexpr int kOldestReadableVersion = 4;
@@ -181,6 +182,8 @@ class ResultsStore final : public RunWriter,
   std::optional<RunRecord> run_record(std::int64_t run_id) const override;
   std::pair<std::optional<KernelIdentity>, std::optional<Testbox>> run_machine(
       std::int64_t run_id) const override;
+  std::map<std::string, std::string> run_fingerprint(std::int64_t run_id) const override;
+  std::optional<std::string> kernel_config(const std::string& hash) const override;
 
   // SampleReader (side_queries.cpp, history_queries.cpp)
   StoredSide side_samples(const SideFilter& filter) const override;

@@ -2,6 +2,7 @@
 // CgroupLayout::detect, SystemContext facts and warnings, against fake /proc
 // and /sys trees built in a temporary directory, plus a smoke test on the real
 // machine.
+#include "workloads/sys/fingerprint.h"
 #include "workloads/sys/probe.h"
 
 #include <gtest/gtest.h>
@@ -193,6 +194,7 @@ TEST_F(FakeRoot, SystemContextParsesEveryFact) {
   std::map<std::string, std::string> expected{
       {"aslr", "2"},
       {"cgroup.memory", "/sys/fs/cgroup"},
+      {"cgroup.options", "rw"},
       {"cgroup.version", "v2"},
       {"cpufreq.boost", "1"},
       {"cpufreq.governor", "powersave"},
@@ -226,6 +228,53 @@ TEST_F(FakeRoot, SystemContextParsesEveryFact) {
                                                               {"load.avg1", false},
                                                               {"cpufreq.governor", false},
                                                               {"zswap.enabled", true}}));
+}
+
+// The fingerprint facts (workloads/sys/fingerprint.h), each from its source.
+TEST_F(FakeRoot, SystemContextReadsEveryFingerprintFact) {
+  write("/proc/version",
+        "Linux version 6.1.0-13-amd64 (debian-kernel@lists.debian.org) (gcc-12 (Debian "
+        "12.2.0-14) 12.2.0, GNU ld (GNU Binutils for Debian) 2.40) #1 SMP PREEMPT_DYNAMIC\n");
+  write("/proc/cpuinfo",
+        "processor\t: 0\nmicrocode\t: 0xde\nflags\t\t: fpu  vme hypervisor\n\n"
+        "processor\t: 1\nmicrocode\t: 0xdf\nflags\t\t: fpu\n");
+  write("/sys/devices/system/node/online", "0-1,3\n");
+  write("/sys/devices/system/cpu/vulnerabilities/spectre_v2",
+        "Mitigation: Retpolines,  STIBP: disabled\n");
+  write("/sys/devices/system/cpu/vulnerabilities/meltdown", "Not affected\n");
+  write("/proc/sys/vm/swappiness", "60\n");
+  write("/proc/sys/net/ipv4/tcp_congestion_control", "cubic\n");
+  write("/sys/class/dmi/id/sys_vendor", "QEMU\n");
+  write("/sys/module/zswap/parameters/compressor", "lzo\n");
+  write("/proc/self/mountinfo", std::string(kBaseMounts) +
+                                    "30 23 0:26 / /sys/fs/cgroup rw - cgroup2 cgroup2 "
+                                    "rw,nsdelegate,memory_recursiveprot\n");
+
+  auto f = SystemContext::probe(root_).facts;
+  EXPECT_EQ(f["kernel.compiler"],
+            "gcc-12 (Debian 12.2.0-14) 12.2.0, GNU ld (GNU Binutils for Debian) 2.40");
+  EXPECT_EQ(f["cpu.microcode"], "0xde");
+  EXPECT_EQ(f["cpu.flags_hash"], fnv1a64_hex("fpu vme hypervisor"));
+  EXPECT_EQ(f["numa.nodes"], "3");
+  EXPECT_EQ(f["vuln.spectre_v2"], "Mitigation: Retpolines, STIBP: disabled");
+  EXPECT_EQ(f["vuln.meltdown"], "Not affected");
+  EXPECT_EQ(f["sysctl.vm.swappiness"], "60");
+  EXPECT_EQ(f["sysctl.net.ipv4.tcp_congestion_control"], "cubic");
+  EXPECT_EQ(f.count("sysctl.vm.dirty_ratio"), 0u);  // absent source, absent fact
+  EXPECT_EQ(f["cgroup.options"], "rw,nsdelegate,memory_recursiveprot");
+  EXPECT_EQ(f["hypervisor"], "flagged QEMU");
+  EXPECT_EQ(f["zswap.compressor"], "lzo");
+
+  // /sys/hypervisor/type wins over the CPU flag.
+  write("/sys/hypervisor/type", "xen\n");
+  EXPECT_EQ(SystemContext::probe(root_).facts["hypervisor"], "xen");
+}
+
+TEST(Fingerprint, KernelCompilerIsTheSecondGroupOfProcVersion) {
+  EXPECT_EQ(kernel_compiler("Linux version 6.6.0 (me@box) (clang version 17.0.6, LLD 17.0.6) #3"),
+            "clang version 17.0.6, LLD 17.0.6");
+  EXPECT_EQ(kernel_compiler("Linux version 6.6.0 (me@box) #3"), "");
+  EXPECT_EQ(kernel_compiler(""), "");
 }
 
 TEST_F(FakeRoot, SystemContextOmitsAbsentFactsAndQuietSystemHasNoWarnings) {

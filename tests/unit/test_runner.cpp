@@ -52,7 +52,8 @@ class FakeSystem : public SystemReads {
             .version = "#1 fake",
             .cmdline = "quiet",
             .config_hash = "",
-            .config_source = ""};
+            .config_source = "",
+            .config_text = ""};
   }
   Testbox testbox() override {
     ++calls["testbox"];

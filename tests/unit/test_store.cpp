@@ -407,15 +407,16 @@ TEST(StoreInvalid, MigratesAVersion3DatabaseKeepingEverySample) {
            "INSERT INTO iteration_v3 SELECT * FROM iteration;"
            "DROP TABLE iteration; ALTER TABLE iteration_v3 RENAME TO iteration;"
            "DROP INDEX sample_invalid; ALTER TABLE sample DROP COLUMN invalid;"
-           "DROP INDEX run_context_by_fact;"
+           "DROP INDEX run_context_by_fact; DROP TABLE kernel_config;"
            "PRAGMA user_version=3; COMMIT;");
   ASSERT_EQ(query_one(path, "PRAGMA user_version"), "3");
   EXPECT_THROW(exec_sql(path, "UPDATE iteration SET status='invalid'"), std::exception);
 
   ResultsStore store(path);
   EXPECT_EQ(query_one(path, "PRAGMA user_version"), std::to_string(ResultsStore::kSchemaVersion));
-  EXPECT_EQ(ResultsStore::kSchemaVersion, 7);
+  EXPECT_EQ(ResultsStore::kSchemaVersion, 8);
   EXPECT_EQ(query_one(path, "SELECT count(*) FROM sqlite_master WHERE name='sample_invalid'"), "1");
+  EXPECT_EQ(query_one(path, "SELECT count(*) FROM sqlite_master WHERE name='kernel_config'"), "1");
   EXPECT_EQ(query_one(path, "SELECT count(*) FROM iteration WHERE status='ok'"), "2");
   EXPECT_EQ(query_one(path, "SELECT count(*) FROM sample WHERE invalid IS NULL"), "2");
   const auto samples = store.samples(id);
@@ -455,9 +456,9 @@ TEST(StoreBisect, MigratesAVersion5DatabaseKeepingEveryStepAndItsRuns) {
     store.link_bisect_runs(session, test, {a, b});
   }
   // bisect_step as version 5 had it (foreign keys are off in this connection),
-  // without version 7's index.
+  // without version 7's index and version 8's kernel_config.
   exec_sql(path,
-           "BEGIN; DROP INDEX sample_invalid;"
+           "BEGIN; DROP INDEX sample_invalid; DROP TABLE kernel_config;"
            "CREATE TABLE bisect_step_v5 AS SELECT * FROM bisect_step;"
            "DROP TABLE bisect_step;"
            "CREATE TABLE bisect_step(session_id INTEGER NOT NULL REFERENCES bisect_session(id) "
@@ -475,7 +476,7 @@ TEST(StoreBisect, MigratesAVersion5DatabaseKeepingEveryStepAndItsRuns) {
   EXPECT_THROW(exec_sql(path, "UPDATE bisect_step SET role='branch'"), std::exception);
 
   ResultsStore store(path);
-  EXPECT_EQ(query_one(path, "PRAGMA user_version"), "7");
+  EXPECT_EQ(query_one(path, "PRAGMA user_version"), "8");
   const std::vector<BisectStep> steps = store.bisect_steps(session);
   ASSERT_EQ(steps.size(), 2u);
   EXPECT_EQ(steps[0].commit + " " + to_string(steps[0].role), "c0 good");

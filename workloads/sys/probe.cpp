@@ -1,6 +1,7 @@
 // Kernel and testbox identity, system context facts and their warnings, and
 // cgroup layout detection. Read-only: nothing here changes the system.
 #include "workloads/sys/probe.h"
+#include "workloads/sys/fingerprint.h"
 #include "workloads/sys/fs.h"
 
 #include <fcntl.h>
@@ -207,6 +208,7 @@ KernelIdentity probe_kernel_identity(const std::string& root) {
     if (text && !text->empty()) {
       k.config_hash = fnv1a64_hex(*text);
       k.config_source = src;
+      k.config_text = std::move(*text);
       break;
     }
   }
@@ -363,6 +365,7 @@ SystemContext SystemContext::probe(const std::string& root) {
   f["cgroup.memory"] = !layout.v1_memory_root.empty() ? layout.v1_memory_root
                        : layout.v2_memory_available   ? layout.v2_root
                                                       : std::string();
+  add_fingerprint_facts(f, root, layout.v2_options);
 
   for (const char* knob : {"tcp_wmem", "tcp_rmem"}) {
     if (auto v = read_small_file(root + "/proc/sys/net/ipv4/" + knob)) {

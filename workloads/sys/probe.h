@@ -102,6 +102,8 @@ std::string_view to_string(CgroupLayout::Version v);
 /// of /proc/self/mountinfo; statfs(2) magic as fallback on the real system | | load.avg1 | first
 /// field of /proc/loadavg, as printed ("0.15") | | swap.devices | number of active swap areas:
 /// lines of /proc/swaps after its header |
+/// The fingerprint facts of workloads/sys/fingerprint.h (kernel.compiler, cpu.*, numa.nodes,
+/// vuln.*, sysctl.*, cgroup.options, hypervisor, zswap.compressor) are added too.
 /// A warning about one fact of the system (SystemContext::fact_warnings).
 struct FactWarning {
   std::string fact;  ///< the fact key it is about ("thp.enabled")

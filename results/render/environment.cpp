@@ -1,0 +1,103 @@
+// The environment diff as text: results/render/environment.h.
+#include "results/render/environment.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace nightjar {
+namespace {
+
+const char* kind_of(const FactDifference& f) {
+  return f.intended ? "intended" : f.accepted ? "accepted" : "confounder";
+}
+
+/// "BASE a vs NEW b: 3 facts differ (1 intended, 2 confounders)".
+std::string header(const EnvironmentDiff& d) {
+  std::size_t intended = 0, accepted = 0;
+  for (const auto& f : d.facts) {
+    intended += f.intended;
+    accepted += !f.intended && f.accepted;
+  }
+  const std::size_t confounders = d.facts.size() - intended - accepted;
+  std::string counts = fmt::format("{} intended, {} confounder{}", intended, confounders,
+                                   confounders == 1 ? "" : "s");
+  if (accepted) counts += fmt::format(", {} accepted", accepted);
+  return fmt::format("BASE {} vs NEW {}: {} fact{} differ{} ({})", d.base_name, d.now_name,
+                     d.facts.size(), d.facts.size() == 1 ? "" : "s", d.facts.size() == 1 ? "s" : "",
+                     counts);
+}
+
+std::string fact_lines(const EnvironmentDiff& d, const std::string& indent) {
+  std::size_t key_w = 0;
+  for (const auto& f : d.facts) key_w = std::max(key_w, f.key.size());
+  std::string out;
+  for (const auto& f : d.facts)
+    out += fmt::format("{}{:<10}  {:<{}}  {} -> {}\n", indent, kind_of(f), f.key, key_w, f.base,
+                       f.now);
+  return out;
+}
+
+/// Every kconfig line in diffconfig's order (removed, changed, added).
+std::vector<std::string> all_kconfig_lines(const KconfigDiff& k) {
+  std::vector<std::string> out;
+  for (const auto& c : k.removed) out.push_back(kconfig_line(c, '-'));
+  for (const auto& c : k.changed) out.push_back(kconfig_line(c, ' '));
+  for (const auto& c : k.added) out.push_back(kconfig_line(c, '+'));
+  return out;
+}
+
+}  // namespace
+
+std::string kconfig_line(const KconfigChange& c, char kind) {
+  if (kind == '-') return fmt::format("-{} {}", c.option, c.before);
+  if (kind == '+') return fmt::format("+{} {}", c.option, c.after);
+  return fmt::format("{} {} -> {}", c.option, c.before, c.after);
+}
+
+std::string kconfig_count_text(const KconfigDiff& k) {
+  return fmt::format("{} option{} differ{} ({} removed, {} added, {} changed)", k.count(),
+                     k.count() == 1 ? "" : "s", k.count() == 1 ? "s" : "", k.removed.size(),
+                     k.added.size(), k.changed.size());
+}
+
+std::string render_environment_diff(const EnvironmentDiff& d) {
+  if (d.empty())
+    return fmt::format("no environment facts differ between {} and {}\n", d.base_name, d.now_name);
+  std::string out = header(d) + "\n" + fact_lines(d, "  ");
+  if (d.kconfig) {
+    out += "kernel config: " + kconfig_count_text(*d.kconfig) + "\n";
+    auto group = [&](const char* name, const std::vector<KconfigChange>& changes, char kind) {
+      if (changes.empty()) return;
+      out += fmt::format("{} ({}):\n", name, changes.size());
+      for (const auto& c : changes) out += "  " + kconfig_line(c, kind) + "\n";
+    };
+    group("removed", d.kconfig->removed, '-');
+    group("changed", d.kconfig->changed, ' ');
+    group("added", d.kconfig->added, '+');
+  } else if (!d.kconfig_note.empty()) {
+    out += "kernel config: " + d.kconfig_note + "\n";
+  }
+  return out;
+}
+
+std::string render_environment_section(const std::vector<EnvironmentDiff>& diffs,
+                                       std::size_t max_options) {
+  std::string out;
+  for (const auto& d : diffs) {
+    if (d.empty()) continue;
+    out += "  " + header(d) + "\n" + fact_lines(d, "    ");
+    if (d.kconfig && d.kconfig->count() > 0) {
+      const std::vector<std::string> lines = all_kconfig_lines(*d.kconfig);
+      const std::size_t shown = std::min(lines.size(), max_options);
+      out += "    kernel config: " + kconfig_count_text(*d.kconfig) +
+             (shown < lines.size() ? fmt::format("; the first {}:", shown) : ":") + "\n";
+      for (std::size_t i = 0; i < shown; ++i) out += "      " + lines[i] + "\n";
+    } else if (!d.kconfig_note.empty()) {
+      out += "    kernel config: " + d.kconfig_note + "\n";
+    }
+  }
+  return out.empty() ? out : "\nenvironment:\n" + out;
+}
+
+}  // namespace nightjar

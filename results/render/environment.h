@@ -1,0 +1,39 @@
+// The environment diff as text (docs/environment.md): the whole diff of
+// `nightjar env --diff`, and the environment section of compare's layouts.
+// Reads results/compare/environment.h records only.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "results/compare/environment.h"
+
+namespace nightjar {
+
+/// One kernel config change as scripts/diffconfig prints it, with the
+/// CONFIG_ prefix kept: "-CONFIG_X n" (removed: only in BASE), "+CONFIG_Y y"
+/// (added), "CONFIG_Z n -> y" (changed).
+std::string kconfig_line(const KconfigChange& change, char kind);
+
+/// "42 options differ (3 removed, 30 added, 9 changed)".
+std::string kconfig_count_text(const KconfigDiff& diff);
+
+/// The whole diff of `env --diff`: a header line naming both sides and the
+/// counts, one line per differing fact ("  confounder  thp.enabled  always ->
+/// never"; kinds confounder, intended, accepted), then, when the configs
+/// differ, "kernel config: <kconfig_count_text>" and the groups removed,
+/// changed and added (diffconfig's order), each "name (count):" and every
+/// line; or the diff's kconfig_note. "no environment facts differ between A
+/// and B\n" when nothing differs.
+std::string render_environment_diff(const EnvironmentDiff& diff);
+
+/// The environment section of compare's text layouts: "" when every diff is
+/// empty; else "environment:" and, per NEW side with differences, the facts
+/// as render_environment_diff does, and at most `max_options` kconfig lines
+/// (removed, changed, added) after "kernel config: <count text>; the first
+/// N:" when there are more.
+std::string render_environment_section(const std::vector<EnvironmentDiff>& diffs,
+                                       std::size_t max_options = 20);
+
+}  // namespace nightjar

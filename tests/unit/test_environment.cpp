@@ -1,0 +1,110 @@
+// Unit under test: results/compare/environment.{h,cpp} (the named facts,
+// the classification of differences, the diffconfig-style kconfig diff) and
+// its text, results/render/environment.{h,cpp}.
+#include "results/compare/environment.h"
+
+#include <gtest/gtest.h>
+
+#include "results/render/environment.h"
+
+namespace nightjar {
+namespace {
+
+TEST(Kconfig, ParsesValuesAndNotSetLines) {
+  auto m = parse_kconfig(
+      "#\n# Automatically generated file\nCONFIG_A=y\n# CONFIG_B is not set\n"
+      "CONFIG_S=\"x y\"\n\n# a comment\nCONFIG_A=m\n");
+  EXPECT_EQ(m, (std::map<std::string, std::string>{
+                   {"CONFIG_A", "m"}, {"CONFIG_B", "n"}, {"CONFIG_S", "\"x y\""}}));
+}
+
+TEST(Kconfig, DiffGroupsRemovedAddedChangedSortedAndCounts) {
+  const KconfigDiff d = diff_kconfig("CONFIG_Z=y\nCONFIG_X=y\n# CONFIG_C is not set\nCONFIG_K=1\n",
+                                     "CONFIG_Y=y\n CONFIG_C=y\nCONFIG_K=1\nCONFIG_B=m\n");
+  ASSERT_EQ(d.count(), 5u);
+  ASSERT_EQ(d.removed.size(), 2u);
+  EXPECT_EQ(kconfig_line(d.removed[0], '-'), "-CONFIG_X y");
+  EXPECT_EQ(kconfig_line(d.removed[1], '-'), "-CONFIG_Z y");
+  ASSERT_EQ(d.added.size(), 2u);
+  EXPECT_EQ(kconfig_line(d.added[0], '+'), "+CONFIG_B m");
+  EXPECT_EQ(kconfig_line(d.added[1], '+'), "+CONFIG_Y y");
+  ASSERT_EQ(d.changed.size(), 1u);
+  EXPECT_EQ(kconfig_line(d.changed[0], ' '), "CONFIG_C n -> y");
+  EXPECT_EQ(kconfig_count_text(d), "5 options differ (2 removed, 2 added, 1 changed)");
+  EXPECT_EQ(diff_kconfig("CONFIG_A=y\n", "CONFIG_A=y\n").count(), 0u);
+}
+
+TEST(EnvironmentFacts, NamedListAndKnobFiles) {
+  EXPECT_TRUE(is_environment_fact("thp.enabled"));
+  EXPECT_TRUE(is_environment_fact("sysctl.vm.swappiness"));
+  EXPECT_TRUE(is_environment_fact("knob./proc/sys/vm/swappiness"));
+  EXPECT_FALSE(is_environment_fact("sysctl."));
+  for (const char* never : {"load.avg1", "min_effect", "min_effect.throughput", "job.set",
+                            "job.hash", "vm.boot_seconds", "lava.job_id"})
+    EXPECT_FALSE(is_environment_fact(never)) << never;
+  EXPECT_EQ(fact_knob_path("thp.enabled"), "/sys/kernel/mm/transparent_hugepage/enabled");
+  EXPECT_EQ(fact_knob_path("sysctl.net.ipv4.tcp_congestion_control"),
+            "/proc/sys/net/ipv4/tcp_congestion_control");
+  EXPECT_EQ(fact_knob_path("kernel.release"), "");
+}
+
+TEST(EnvironmentDiff, ClassifiesIntendedAcceptedAndConfounders) {
+  SideFingerprint a{{"thp.enabled", {"always"}},
+                    {"kernel.release", {"6.1"}},
+                    {"kernel.cmdline", {"quiet"}},
+                    {"cpu.microcode", {"0x1"}},
+                    {"sysctl.vm.swappiness", {"60"}},
+                    {"knob./proc/sys/vm/swappiness", {"60"}},
+                    {"aslr", {"2"}}};
+  SideFingerprint b = a;
+  b["thp.enabled"] = {"never"};
+  b["kernel.release"] = {"6.2"};
+  b["kernel.cmdline"] = {"quiet mitigations=off"};
+  b["cpu.microcode"] = {"0x2", "0x3"};
+  b["sysctl.vm.swappiness"] = {"10"};
+  b["knob./proc/sys/vm/swappiness"] = {"10"};
+  b.erase("aslr");
+
+  EnvironmentPolicy p;
+  p.kernels_intended = true;
+  p.accepted = {"cpu.microcode"};
+  const EnvironmentDiff d = diff_fingerprints(a, b, p);
+  std::vector<std::string> got;
+  for (const auto& f : d.facts)
+    got.push_back(f.key + " " + f.base + " -> " + f.now +
+                  (f.intended   ? " I"
+                   : f.accepted ? " A"
+                                : " C"));
+  EXPECT_EQ(got, (std::vector<std::string>{
+                     "aslr 2 -> (absent) C", "cpu.microcode 0x1 -> 0x2 | 0x3 A",
+                     "kernel.cmdline quiet -> quiet mitigations=off C",
+                     "kernel.release 6.1 -> 6.2 I", "knob./proc/sys/vm/swappiness 60 -> 10 I",
+                     "sysctl.vm.swappiness 60 -> 10 I", "thp.enabled always -> never C"}));
+  EXPECT_EQ(d.confounders(), (std::vector<std::string>{"aslr", "kernel.cmdline", "thp.enabled"}));
+  ASSERT_TRUE(confounder_warning(d));
+
+  p.kernels_intended = false;
+  EXPECT_FALSE(diff_fingerprints(a, b, p).facts[3].intended);  // kernel.release
+  EXPECT_TRUE(diff_fingerprints(a, a, p).empty());
+  EXPECT_FALSE(confounder_warning(diff_fingerprints(a, a, p)));
+  EXPECT_EQ(render_environment_section({diff_fingerprints(a, a, p)}), "");
+}
+
+TEST(EnvironmentRender, SectionShowsTheFirstOptionsWithTheCount) {
+  EnvironmentDiff d;
+  d.base_name = "kernel=a";
+  d.now_name = "kernel=b";
+  d.facts.push_back({"kernel.config_hash", "h1", "h2", true, false});
+  d.kconfig = diff_kconfig("CONFIG_A=y\nCONFIG_B=y\nCONFIG_C=y\n", "CONFIG_D=y\n");
+  const std::string s = render_environment_section({d}, 2);
+  EXPECT_EQ(s,
+            "\nenvironment:\n"
+            "  BASE kernel=a vs NEW kernel=b: 1 fact differs (1 intended, 0 confounders)\n"
+            "    intended    kernel.config_hash  h1 -> h2\n"
+            "    kernel config: 4 options differ (3 removed, 1 added, 0 changed); the first 2:\n"
+            "      -CONFIG_A y\n"
+            "      -CONFIG_B y\n");
+}
+
+}  // namespace
+}  // namespace nightjar
