@@ -90,6 +90,24 @@ TEST(EnvironmentDiff, ClassifiesIntendedAcceptedAndConfounders) {
   EXPECT_EQ(render_environment_section({diff_fingerprints(a, a, p)}), "");
 }
 
+TEST(EnvironmentDiff, MinFreeKbytesFollowsAnIntendedThpChangeOnly) {
+  // The kernel recomputes vm.min_free_kbytes when THP is turned on or off.
+  SideFingerprint a{{"thp.enabled", {"never"}}, {"sysctl.vm.min_free_kbytes", {"19832"}}};
+  SideFingerprint b{{"thp.enabled", {"madvise"}}, {"sysctl.vm.min_free_kbytes", {"67584"}}};
+  // THP changed by hand: both are confounders.
+  EXPECT_EQ(diff_fingerprints(a, b, {}).confounders(),
+            (std::vector<std::string>{"sysctl.vm.min_free_kbytes", "thp.enabled"}));
+  // THP as a declared variant: min_free_kbytes moves with it.
+  a["knob./sys/kernel/mm/transparent_hugepage/enabled"] = {"never"};
+  b["knob./sys/kernel/mm/transparent_hugepage/enabled"] = {"madvise"};
+  EXPECT_TRUE(diff_fingerprints(a, b, {}).confounders().empty());
+  // min_free_kbytes alone, with THP unchanged, stays a confounder.
+  b["thp.enabled"] = {"never"};
+  b["knob./sys/kernel/mm/transparent_hugepage/enabled"] = {"never"};
+  EXPECT_EQ(diff_fingerprints(a, b, {}).confounders(),
+            (std::vector<std::string>{"sysctl.vm.min_free_kbytes"}));
+}
+
 TEST(EnvironmentRender, SectionShowsTheFirstOptionsWithTheCount) {
   EnvironmentDiff d;
   d.base_name = "kernel=a";
