@@ -26,6 +26,14 @@ std::string joined(const SideFingerprint& side, const std::string& key) {
   return join(std::vector<std::string>(it->second.begin(), it->second.end()), " | ");
 }
 
+/// The side holds a value of `key` other than "" (the CSV import's unknown).
+bool recorded(const SideFingerprint& side, const std::string& key) {
+  auto it = side.find(key);
+  if (it == side.end()) return false;
+  return std::any_of(it->second.begin(), it->second.end(),
+                     [](const std::string& v) { return !v.empty(); });
+}
+
 /// The one value of `key` on a side, or "" when it has none or several.
 std::string single(const SideFingerprint& side, const std::string& key) {
   auto it = side.find(key);
@@ -168,6 +176,12 @@ EnvironmentDiff diff_fingerprints(const SideFingerprint& base, const SideFingerp
   for (const std::string& key : keys) {
     FactDifference f{key, joined(base, key), joined(now, key)};
     if (f.base == f.now) continue;
+    // A fact one side did not record (runs of an older nightjar, or imported
+    // from a CSV or a bundle without it) is unknown there, not different.
+    if (!key.starts_with("knob.") && (!recorded(base, key) || !recorded(now, key))) {
+      d.unrecorded.push_back(key);
+      continue;
+    }
     const std::string path = fact_knob_path(key);
     f.intended = key.starts_with("knob.") || (!path.empty() && knob_on_a_side(path)) ||
                  (policy.kernels_intended && is_kernel_build_fact(key));

@@ -86,8 +86,12 @@ KconfigDiff diff_kconfig(std::string_view before, std::string_view after);
 
 /// What differs between BASE and one NEW side.
 struct EnvironmentDiff {
-  std::string base_name, now_name;     ///< the selectors as written
-  std::vector<FactDifference> facts;   ///< differing facts, by key
+  std::string base_name, now_name;    ///< the selectors as written
+  std::vector<FactDifference> facts;  ///< differing facts, by key
+  /// Facts (by key) that one side has no value of (absent or ""): runs of
+  /// an older nightjar or imported ones. Unknown, so not compared; the
+  /// section counts them when it is printed.
+  std::vector<std::string> unrecorded;
   std::optional<KconfigDiff> kconfig;  ///< when each side has one config hash, they differ
                                        ///< and both texts are stored
   /// Why a differing config hash has no kconfig diff ("the config of

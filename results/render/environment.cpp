@@ -23,6 +23,8 @@ std::string header(const EnvironmentDiff& d) {
   std::string counts = fmt::format("{} intended, {} confounder{}", intended, confounders,
                                    confounders == 1 ? "" : "s");
   if (accepted) counts += fmt::format(", {} accepted", accepted);
+  if (!d.unrecorded.empty())
+    counts += fmt::format("; {} more recorded on one side only, not compared", d.unrecorded.size());
   return fmt::format("BASE {} vs NEW {}: {} fact{} differ{} ({})", d.base_name, d.now_name,
                      d.facts.size(), d.facts.size() == 1 ? "" : "s", d.facts.size() == 1 ? "s" : "",
                      counts);
