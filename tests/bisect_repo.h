@@ -32,6 +32,10 @@ struct SyntheticRepoSpec {
   int broken = -1;      ///< commit that does not compile (-1: none); the next one compiles again
   double step_pct = 10;
   double cv_pct = 3;
+  /// WORK of commit 0 as a C expression of prog.c's invocation count `n`
+  /// ("" = 1000): e.g. "(n < 5 ? 1300 : 1000)" makes the good endpoint's
+  /// first run of 5 slower than its second.
+  std::string good_work;
 };
 
 inline std::string git_out(const std::string& dir, const std::vector<std::string>& args,
@@ -112,7 +116,9 @@ inline SyntheticRepo make_synthetic_repo(const std::string& dir, const Synthetic
     data("commit " + std::to_string(i) + (i == spec.regress_at ? ": slower" : "") +
          (i == spec.broken ? ": broken" : ""));
     stream << "M 644 inline prog.c\n";
-    data(program_source(i, work, i == spec.broken, spec.cv_pct));
+    data(i == 0 && !spec.good_work.empty()
+             ? program_source(i, spec.good_work, i == spec.broken, spec.cv_pct)
+             : program_source(i, work, i == spec.broken, spec.cv_pct));
     if (i == 0) {
       stream << "M 644 inline .gitignore\n";
       data("prog\n");

@@ -60,6 +60,21 @@ RowsSeen scan_rows(const Comparison& c, const std::string& metric) {
 
 }  // namespace
 
+std::string row_summary(const stats::Significance& sig, std::size_t n_now, std::size_t n_base) {
+  std::string q = sig.q ? ", q=" + p_text(sig.q) : "";
+  return fmt::format("{} {} ({} vs {} samples{})", pct_text(sig.pct_change),
+                     stats::to_string(sig.verdict), n_now, n_base, q);
+}
+
+const ComparisonRow* first_row_with(const Comparison& c, const std::string& metric,
+                                    stats::Verdict verdict) {
+  for (const auto& row : c.rows)
+    if (row.kind == ComparisonRow::Kind::metric && row.name == metric && row.sides.size() >= 2 &&
+        row.significance[1] && row.significance[1]->verdict == verdict)
+      return &row;
+  return nullptr;
+}
+
 DecisionResult decide_sides(const std::vector<LoadedSide>& sides, const MetricCatalog& catalog,
                             const std::string& metric, const stats::SignificanceOptions& options,
                             Comparison* comparison) {
@@ -78,9 +93,7 @@ DecisionResult decide_sides(const std::vector<LoadedSide>& sides, const MetricCa
                  : seen.any_unknown ? CommitDecision::unknown
                                     : CommitDecision::good;
     d.more_helps = !seen.any_bad && seen.any_unknown && !seen.any_undefined;
-    std::string q = d.row.q ? ", q=" + p_text(d.row.q) : "";
-    d.summary = fmt::format("{} {} ({} vs {} samples{})", pct_text(d.row.pct_change),
-                            stats::to_string(d.row.verdict), d.n_now, d.n_base, q);
+    d.summary = row_summary(d.row, d.n_now, d.n_base);
   }
   if (comparison) *comparison = std::move(c);
   return d;

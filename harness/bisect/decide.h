@@ -49,6 +49,16 @@ struct DecisionResult {
 /// runs a side would leave a t test with ~2 degrees of freedom).
 stats::SignificanceOptions bisect_significance(double alpha, double min_effect_pct);
 
+/// "-9.8% regression (4 vs 5 samples, q=0.0002)": a decision's summary of
+/// the row `sig` with `n_now` samples on the commit's side and `n_base` on
+/// the good side (q left out when the row has none).
+std::string row_summary(const stats::Significance& sig, std::size_t n_now, std::size_t n_base);
+
+/// The first row of `metric` in `c` whose NEW side (significance[1]) has
+/// `verdict`, or nullptr.
+const ComparisonRow* first_row_with(const Comparison& c, const std::string& metric,
+                                    stats::Verdict verdict);
+
 /// Decides sides[1] (the commit) against sides[0] (the good side), cell by
 /// cell, with the comparison statistics (build_comparison ->
 /// stats::decide_significance over the family of `metric`'s rows; each side

@@ -343,6 +343,25 @@ TEST(BisectRunCli, EndpointsWithoutARegressionStop) {
   EXPECT_TRUE(f.repo_as_found());
 }
 
+TEST(BisectRunCli, GoodEndpointThatImprovesAgainstItselfIsUnstable) {
+  // The good commit's first run (invocations 0-4) is 30% slower than its
+  // itself-run (5-9): noise of that size would call an unrelated commit bad
+  // against the pooled good side, so the bisect must not start.
+  SyntheticRepoSpec spec;
+  spec.commits = 8;
+  spec.regress_at = 4;
+  spec.step_pct = 40;
+  spec.good_work = "(n < 5 ? 1300 : 1000)";
+  Fixture f(spec);
+  auto r = run_nightjar(f.run_args());
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_TRUE(contains(r.out, "is unstable")) << r.out << r.err;
+  EXPECT_TRUE(contains(r.out, "improvement")) << r.out;
+  EXPECT_EQ(query_one(f.db, "SELECT status FROM bisect_session"), "inconclusive");
+  EXPECT_EQ(count(f.db, "SELECT count(*) FROM bisect_step WHERE role='test'"), 0);
+  EXPECT_TRUE(f.repo_as_found());
+}
+
 TEST(BisectRunCli, GoodEndpointThatDoesNotBuildIsAnEnvironmentError) {
   SyntheticRepoSpec spec;
   spec.commits = 6;
