@@ -14,16 +14,20 @@
 #include <functional>
 #include <iostream>
 #include <optional>
+#include <set>
 #include <sstream>
 
 #include "harness/cli/commands.h"
 #include "harness/job/job.h"
+#include "harness/job/lkp_job.h"
 #include "results/compare/selector.h"
 #include "results/io/bundle.h"
 #include "results/io/csv.h"
 #include "results/io/gbench.h"
 #include "results/io/input_file.h"
 #include "results/io/kcidb.h"
+#include "results/io/lkp.h"
+#include "results/io/mmtests.h"
 #include "workloads/sys/probe.h"
 #include "workloads/workload.h"
 
@@ -169,6 +173,7 @@ ExitCode run_export(const ExportArgs& a) {
 struct ImportArgs {
   std::string db, format = "csv", file, variant, build, job, kernel, time_unit;
   std::vector<std::string> counters;
+  std::vector<std::string> files;  // every positional argument; `file` is the first
 };
 
 // The input file of an import: a regular file or "-" (stdin), at most the
@@ -218,8 +223,8 @@ ExitCode import_csv(const ImportArgs& a) {
     std::string flags;
     for (const auto& f : gbench_only) flags += (flags.empty() ? "" : ", ") + f;
     throw UsageError(fmt::format(
-        "{} only apply to --format gbench; a tidy CSV file names every run's job, variant, "
-        "build and kernel in its rows",
+        "{} only apply to --format gbench, lkp and mmtests; a tidy CSV file names every run's "
+        "job, variant, build and kernel in its rows",
         flags));
   }
   if (looks_like_tar_gz(a.file)) {
@@ -307,6 +312,71 @@ ExitCode import_gbench_file(const ImportArgs& a) {
   return ExitCode::ok;
 }
 
+// `import --format lkp DIR...`: every tree parsed and checked, then stored
+// in one transaction.
+ExitCode import_lkp_dirs(const ImportArgs& a) {
+  if (!a.time_unit.empty() || !a.counters.empty())
+    throw UsageError("--time-unit and --counter apply to --format gbench only");
+  LkpImportOptions o;
+  if (!a.variant.empty()) o.variant = a.variant;
+  o.job = a.job;
+  o.build = a.build;
+  o.kernel = a.kernel;
+  for (const auto& [flag, label] :
+       {std::pair{"--variant", &o.variant}, std::pair{"--build", &o.build},
+        std::pair{"--job", &o.job}, std::pair{"--kernel", &o.kernel}})
+    if (!label->empty()) require_label(flag, *label);
+  std::vector<LkpTree> trees;
+  for (const auto& dir : a.files)
+    trees.push_back(read_lkp_tree(dir, read_lkp_job(lkp_job_path(dir))));
+  ResultsStore store = open_store(a.db);
+  LkpImportResult r = import_lkp(store, trees, o);
+  for (const auto& note : r.notes) std::cerr << "nightjar: " << note << "\n";
+  std::string skipped;
+  for (const auto& [dir, id] : r.already_stored)
+    skipped += fmt::format("{}{} (run {})", skipped.empty() ? "" : ", ", dir, id);
+  std::cout << fmt::format("imported {} run(s){}, {} samples from {} LKP result director{}{}\n",
+                           r.run_ids.size(), describe_ids(r.run_ids), r.samples, trees.size(),
+                           trees.size() == 1 ? "y" : "ies",
+                           skipped.empty() ? "" : "; already stored, skipped: " + skipped);
+  return ExitCode::ok;
+}
+
+// `import --format mmtests DIR`: every log parsed and checked, then stored in
+// one transaction.
+ExitCode import_mmtests_dir(const ImportArgs& a) {
+  if (!a.build.empty() || !a.job.empty() || !a.kernel.empty() || !a.time_unit.empty() ||
+      !a.counters.empty())
+    throw UsageError(
+        "--format mmtests takes --variant only: the builds are mmtests' run names "
+        "(work/log/NAME) and the jobs its benchmarks");
+  MmtestsImportOptions o;
+  if (!a.variant.empty()) o.variant = a.variant;
+  require_label("--variant", o.variant);
+  const MmtestsResults results = read_mmtests_dir(a.file);
+  ResultsStore store = open_store(a.db);
+  MmtestsImportResult r = import_mmtests(store, results, o);
+  for (const auto& w : results.warnings) std::cerr << "nightjar: warning: " << w << "\n";
+  std::set<std::string> names;
+  for (const auto& run : results.runs) names.insert(run.name);
+  std::cout << fmt::format(
+      "imported {} run(s){}, {} samples of {} mmtests run name(s) from {}{}\n", r.run_ids.size(),
+      describe_ids(r.run_ids), r.samples, names.size(), a.file,
+      r.already_stored ? fmt::format("; {} run(s) already stored, skipped", r.already_stored) : "");
+  return ExitCode::ok;
+}
+
+ExitCode run_import(ImportArgs& a) {
+  a.file = a.files.front();
+  if (a.format == "lkp") return import_lkp_dirs(a);
+  if (a.files.size() > 1)
+    throw UsageError(
+        fmt::format("--format {} imports one file at a time ({} given); run import once per file",
+                    a.format, a.files.size()));
+  if (a.format == "mmtests") return import_mmtests_dir(a);
+  return a.format == "gbench" ? import_gbench_file(a) : import_csv(a);
+}
+
 }  // namespace
 
 Subcommand add_export_command(CLI::App& app) {
@@ -360,29 +430,38 @@ Subcommand add_import_command(CLI::App& app) {
   Subcommand s;
   s.cmd = app.add_subcommand(
       "import",
-      "Store samples from a tidy CSV file (nightjar export) or a Google Benchmark JSON report "
-      "(--format gbench), in one transaction (docs/data.md)");
+      "Store samples from a tidy CSV file (nightjar export), a Google Benchmark JSON report "
+      "(--format gbench), LKP result directories (--format lkp) or an mmtests results "
+      "directory (--format mmtests), in one transaction (docs/data.md)");
   s.cmd
-      ->add_option("file", a->file,
+      ->add_option("file", a->files,
                    "FILE.csv or FILE.json to import (a regular file of at most 1 GiB of CSV or 64 "
                    "MiB of JSON; docs/input.md), FILE.tar.gz written by `nightjar bundle` (its "
-                   "samples.csv), or - for stdin")
+                   "samples.csv), or - for stdin; with --format lkp, one or more LKP result "
+                   "directories (job.yaml with stats.json or matrix.json); with --format mmtests, "
+                   "one mmtests results directory")
       ->required();
   s.cmd
       ->add_option("--format", a->format,
                    "csv: tidy sample CSV as `nightjar export` writes it; gbench: Google "
-                   "Benchmark JSON (--benchmark_out=FILE)")
-      ->check(CLI::IsMember({"csv", "gbench"}))
+                   "Benchmark JSON (--benchmark_out=FILE); lkp: LKP result directories "
+                   "(job.yaml, stats.json or matrix.json), one run each; mmtests: an mmtests "
+                   "results directory (work/log/NAME/iter-N/BENCHMARK/logs)")
+      ->check(CLI::IsMember({"csv", "gbench", "lkp", "mmtests"}))
       ->capture_default_str();
   s.cmd->add_option("--variant", a->variant,
-                    "gbench: variant label of the imported run (required)");
-  s.cmd->add_option("--build", a->build, "gbench: build label of the imported run");
+                    "gbench: variant label of the imported run (required); lkp, mmtests: "
+                    "(default lkp, mmtests)");
+  s.cmd->add_option("--build", a->build,
+                    "gbench, lkp: build label of the imported run (lkp default: the job's "
+                    "commit)");
   s.cmd->add_option("--job", a->job,
                     "gbench: job name (default: the benchmark executable's file name, else the "
-                    "file's stem)");
+                    "file's stem); lkp: (default: job_origin's stem, else the testcase)");
   s.cmd->add_option("--kernel", a->kernel,
                     "gbench: kernel release the benchmarks ran under (default: the running "
-                    "kernel when the report was written on this machine)");
+                    "kernel when the report was written on this machine); lkp: (default: the "
+                    "release in the job's kernel image name, vmlinuz-RELEASE)");
   s.cmd
       ->add_option("--time-unit", a->time_unit,
                    "gbench: store real_time/cpu_time in this unit (default: each benchmark's "
@@ -395,7 +474,7 @@ Subcommand add_import_command(CLI::App& app) {
                    "Hmean), others higher with Amean")
       ->allow_extra_args(false);
   s.cmd->add_option("--db", a->db, "results database path (created when missing)");
-  s.run = [a] { return a->format == "gbench" ? import_gbench_file(*a) : import_csv(*a); };
+  s.run = [a] { return run_import(*a); };
   return s;
 }
 

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "results/formats/json_text.h"
 #include "results/model/exit_codes.h"
 #include "results/model/identity.h"
 #include "results/model/text.h"
@@ -55,69 +56,6 @@ const std::map<std::string, std::string, std::less<>> kMemoryCounters = {
     {"max_bytes_used", "bytes"},
     {"total_allocated_bytes", "bytes"},
     {"net_heap_growth", "bytes"}};
-
-// The length of the non-finite number spelled at text[i] (outside a string):
-// an optional sign, then nan, inf or infinity in any case (Google Benchmark
-// writes NaN and Infinity; printf-based writers nan, -nan, inf), else 0.
-std::size_t non_finite_token_at(std::string_view text, std::size_t i) {
-  std::size_t at = i;
-  if (at < text.size() && (text[at] == '-' || text[at] == '+')) ++at;
-  auto spelled = [&](std::string_view word) {
-    if (text.size() - at < word.size()) return false;
-    for (std::size_t k = 0; k < word.size(); ++k)
-      if (std::tolower(static_cast<unsigned char>(text[at + k])) != word[k]) return false;
-    return true;
-  };
-  for (std::string_view word : {"infinity", "inf", "nan"})
-    if (spelled(word)) return at + word.size() - i;
-  return 0;
-}
-
-// The deepest nesting of arrays and objects a report may have. Google
-// Benchmark writes 3 levels; nlohmann::json parses (and copies, and
-// destroys) by recursion, so a file nested 100 000 deep would overflow the
-// stack instead of getting an error.
-constexpr int kMaxJsonDepth = 64;
-
-// Google Benchmark writes non-finite doubles as bare NaN / Infinity, which is
-// not JSON. Outside strings they become null (any spelling:
-// non_finite_token_at). Throws UsageError naming `source` when arrays and
-// objects nest deeper than kMaxJsonDepth.
-std::string sanitize_non_finite(std::string_view text, const std::string& source) {
-  std::string out;  // built by appending: linear in the size of the text
-  out.reserve(text.size());
-  bool in_string = false;
-  int depth = 0;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      out += c;
-      if (c == '\\') {
-        if (i + 1 < text.size()) out += text[++i];
-      } else if (c == '"') {
-        in_string = false;
-      }
-      continue;
-    }
-    if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      if (++depth > kMaxJsonDepth)
-        throw UsageError(fmt::format(
-            "{}: arrays and objects nest deeper than {} levels (byte {}); a Google Benchmark "
-            "report nests 3; write it with the benchmark binary's --benchmark_out=FILE",
-            source, kMaxJsonDepth, i + 1));
-    } else if (c == ']' || c == '}') {
-      --depth;
-    } else if (std::size_t n = non_finite_token_at(text, i); n > 0) {
-      out += "null";
-      i += n - 1;
-      continue;
-    }
-    out += c;
-  }
-  return out;
-}
 
 std::string scalar_text(const ordered_json& v) {
   if (v.is_string()) return v.get<std::string>();
@@ -234,17 +172,8 @@ constexpr const char* kHow =
     "write it with the benchmark binary's --benchmark_out=FILE (or --benchmark_format=json)";
 
 ordered_json parse_document(std::string_view text, const std::string& source) {
-  ordered_json doc;
-  try {
-    doc = ordered_json::parse(sanitize_non_finite(text, source));
-  } catch (const ordered_json::parse_error& e) {
-    throw UsageError(
-        fmt::format("{}: not valid JSON (byte {}: {}); {}", source, e.byte, e.what(), kHow));
-  } catch (const ordered_json::out_of_range& e) {
-    // A number beyond double (1e400) escaped as a bare json exception, exit 4
-    // (issue 15; the corpus and fuzz/fuzz_gbench.cpp find it at once).
-    throw UsageError(fmt::format("{}: a number is out of range ({}); {}", source, e.what(), kHow));
-  }
+  // A report nests 3 levels.
+  ordered_json doc = parse_json_text(text, source, kHow);
   if (!doc.is_object() || !doc.contains("benchmarks") || !doc["benchmarks"].is_array())
     throw UsageError(fmt::format(
         "{}: not a Google Benchmark JSON report (no \"benchmarks\" array); {}", source, kHow));

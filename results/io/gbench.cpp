@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "results/io/import_checks.h"
 #include "results/model/exit_codes.h"
 #include "results/model/identity.h"
 
@@ -85,20 +86,13 @@ GbenchImportResult import_gbench(ResultsStore& store, const GbenchReport& report
   run.digest = gbench_digest(run, report.metrics);
 
   ResultsStore::Transaction tx(store);
-  if (auto before = store.imported_as(run.identity)) {
-    if (before->digest != run.digest) {
-      const auto labels = store.run_labels(before->run_id);
-      throw UsageError(fmt::format(
-          "{}: this report (host {}, date {}) was imported before as run {} of {} (job {}, "
-          "variant {}{}) with other labels or options; importing it again would count one "
-          "measurement twice. Nothing imported: import it into another database (--db), or "
-          "with the same --job/--variant/--build/--kernel/--time-unit/--counter as before",
-          options.source, report.host_name.empty() ? "unknown" : report.host_name,
-          report.started_at.empty() ? "none" : report.started_at, before->run_id, store.path(),
-          labels ? labels->job : "?", labels ? labels->variant : "?",
-          labels && !labels->build.empty() ? ", build " + labels->build : ""));
-    }
-    result.run_id = before->run_id;
+  if (auto stored =
+          stored_import(store, run.identity, run.digest, options.source,
+                        fmt::format("this report (host {}, date {})",
+                                    report.host_name.empty() ? "unknown" : report.host_name,
+                                    report.started_at.empty() ? "none" : report.started_at),
+                        "--job/--variant/--build/--kernel/--time-unit/--counter")) {
+    result.run_id = *stored;
     result.already_imported = true;
     return result;
   }
