@@ -97,5 +97,13 @@ std::string query_one(const std::string& db, const std::string& sql);
 /// Runs `sql` (statements that return no rows, such as UPDATE) on the
 /// database at `db` through a connection of its own; throws on an error.
 void exec_sql(const std::string& db, const std::string& sql);
+/// Stores, for every cell, metric and testbox of the complete runs in `db`, a
+/// calibration saying its runs do not differ (between-run variance 0, df
+/// 1e6): a testbox as quiet as a script that replays the same values. Tests
+/// of layouts and rules that are not about the between-run model use it so a
+/// row with one run on a side is decided on its iterations' noise, as it
+/// would be on such a testbox (docs/statistics.md "Where the between-run
+/// variation comes from").
+void calibrate_quietly(const std::string& db);
 
 }  // namespace nightjar::test

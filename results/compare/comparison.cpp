@@ -538,11 +538,19 @@ std::vector<std::vector<stats::RowInput>> significance_families(
       if (src.runs[r][side]) in.now_runs = *src.runs[r][side];
       in.base_prepared = &src.prepared[r][0];
       in.now_prepared = &src.prepared[r][side];
-      if (in.base_runs.size() < 2 || in.now_runs.size() < 2) {
-        if (calibration && !sides[0].testboxes.empty())
-          in.between =
-              calibration({row.workload, row.job, row.cell, row.name, *sides[0].testboxes.begin()});
-        if (!in.between) one_run = true;
+      if ((in.base_runs.size() < 2 || in.now_runs.size() < 2) && uses_run_model(cmp.options)) {
+        // Never the iterations alone: the calibration, the cell's history,
+        // else the prior (docs/statistics.md "Where the between-run
+        // variation comes from").
+        const std::string& stored = sides[0].cells.at(*src.cells[r]).stored_cell;
+        const auto& boxes = sides[0].testboxes;
+        if (calibration)
+          in.between = calibration({row.workload, row.job, stored.empty() ? row.cell : stored,
+                                    row.name, boxes.empty() ? "" : *boxes.begin()});
+        if (!in.between) {
+          in.between = stats::prior_between_variance();
+          one_run = true;
+        }
       }
       if (auto it = min_effects.find({row.workload, row.job, row.name}); it != min_effects.end())
         in.min_effect_pct = it->second;
@@ -562,7 +570,8 @@ void apply_decisions(Comparison& cmp, std::vector<std::vector<stats::Significanc
   cmp.counts.resize(decided.size());
   for (std::size_t side = 1; side <= decided.size(); ++side) {
     for (const auto& d : decided[side - 1])
-      if (d.basis == stats::RunBasis::calibrated) ++cmp.calibrated_rows;
+      if (d.basis == stats::RunBasis::calibrated && d.between)
+        ++cmp.between_rows[d.between->source];
     for (std::size_t r = 0; r < decided[side - 1].size(); ++r) {
       stats::Significance& sig = decided[side - 1][r];
       count_verdict(cmp.counts[side - 1], sig.verdict);
@@ -570,7 +579,7 @@ void apply_decisions(Comparison& cmp, std::vector<std::vector<stats::Significanc
       cmp.rows[r].significance[side] = std::move(sig);
     }
   }
-  if (one_run && uses_run_model(cmp.options)) cmp.warnings.push_back(kOneRunWarning);
+  if (one_run) cmp.warnings.push_back(kOneRunWarning);
 }
 
 // The figures of every row (fill_rows) and the significance of the metric
@@ -829,6 +838,23 @@ void add_testbox_warnings(Comparison& cmp) {
   }
 }
 
+// One note per source of the between-run variation of rows with one run on a
+// side: "2 row(s) with one run on a side tested with the between-run
+// variation from this cell's history (10 runs)".
+void add_between_notes(Comparison& cmp) {
+  for (const auto& [source, rows] : cmp.between_rows) {
+    std::set<std::string> texts;  // history: one per distinct run count
+    for (const auto& row : cmp.rows)
+      for (const auto& sig : row.significance)
+        if (sig && sig->between && sig->between->source == source)
+          texts.insert(stats::between_source_text(*sig->between));
+    cmp.notes.push_back(fmt::format(
+        "{} row(s) with one run on a side tested with the between-run variation from {}{}", rows,
+        join(std::vector<std::string>(texts.begin(), texts.end()), "; "),
+        source == stats::BetweenSource::calibration ? " (`nightjar calibrate`)" : ""));
+  }
+}
+
 }  // namespace
 
 Comparison build_comparison(const std::vector<LoadedSide>& sides, const MetricCatalog& catalog,
@@ -867,11 +893,7 @@ Comparison build_comparison(const std::vector<LoadedSide>& sides, const MetricCa
   }
   add_unmatched_notes(cmp.notes, cmp.unmatched);
   add_undecided_notes(cmp, sides);
-  if (cmp.calibrated_rows)
-    cmp.notes.push_back(fmt::format(
-        "{} row(s) with one run on a side tested with this testbox's calibrated run-to-run "
-        "variation (`nightjar calibrate`)",
-        cmp.calibrated_rows));
+  add_between_notes(cmp);
   return cmp;
 }
 
@@ -928,16 +950,11 @@ Comparison compare_loaded_sides(const ResultsStore& store, const std::vector<Loa
                                 const MetricCatalog& catalog, const SideQuery& query,
                                 const stats::SignificanceOptions& options,
                                 const std::set<std::string>& accepted_env) {
-  // The testbox's calibrations (`nightjar calibrate`), for rows with one run
-  // on a side.
-  CalibrationLookup calibration =
-      [&store](const CalibrationKey& key) -> std::optional<stats::BetweenRunVariance> {
-    auto c = store.calibration(key);
-    if (!c) return std::nullopt;
-    return stats::BetweenRunVariance{c->between_var, c->df};
-  };
-  Comparison c = build_comparison(sides, catalog, options, query.include_invalid, calibration,
-                                  stored_min_effects(store, sides.at(0)));
+  // For rows with one run on a side: the testbox's calibration, else the
+  // cell's history (build_comparison falls back to the prior).
+  Comparison c =
+      build_comparison(sides, catalog, options, query.include_invalid,
+                       stored_between_lookup(store, sides), stored_min_effects(store, sides.at(0)));
   for (std::size_t i = 1; i < sides.size(); ++i) {
     c.environment.push_back(diff_sides(store, sides[0], sides[i], accepted_env));
     if (auto w = confounder_warning(c.environment.back())) c.warnings.push_back(*w);

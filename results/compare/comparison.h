@@ -26,6 +26,7 @@
 #include <tuple>
 #include <vector>
 
+#include "results/compare/between_runs.h"
 #include "results/compare/environment.h"
 #include "results/compare/selector.h"
 #include "results/model/exit_codes.h"
@@ -154,9 +155,10 @@ struct Comparison {
   /// (box1) vs b (box2) ..."): each text layout prints them on the line
   /// after the verdict line, as "warning: ...".
   std::vector<std::string> warnings;
-  /// Metric rows tested with a calibrated between-run variance, and the
-  /// note saying so (also in `notes`).
-  int calibrated_rows = 0;
+  /// Metric rows with one run on a side, by where their between-run
+  /// variance came from (docs/statistics.md "Where the between-run variation
+  /// comes from"); each source has a note in `notes`.
+  std::map<stats::BetweenSource, int> between_rows;
   /// [i-1] = what else differs between BASE and NEW i (docs/environment.md),
   /// filled by compare_selectors; each diff's confounders are also a warning
   /// (confounder_warning). Empty, or every diff empty: nothing differs, and no
@@ -169,16 +171,13 @@ struct Comparison {
 /// (`included`: Comparison::include_invalid).
 std::string sample_count_text(const SideFigures& f, bool included);
 
-/// The warning of a comparison whose rows have one run per side and no
-/// calibrated between-run variance (docs/statistics.md "Runs as the unit").
+/// The warning of a comparison with a row of one run on a side and no
+/// measured between-run variance, tested with the conservative prior
+/// (docs/statistics.md "The prior").
 inline constexpr const char* kOneRunWarning =
-    "one run per side: run-to-run variation unknown — `--runs 3` or `nightjar calibrate`";
-
-/// The calibrated between-run variance of one row's cell and metric on the
-/// base side's testbox (`nightjar calibrate`), or nullopt: looked up by
-/// build_comparison for rows with one run on a side.
-using CalibrationLookup =
-    std::function<std::optional<stats::BetweenRunVariance>(const CalibrationKey& key)>;
+    "one run on a side and run-to-run variation not measured: tested with the conservative prior "
+    "(between-run CoeffVar 10%), so only large changes are flagged — `--runs 3`, `nightjar "
+    "calibrate` or more runs of this cell measure it";
 
 /// Per-job, per-metric minimum effects (the job file's `min_effect:`,
 /// docs/jobs.md), percent: (workload, job, metric) -> margin; metric "" is
@@ -189,11 +188,12 @@ using MinEffects = std::map<std::tuple<std::string, std::string, std::string>, d
 /// matched by CellKey and must be present on every side; others are listed as
 /// unmatched. A metric with only invalid samples on a side still has its row
 /// (n=0 there: inconclusive, never a regression). Rows with >= 2 runs on both
-/// sides are tested on runs; a row with one run on a side uses `calibration`
-/// when it has a value for it, else Comparison::warnings gets kOneRunWarning
-/// (welch only). Rows take their minimum effect from `min_effects` (the
-/// metric's, else the job's ""), else from options. `include_invalid`: the
-/// sides were loaded with SideQuery::include_invalid (said in the notes).
+/// sides are tested on runs; with the run model (welch, options.run_model) a
+/// row with one run on a side uses `calibration` when it has a value for it,
+/// else the conservative prior (stats::prior_between_variance) and
+/// Comparison::warnings gets kOneRunWarning: never the iterations alone. Rows take their minimum
+/// effect from `min_effects` (the metric's, else the job's ""), else from options.
+/// `include_invalid`: the sides were loaded with SideQuery::include_invalid (said in the notes).
 /// Throws UsageError when no cell is present on every side (naming each
 /// side's cells), std::invalid_argument for bad options (alpha, power, min
 /// effect).

@@ -129,6 +129,7 @@ void pool_cells(std::vector<StoredCell>& stored, const std::set<std::string>& ig
     CellSamples& cell = it->second;
     if (fresh) {
       cell.first_run = sc.first_run;
+      cell.stored_cell = sc.cell;
       cell.params = std::move(params);
     }
     cell.run_ids.insert(cell.run_ids.end(), sc.run_ids.begin(), sc.run_ids.end());

@@ -92,7 +92,11 @@ struct CellKey {
 
 /// The pooled samples of one cell on one side.
 struct CellSamples {
-  std::int64_t first_run = 0;         ///< smallest run id (orders cells as they were run)
+  std::int64_t first_run = 0;  ///< smallest run id (orders cells as they were run)
+  /// The stored cell id (run.cell) of the first run pooled here: the key of
+  /// its calibration and history, which --ignore-param does not change.
+  /// Empty for a cell built by hand (then CellKey::cell is used).
+  std::string stored_cell;
   std::vector<std::int64_t> run_ids;  ///< runs pooled, ascending
   int aborted_runs = 0;               ///< how many of them ended aborted
   /// The cell's parameters (canonical text), sorted by name, without the

@@ -73,6 +73,33 @@ ordered_json environment_json(const Comparison& c) {
   return environment;
 }
 
+// The decision of one NEW side on a row: verdict, p/q, intervals, basis and
+// its between-run source, what an undecided row needs, and the reason.
+void add_significance(ordered_json& ch, const stats::Significance& sig) {
+  ch["verdict"] = std::string(stats::to_string(sig.verdict));
+  ch["p"] = num(sig.p);
+  ch["q"] = num(sig.q);
+  ch["ratio_ci"] = (sig.ratio_lo && sig.ratio_hi)
+                       ? ordered_json::array({num(sig.ratio_lo), num(sig.ratio_hi)})
+                       : ordered_json(nullptr);
+  ch["smallest_detectable_change_pct"] = num(sig.smallest_detectable_change_pct);
+  ch["basis"] = std::string(stats::to_string(sig.basis));
+  // Where a side with one run took its between-run variation from
+  // (docs/statistics.md "Where the between-run variation comes from").
+  ch["between_source"] = sig.between
+                             ? ordered_json(std::string(stats::to_string(sig.between->source)))
+                             : ordered_json(nullptr);
+  ch["min_effect_pct"] = sig.min_effect_pct;
+  ch["equivalence_ci"] =
+      (sig.equivalence_lo && sig.equivalence_hi)
+          ? ordered_json::array({num(sig.equivalence_lo), num(sig.equivalence_hi)})
+          : ordered_json(nullptr);
+  ch["runs_needed"] = sig.runs_needed ? ordered_json(*sig.runs_needed) : ordered_json(nullptr);
+  ch["iterations_needed"] =
+      sig.iterations_needed ? ordered_json(*sig.iterations_needed) : ordered_json(nullptr);
+  ch["reason"] = sig.reason;
+}
+
 }  // namespace
 
 std::string render_json(const Comparison& c) {
@@ -139,26 +166,7 @@ std::string render_json(const Comparison& c) {
       ordered_json ch{{"side", s},
                       {"pct_change", num(row.change_pct[s])},
                       {"plain_change_pct", num(row.plain_change_pct[s])}};
-      if (const auto& sig = row.significance[s]) {
-        ch["verdict"] = std::string(stats::to_string(sig->verdict));
-        ch["p"] = num(sig->p);
-        ch["q"] = num(sig->q);
-        ch["ratio_ci"] = (sig->ratio_lo && sig->ratio_hi)
-                             ? ordered_json::array({num(sig->ratio_lo), num(sig->ratio_hi)})
-                             : ordered_json(nullptr);
-        ch["smallest_detectable_change_pct"] = num(sig->smallest_detectable_change_pct);
-        ch["basis"] = std::string(stats::to_string(sig->basis));
-        ch["min_effect_pct"] = sig->min_effect_pct;
-        ch["equivalence_ci"] =
-            (sig->equivalence_lo && sig->equivalence_hi)
-                ? ordered_json::array({num(sig->equivalence_lo), num(sig->equivalence_hi)})
-                : ordered_json(nullptr);
-        ch["runs_needed"] =
-            sig->runs_needed ? ordered_json(*sig->runs_needed) : ordered_json(nullptr);
-        ch["iterations_needed"] =
-            sig->iterations_needed ? ordered_json(*sig->iterations_needed) : ordered_json(nullptr);
-        ch["reason"] = sig->reason;
-      }
+      if (const auto& sig = row.significance[s]) add_significance(ch, *sig);
       changes.push_back(std::move(ch));
     }
     r["changes"] = std::move(changes);

@@ -502,6 +502,9 @@ std::string report_legend(const std::vector<const Comparison*>& comparisons,
   // (stats::Significance::smallest_detectable_change_pct): the reader of a
   // changelog sees how noisy the figures are and what "no change" can mean.
   double cv_lo = INFINITY, cv_hi = -INFINITY, mdc_lo = INFINITY, mdc_hi = -INFINITY;
+  // Where rows with one run on a side took their between-run variation from
+  // (docs/statistics.md "Where the between-run variation comes from").
+  std::set<std::string> between;
   for (const Comparison* c : comparisons) {
     included = included || c->include_invalid;
     for (const auto& s : sections_of(*c, metric))
@@ -516,6 +519,8 @@ std::string report_legend(const std::vector<const Comparison*>& comparisons,
             cv_hi = std::max(cv_hi, f.summary.coeff_var);
           }
         }
+        for (const auto& sig : r->significance)
+          if (sig && sig->between) between.insert(stats::between_source_text(*sig->between));
         for (const auto& sig : r->significance)
           if (sig && std::isfinite(sig->smallest_detectable_change_pct) &&
               sig->smallest_detectable_change_pct > 0) {
@@ -556,6 +561,12 @@ std::string report_legend(const std::vector<const Comparison*>& comparisons,
     text = head + " (" + test_text(options) + ", " + n + noise + left_out + ")";
   std::string out;
   for (const auto& l : wrap(text, static_cast<std::size_t>(max_width))) out += l + "\n";
+  if (!between.empty())
+    for (const auto& l :
+         wrap("Between-run variation (one run on a side) from " +
+                  join(std::vector<std::string>(between.begin(), between.end()), "; "),
+              static_cast<std::size_t>(max_width)))
+      out += l + "\n";
   std::set<std::string> warned;  // Comparison::warnings, once each, in plain ASCII
   for (const Comparison* c : comparisons)
     for (std::string w : c->warnings) {

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include <fmt/format.h>
+
 #include "results/stats/detail.h"
 #include "results/stats/distributions.h"
 
@@ -26,6 +28,52 @@ std::string_view to_string(RunBasis b) {
       return "calibrated";
   }
   return "iterations";
+}
+
+std::string_view to_string(BetweenSource s) {
+  switch (s) {
+    case BetweenSource::calibration:
+      return "calibration";
+    case BetweenSource::history:
+      return "history";
+    case BetweenSource::prior:
+      return "prior";
+  }
+  return "prior";
+}
+
+BetweenRunVariance prior_between_variance() {
+  const double cv = kPriorCoeffVarPct / 100.0;
+  return {std::log1p(cv * cv), 1e6, BetweenSource::prior, 0};
+}
+
+std::optional<BetweenRunVariance> history_between_variance(
+    std::span<const std::vector<std::vector<double>>> groups) {
+  double weighted = 0.0, df = 0.0;
+  int runs = 0;
+  for (const auto& group : groups) {
+    const auto c = run_components(group);
+    if (!c) return std::nullopt;
+    if (c->runs < 2 || std::isnan(c->between_var)) continue;
+    const double g_df = static_cast<double>(c->runs) - 1.0;
+    weighted += g_df * c->between_var;
+    df += g_df;
+    runs += static_cast<int>(c->runs);
+  }
+  if (df < kHistoryMinDf) return std::nullopt;
+  return BetweenRunVariance{weighted / df, df, BetweenSource::history, runs};
+}
+
+std::string between_source_text(const BetweenRunVariance& b) {
+  switch (b.source) {
+    case BetweenSource::calibration:
+      return "this testbox's calibration";
+    case BetweenSource::history:
+      return fmt::format("this cell's history ({} runs)", b.runs);
+    case BetweenSource::prior:
+      return fmt::format("the conservative prior (CoeffVar {:g}%)", kPriorCoeffVarPct);
+  }
+  return "";
 }
 
 std::optional<RunComponents> run_components(std::span<const std::vector<double>> runs) {

@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -26,25 +27,77 @@ namespace nightjar::stats {
 /// Which variance a row's test used.
 enum class RunBasis {
   /// The pooled iterations of each side (Welch on ln x): right when runs do
-  /// not differ, and the only choice with one run per side and no
-  /// calibration (run-to-run variation unknown).
+  /// not differ; used only with the run model off (SignificanceOptions::
+  /// run_model false: bisect, bench/) or when no between-run variance is
+  /// given (a comparison with one run on a side always gets one: the
+  /// calibration, the cell's history or the prior).
   iterations,
   /// >= 2 runs on both sides: Welch on the runs' mean ln x.
   runs,
-  /// A side with one run and a calibrated between-run variance: both
-  /// components, Satterthwaite degrees of freedom.
+  /// A side with one run and a between-run variance (BetweenRunVariance,
+  /// from any BetweenSource): both components, Satterthwaite degrees of
+  /// freedom.
   calibrated,
 };
 
 /// "iterations", "runs", "calibrated".
 std::string_view to_string(RunBasis b);
 
-/// A between-run variance measured by `nightjar calibrate` (A/A runs of one
-/// cell on one testbox), on ln x.
+/// Where a between-run variance for a side with one run came from, in the
+/// order compare looks for one (docs/statistics.md "Where the between-run
+/// variation comes from").
+enum class BetweenSource {
+  /// `nightjar calibrate` on this testbox: A/A runs of the cell.
+  calibration,
+  /// Runs of the cell already stored on this testbox and known to be alike:
+  /// repeated runs of one build, else runs inside one trend segment (no change
+  /// point between them). Free for a user with a nightly history.
+  history,
+  /// No measurement: the documented conservative prior (kPriorCoeffVarPct),
+  /// under which only changes far outside run-to-run noise are flagged.
+  prior,
+};
+
+/// A between-run variance of one cell's metric on one testbox, on ln x.
 struct BetweenRunVariance {
   double var = 0;  ///< s_b², the variance of a run's mean ln x beyond s_w²/n; >= 0
-  double df = 0;   ///< degrees of freedom of the estimate (calibration runs − 1); > 0
+  double df = 0;   ///< degrees of freedom of the estimate (runs − groups); > 0
+  BetweenSource source = BetweenSource::calibration;
+  int runs = 0;  ///< runs behind the estimate (0 for the prior)
 };
+
+/// The conservative prior's between-run CoeffVar, percent: about twice the
+/// largest between-run CoeffVar `nightjar calibrate` and the A/A pairs
+/// measured on the 2-CPU development machine (5.6%, pft; docs/statistics.md
+/// "Where the between-run variation comes from").
+inline constexpr double kPriorCoeffVarPct = 10.0;
+
+/// The prior as a variance: var = ln(1 + (kPriorCoeffVarPct/100)²) (the ln
+/// variance of a lognormal with that CoeffVar), df = 1e6 (taken as known:
+/// its conservatism, not its sampling error, is what protects a verdict).
+BetweenRunVariance prior_between_variance();
+
+/// A history estimate needs at least this many degrees of freedom (5 runs in
+/// one group, or e.g. 3 groups of 3): below it the estimate is too loose to
+/// beat the prior.
+inline constexpr double kHistoryMinDf = 4.0;
+
+/// The between-run variance pooled over groups of alike runs (each group: one
+/// span of samples per run, as run_components): every group with >= 2 runs
+/// gives its ANOVA s_b² (RunComponents::between_var) with runs − 1 degrees of
+/// freedom; they are pooled weighted by their degrees of freedom (the pooled
+/// variance of Searle et al. 1992 §3.5 over independent groups). source =
+/// history, runs = the runs of the groups used. std::nullopt when the pooled
+/// df < kHistoryMinDf or a sample is not > 0 and finite.
+std::optional<BetweenRunVariance> history_between_variance(
+    std::span<const std::vector<std::vector<double>>> groups);
+
+/// The words every layout uses for a source: "this testbox's calibration",
+/// "this cell's history (12 runs)", "the conservative prior (CoeffVar 10%)".
+std::string between_source_text(const BetweenRunVariance& between);
+
+/// "calibration", "history", "prior" (the JSON spelling).
+std::string_view to_string(BetweenSource s);
 
 /// The variance components of one side's runs of one metric, on ln x. Runs
 /// with no samples are ignored.

@@ -239,6 +239,9 @@ struct RowScreen {
   /// Variance of one run's mean ln x (s_b² + s_w²/n) when the basis is runs
   /// or calibrated: what runs_needed plans with; NaN otherwise.
   double run_var = kNaN;
+  /// The between-run part s_b² of run_var when it came from a
+  /// BetweenRunVariance (a side with one run); NaN otherwise.
+  double between_var = kNaN;
 };
 
 // Step 1: sets s.pct_change and returns true when the row is defined; else
@@ -366,6 +369,10 @@ void test_row(const RowInput& row, const SignificanceOptions& opt, RowScreen& r,
   const double eq_a = 2.0 * equivalence_level(opt);
   if (auto t = run_model_test(row, opt, r.run_var, s.between_cv_pct)) {
     s.basis = t->basis;
+    if (t->basis == RunBasis::calibrated) {
+      s.between = row.between;
+      r.between_var = row.between->var;
+    }
     s.df = t->df;
     r.p = t->p;
     std::tie(s.ratio_lo, s.ratio_hi) = ratio_interval(*t, opt.alpha);
@@ -505,6 +512,16 @@ std::string equivalence_text(const Significance& s, const SignificanceOptions& o
       m);
 }
 
+// What a verdict's reason says of its basis: nothing for the iterations,
+// " (on runs)", or " (between-run variation from this cell's history (12
+// runs))" for a side with one run.
+std::string basis_text(const Significance& s) {
+  if (s.basis == RunBasis::iterations) return "";
+  if (s.basis == RunBasis::calibrated && s.between)
+    return fmt::format(" (between-run variation from {})", between_source_text(*s.between));
+  return fmt::format(" (on {})", to_string(s.basis));
+}
+
 // What an inconclusive row of the equivalence rule would need: iterations per
 // side (at the pooled CoeffVar, to detect the change seen or to show it inside
 // the margin, whichever is fewer), or runs per side when the between-run
@@ -512,7 +529,11 @@ std::string equivalence_text(const Significance& s, const SignificanceOptions& o
 void plan_undecided(const RowInput& row, const SignificanceOptions& opt, const RowScreen& screen,
                     Significance& s) {
   const double abs_pct = std::fabs(s.pct_change), m = screen.margin;
-  if (!std::isnan(screen.run_var)) {
+  // Runs per side when the between-run part limits the run's variance; when
+  // a known s_b² is smaller than the within-run part, longer runs help more.
+  const bool within_dominates =
+      !std::isnan(screen.between_var) && screen.between_var < screen.run_var - screen.between_var;
+  if (!std::isnan(screen.run_var) && !within_dominates) {
     s.runs_needed = runs_needed(std::max(abs_pct, m), screen.run_var, change_level(opt), opt.power);
     s.reason += s.runs_needed ? fmt::format(": needs about {} runs per side", *s.runs_needed) : "";
     return;
@@ -535,8 +556,7 @@ void plan_undecided(const RowInput& row, const SignificanceOptions& opt, const R
 void decide_equivalence(const RowInput& row, const SignificanceOptions& opt, double q,
                         const RowScreen& screen, Significance& s) {
   const double m = screen.margin;
-  const std::string basis =
-      s.basis == RunBasis::iterations ? "" : fmt::format(" (on {})", to_string(s.basis));
+  const std::string basis = basis_text(s);
   if (inside_margin(s.equivalence_lo.value_or(kNaN), s.equivalence_hi.value_or(kNaN), m)) {
     s.verdict = Verdict::unchanged;
     s.reason = equivalence_text(s, opt, m) + basis;

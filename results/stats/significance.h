@@ -133,8 +133,9 @@ struct RowInput {
   /// The same samples split by run (docs/statistics.md "Runs as the unit");
   /// empty: the side is one run (its pooled samples above).
   std::span<const std::vector<double>> base_runs{}, now_runs{};
-  /// The testbox's calibrated between-run variance of this row's cell and
-  /// metric (`nightjar calibrate`), if any.
+  /// The between-run variance of this row's cell and metric for a side with
+  /// one run (`nightjar calibrate`, the cell's history or the prior:
+  /// BetweenRunVariance::source), if any.
   std::optional<BetweenRunVariance> between{};
   /// This row's minimum effect (the job's `min_effect:` for the metric),
   /// percent; nullopt: options.min_effect_pct.
@@ -211,6 +212,10 @@ struct Significance {
   /// The between-run CoeffVar (percent) the test used: the calibration's
   /// (calibrated) or the pooled estimate of both sides' runs (runs).
   std::optional<double> between_cv_pct;
+  /// The between-run variance the test used with a side of one run (basis
+  /// calibrated), with its source: the reason names it ("between-run
+  /// variation from this cell's history (12 runs)").
+  std::optional<BetweenRunVariance> between;
   /// Runs per side needed to decide an inconclusive row whose between-run
   /// variance more iterations cannot shrink (runs and calibrated bases).
   std::optional<std::size_t> runs_needed;

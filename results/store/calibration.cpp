@@ -8,20 +8,9 @@ namespace nightjar {
 
 using namespace store_detail;
 
-namespace {
-
-constexpr const char* kCreate =
-    "CREATE TABLE IF NOT EXISTS calibration("
-    "workload TEXT NOT NULL, job TEXT NOT NULL, cell TEXT NOT NULL, metric TEXT NOT NULL, "
-    "testbox TEXT NOT NULL, between_var REAL NOT NULL, df REAL NOT NULL, runs INTEGER NOT NULL, "
-    "measured_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ','now')), "
-    "PRIMARY KEY (workload, job, cell, metric, testbox))";
-
-}  // namespace
-
 void ResultsStore::store_calibration(const CalibrationKey& key, const StoredCalibration& value) {
   SQLite::Database& db = database();
-  db.exec(kCreate);
+  db.exec(kCalibrationTableSql);
   SQLite::Statement q(db,
                       "INSERT OR REPLACE INTO calibration(workload, job, cell, metric, testbox, "
                       "between_var, df, runs) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
@@ -42,6 +31,29 @@ std::optional<StoredCalibration> ResultsStore::calibration(const CalibrationKey&
   if (!q.executeStep()) return std::nullopt;
   return StoredCalibration{q.getColumn(0).getDouble(), q.getColumn(1).getDouble(),
                            q.getColumn(2).getInt()};
+}
+
+std::vector<HistoryRun> ResultsStore::cell_history(const CalibrationKey& key) const {
+  const SQLite::Database& db = database();
+  SQLite::Statement q(db,
+                      "SELECT r.id, r.variant, r.build, IFNULL(r.kernel_id, 0), s.value FROM run r "
+                      "JOIN testbox t ON t.id=r.testbox_id JOIN sample s ON s.run_id=r.id "
+                      "WHERE r.workload=? AND r.job=? AND r.cell=? AND t.hostname=? AND "
+                      "r.status='complete' AND s.metric=? AND s.invalid IS NULL "
+                      "ORDER BY r.id, s.iteration");
+  SQLite::bind(q, key.workload, key.job, key.cell, key.testbox, key.metric);
+  std::vector<HistoryRun> out;
+  while (q.executeStep()) {
+    const std::int64_t id = q.getColumn(0).getInt64();
+    if (out.empty() || out.back().run_id != id)
+      out.push_back({id,
+                     q.getColumn(1).getString(),
+                     q.getColumn(2).getString(),
+                     q.getColumn(3).getInt64(),
+                     {}});
+    out.back().samples.push_back(q.getColumn(4).getDouble());
+  }
+  return out;
 }
 
 }  // namespace nightjar

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <optional>
+#include <vector>
 
 #include "results/store/calibration.h"
 
@@ -20,6 +21,10 @@ class CalibrationStore {
   virtual void store_calibration(const CalibrationKey& key, const StoredCalibration& value) = 0;
   /// The stored calibration of `key`, or nullopt.
   virtual std::optional<StoredCalibration> calibration(const CalibrationKey& key) const = 0;
+  /// The complete runs of `key`'s cell (workload, job, run.cell) on its
+  /// testbox (hostname) that hold valid samples of its metric, ascending by
+  /// run id, each with its valid samples: one query. Empty when none.
+  virtual std::vector<HistoryRun> cell_history(const CalibrationKey& key) const = 0;
 
  protected:
   ~CalibrationStore() = default;

@@ -238,6 +238,7 @@ class ResultsStore final : public RunWriter,
   // CalibrationStore (calibration.cpp)
   void store_calibration(const CalibrationKey& key, const StoredCalibration& value) override;
   std::optional<StoredCalibration> calibration(const CalibrationKey& key) const override;
+  std::vector<HistoryRun> cell_history(const CalibrationKey& key) const override;
 
  private:
   SQLite::Database& database() { return *db_; }

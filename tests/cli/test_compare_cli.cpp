@@ -94,6 +94,10 @@ class CompareFixture : public ::testing::Test {
     run_ok(jb);
     run_ok({"run", "--db", db_, "--variant", "b", "--build", "v2", dir_->path() + "/b2/fx.yaml"});
     normalise(db_);
+    // The scripted samples are the same in every run: the layouts are tested
+    // on a testbox calibrated as such (issue 35; the sources of the
+    // between-run variation: OneRunPerSideNamesItsBetweenRunSource).
+    calibrate_quietly(db_);
   }
   static void TearDownTestSuite() {
     delete dir_;
@@ -325,7 +329,10 @@ struct TwoSides {
     auto r = run_nightjar({"run", path, "--db", db, "--variant", variant});
     ASSERT_EQ(r.exit_code, 0) << r.err;
   }
+  // check's exit codes on a testbox calibrated as one whose runs do not
+  // differ (the scripted samples are the same in every run).
   CommandResult check(std::vector<std::string> extra = {}) {
+    calibrate_quietly(db);
     std::vector<std::string> args = {"check", "a", "b", "--db", db, "--ignore-param", "script"};
     args.insert(args.end(), extra.begin(), extra.end());
     return run_nightjar(args);
@@ -479,6 +486,7 @@ TEST(CompareCli, TcgRunAgainstTheSendersRunsOnAnotherTestbox) {
   ASSERT_EQ(imported.exit_code, 0) << imported.err;
   run_ok({"run", dir.write("r/fx.yaml", job("90,91.8,88.2,90.9,89.1", 1)), "--db", receiver,
           "--variant", "mine", "--context", "vm.accelerator=tcg"});
+  calibrate_quietly(receiver);  // the tags are tested, not the between-run model
 
   const std::string testboxes =
       "sides ran on different testboxes: theirs (sender-box) vs mine (" + host + ")";
@@ -566,3 +574,50 @@ TEST(CompareCli, GoldenMmtestsWithValuesUpTo1e12AndHyphenatedNames) {
 }
 
 }  // namespace
+
+// Issue 35's check 2, end to end: one run per side is tested with the
+// between-run variation of the first source that has it, and every layout
+// says which: the prior in a fresh database, this cell's history once the
+// cell has repeated runs of one build (the compared runs left out), the
+// testbox's calibration once `nightjar calibrate` ran.
+TEST(CompareCli, OneRunPerSideNamesItsBetweenRunSource) {
+  TempDir dir;
+  const std::string db = dir.path() + "/h.db";
+  const std::string j = dir.write("fx.yaml",
+                                  "workload: fake\nparams:\n  value: 1000\n  cv: 2\n"
+                                  "  seed: 1\niterations: 5\nwarmup: 0\n");
+  run_ok({"run", j, "--db", db, "--build", "b1"});
+  run_ok({"run", j, "--db", db, "--build", "b2"});
+  auto prior = run_nightjar({"compare", "--db", db, "build=b1", "build=b2"});
+  ASSERT_EQ(prior.exit_code, 0) << prior.err;
+  EXPECT_NE(prior.out.find("warning: one run on a side and run-to-run variation not measured"),
+            std::string::npos)
+      << prior.out;
+  EXPECT_NE(prior.out.find("2 row(s) with one run on a side tested with the between-run variation "
+                           "from the conservative prior (CoeffVar 10%)"),
+            std::string::npos)
+      << prior.out;
+  auto json = run_nightjar({"compare", "--db", db, "build=b1", "build=b2", "--format", "json"});
+  EXPECT_NE(json.out.find("\"between_source\": \"prior\""), std::string::npos) << json.out;
+
+  run_ok({"run", j, "--db", db, "--build", "h", "--runs", "10"});
+  auto hist = run_nightjar({"compare", "--db", db, "build=b1", "build=b2"});
+  ASSERT_EQ(hist.exit_code, 0) << hist.err;
+  EXPECT_NE(hist.out.find("2 row(s) with one run on a side tested with the between-run variation "
+                          "from this cell's history (10 runs)"),
+            std::string::npos)
+      << hist.out;
+  EXPECT_EQ(hist.out.find("warning: one run on a side"), std::string::npos) << hist.out;
+  auto md = run_nightjar({"compare", "--db", db, "build=b1", "build=b2", "--format", "markdown"});
+  EXPECT_NE(md.out.find("this cell's history (10 runs)"), std::string::npos) << md.out;
+  // Two of the history's own runs compared: they are left out, the 8 others vouch.
+  auto self = run_nightjar({"compare", "--db", db, "run=3", "run=4"});
+  EXPECT_NE(self.out.find("from this cell's history (8 runs)"), std::string::npos) << self.out;
+
+  run_ok({"calibrate", j, "--db", db, "--pairs", "2"});
+  auto cal = run_nightjar({"compare", "--db", db, "build=b1", "build=b2"});
+  EXPECT_NE(cal.out.find("2 row(s) with one run on a side tested with the between-run variation "
+                         "from this testbox's calibration (`nightjar calibrate`)"),
+            std::string::npos)
+      << cal.out;
+}

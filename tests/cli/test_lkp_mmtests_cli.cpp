@@ -171,7 +171,13 @@ TEST(MmtestsImport, NetperfRunNamesAreBuildsAndCompareGivesTheirHmean) {
             "tcpstream-send-16384 Mbps higher");
   auto c = run_nightjar({"compare", "--db", db, "build=no-svq", "build=svq"});
   ASSERT_EQ(c.exit_code, 0) << c.out << c.err;
-  EXPECT_NE(c.out.find("1 regression"), std::string::npos) << c.out;
+  // One run per build and no history: mmtests' -14% is not far enough outside
+  // the conservative prior's run-to-run noise to be called (docs/statistics.md
+  // "Where the between-run variation comes from").
+  EXPECT_NE(c.out.find("0 regressions, 0 improvements, 0 unchanged, 1 inconclusive"),
+            std::string::npos)
+      << c.out;
+  EXPECT_NE(c.out.find("from the conservative prior"), std::string::npos) << c.out;
   // Hmean of 9061.03, 8962.94, 9005.92 and of 7689.72, 7752.07, 7750.30.
   EXPECT_NE(c.out.find("9009.78"), std::string::npos) << c.out;
   EXPECT_NE(c.out.find("7730.59"), std::string::npos) << c.out;

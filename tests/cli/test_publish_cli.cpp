@@ -246,7 +246,11 @@ TEST(PublishBisectCli, BisectSessionPageHoldsStepsAndFirstBadCommit) {
   auto doc = nlohmann::json::parse(cmp.out);
   EXPECT_TRUE(contains(table, "<strong>" + doc["verdict"].get<std::string>() + "</strong>"))
       << table;
-  EXPECT_TRUE(contains(doc["verdict"].get<std::string>(), "1 regression")) << cmp.out;
+  // One run per commit and too few alike runs for a history: compare tests
+  // the +10% against the conservative prior and leaves it open, while bisect
+  // decided it by its own rule (docs/bisect.md "Deciding a commit").
+  EXPECT_TRUE(contains(doc["verdict"].get<std::string>(), "1 inconclusive")) << cmp.out;
+  EXPECT_TRUE(contains(table, "conservative prior")) << table;
   EXPECT_TRUE(contains(page, "<pre class=\"bisect-log\">bisect session 1 (run): found")) << page;
 }
 

@@ -43,6 +43,9 @@ class ReportCli : public ::testing::Test {
         ASSERT_EQ(r.exit_code, 0) << r.err;
       }
     }
+    // The scripted samples are the same in every run: a testbox calibrated
+    // as such, so the tables show the posts' verdicts (issue 35).
+    calibrate_quietly(db_);
   }
   static void TearDownTestSuite() { delete dir_; }
   CommandResult report(std::vector<std::string> extra) {

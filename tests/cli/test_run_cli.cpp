@@ -362,20 +362,23 @@ TEST(RunCli, RunsAlternateVariantsAndCompareUsesRunsOrCalibration) {
   ASSERT_EQ(c.exit_code, 0) << c.err;
   EXPECT_NE(c.out.find("CVwithin  throughput"), std::string::npos) << c.out;
   EXPECT_NE(c.out.find("CVbetween throughput"), std::string::npos) << c.out;
-  EXPECT_EQ(c.out.find("one run per side"), std::string::npos) << c.out;
+  EXPECT_EQ(c.out.find("one run on a side"), std::string::npos) << c.out;
 
-  // One run per side: the warning, until the testbox is calibrated.
+  // One run per side: the prior and its warning (2 runs of each variant are
+  // too few alike runs for a history), until the testbox is calibrated.
   run_nightjar({"run", job, "--db", db, "--variant", "x"});
   run_nightjar({"run", job, "--db", db, "--variant", "y"});
   auto one = run_nightjar({"compare", "x", "y", "--db", db});
-  EXPECT_NE(one.out.find("warning: one run per side"), std::string::npos) << one.out;
+  EXPECT_NE(one.out.find("warning: one run on a side"), std::string::npos) << one.out;
+  EXPECT_NE(one.out.find("from the conservative prior"), std::string::npos) << one.out;
   auto cal = run_nightjar({"calibrate", job, "--db", db, "--pairs", "2"});
   ASSERT_EQ(cal.exit_code, 0) << cal.out << cal.err;
   EXPECT_NE(cal.out.find("between-run CoeffVar"), std::string::npos) << cal.out;
   EXPECT_GT(count(db, "SELECT count(*) FROM calibration WHERE metric='throughput'"), 0);
   auto calibrated = run_nightjar({"compare", "x", "y", "--db", db});
-  EXPECT_EQ(calibrated.out.find("one run per side"), std::string::npos) << calibrated.out;
-  EXPECT_NE(calibrated.out.find("calibrated run-to-run variation"), std::string::npos)
+  EXPECT_EQ(calibrated.out.find("one run on a side and"), std::string::npos) << calibrated.out;
+  EXPECT_NE(calibrated.out.find("between-run variation from this testbox's calibration"),
+            std::string::npos)
       << calibrated.out;
 }
 

@@ -52,7 +52,7 @@ class BisectInvalid : public ::testing::Test {
   }
 
   DecisionResult decide(std::int64_t base, std::int64_t now) {
-    return decide_commit(store, {base}, {now}, "throughput", stats::SignificanceOptions{}, "good",
+    return decide_commit(store, {base}, {now}, "throughput", bisect_significance(0.05, 1.0), "good",
                          "now");
   }
 

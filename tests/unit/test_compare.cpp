@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "quiet_testbox.h"
 #include "results/compare/comparison.h"
 #include "results/compare/selector.h"
 #include "results/model/exit_codes.h"
@@ -146,6 +147,8 @@ LoadedSide side(const std::string& name, const std::vector<CellSpec>& cells) {
   return s;
 }
 
+const CalibrationLookup kQuietTestbox = test::quiet_testbox();
+
 const V kBase{100, 102, 98, 101, 99};
 const V kMinus10{90, 91.8, 88.2, 90.9, 89.1};  // kBase × 0.9: a 10% drop, same CoeffVar
 // CoeffVar 0.08%: identical sides are "unchanged" (the data could have shown a
@@ -230,7 +233,7 @@ TEST(Comparison, SeveralJobsPrefixTheJobAndAmbiguousLabelsFallBackToTheFullCell)
 TEST(Comparison, PlantedRegressionIsStarredAndCounted) {
   std::vector<CellSpec> a = {{"j", {{"x", "1"}}, {{"throughput", kBase}}, {}, 1, 1}};
   std::vector<CellSpec> b = {{"j", {{"x", "1"}}, {{"throughput", kMinus10}}, {}, 1, 2}};
-  Comparison c = build_comparison({side("a", a), side("b", b)}, kCatalog, {});
+  Comparison c = build_comparison({side("a", a), side("b", b)}, kCatalog, {}, false, kQuietTestbox);
   ASSERT_EQ(c.rows.size(), 1u);
   const ComparisonRow& r = c.rows[0];
   ASSERT_TRUE(r.significance[1].has_value());
@@ -334,7 +337,7 @@ TEST(Comparison, MonitorRowsComeAfterAndHaveNoVerdict) {
                               {{"vmstat.pgfault", {150, 150, 150}}, {"cpu.util_pct", {50, 50, 50}}},
                               1,
                               2}};
-  Comparison c = build_comparison({side("a", a), side("b", b)}, kCatalog, {});
+  Comparison c = build_comparison({side("a", a), side("b", b)}, kCatalog, {}, false, kQuietTestbox);
   ASSERT_EQ(c.rows.size(), 3u);
   EXPECT_EQ(c.rows[0].kind, ComparisonRow::Kind::metric);
   EXPECT_EQ(c.rows[1].kind, ComparisonRow::Kind::monitor);
@@ -355,7 +358,7 @@ TEST(Comparison, ExitCodeRegressionWinsOverInconclusive) {
                              {"j", {{"x", "2"}}, {{"throughput", {100, 101}}}, {}, 1, 2}};
   std::vector<CellSpec> b = {{"j", {{"x", "1"}}, {{"throughput", kMinus10}}, {}, 1, 3},
                              {"j", {{"x", "2"}}, {{"throughput", {100, 101}}}, {}, 1, 4}};
-  Comparison c = build_comparison({side("a", a), side("b", b)}, kCatalog, {});
+  Comparison c = build_comparison({side("a", a), side("b", b)}, kCatalog, {}, false, kQuietTestbox);
   EXPECT_EQ(c.verdict, "1 regression, 0 improvements, 0 unchanged, 1 inconclusive");
   EXPECT_EQ(check_exit_code(c), ExitCode::regression);
   // Without the regression the inconclusive row decides: exit 3.
@@ -473,7 +476,8 @@ TEST(Comparison, SeveralNewSidesAreSeparateFamilies) {
   std::vector<CellSpec> a = {{"j", {}, {{"throughput", kQuiet}}, {}, 1, 1}};
   std::vector<CellSpec> b = {{"j", {}, {{"throughput", kQuietMinus10}}, {}, 1, 2}};
   std::vector<CellSpec> same = {{"j", {}, {{"throughput", kQuiet}}, {}, 1, 3}};
-  Comparison c = build_comparison({side("a", a), side("b", b), side("c", same)}, kCatalog, {});
+  Comparison c = build_comparison({side("a", a), side("b", b), side("c", same)}, kCatalog, {},
+                                  false, kQuietTestbox);
   ASSERT_EQ(c.counts.size(), 2u);
   EXPECT_EQ(c.verdict,
             "b: 1 regression, 0 improvements, 0 unchanged, 0 inconclusive; "

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "quiet_testbox.h"
 #include "results/compare/comparison.h"
 #include "results/model/exit_codes.h"
 #include "results/render/report.h"
@@ -80,7 +81,7 @@ void expect_changelog_text(const std::string& text) {
 TEST(Report, PostsTwoBuildBlock) {
   Comparison c = build_comparison(
       {side("vanilla", {{{}, with_hmean(10482.7)}}), side("patched", {{{}, with_hmean(12413.7)}})},
-      kCatalog, {});
+      kCatalog, {}, false, test::quiet_testbox());
   ReportOptions o;
   o.labels = {"Without (6.0-rc1)", "With patch"};
   const std::string out = render_report(c, o);
@@ -93,8 +94,9 @@ TEST(Report, PostsTwoBuildBlock) {
 
 TEST(Report, NotSignificantIsSaidSo) {
   // +0.3% with CoeffVar 1.6% at n = 5: Welch cannot tell; the block says so.
-  Comparison c = build_comparison(
-      {side("a", {{{}, with_hmean(1000)}}), side("b", {{{}, with_hmean(1003)}})}, kCatalog, {});
+  Comparison c =
+      build_comparison({side("a", {{{}, with_hmean(1000)}}), side("b", {{{}, with_hmean(1003)}})},
+                       kCatalog, {}, false, test::quiet_testbox());
   const std::string out = render_report(c, {});
   EXPECT_NE(out.find("b  1003.0 Mbps (0.3% improvement, not significant: inconclusive)\n"),
             std::string::npos)
@@ -124,8 +126,9 @@ std::vector<Cell> preempt_rt(bool with_series) {
 }
 
 TEST(Report, PostsMatrixPerKernelConfig) {
-  Comparison c = build_comparison(
-      {side("without", preempt_rt(false)), side("with", preempt_rt(true))}, kCatalog, {});
+  Comparison c =
+      build_comparison({side("without", preempt_rt(false)), side("with", preempt_rt(true))},
+                       kCatalog, {}, false, test::quiet_testbox());
   ReportOptions o;
   o.by = "clients";
   o.group = "config";
@@ -150,7 +153,7 @@ TEST(Report, PostsMatrixPerKernelConfig) {
 TEST(Report, TooWideLabelsBecomeLettersSpelledOutBelow) {
   Comparison c = build_comparison({side("without", preempt_rt(false)),
                                    side("with", preempt_rt(true)), side("v3", preempt_rt(true))},
-                                  kCatalog, {});
+                                  kCatalog, {}, false, test::quiet_testbox());
   ReportOptions o;
   o.by = "clients";
   o.group = "config";
@@ -165,7 +168,7 @@ TEST(Report, TooWideLabelsBecomeLettersSpelledOutBelow) {
 TEST(Report, OtherStatisticsAndMetrics) {
   Comparison c = build_comparison(
       {side("a", {{{}, {100, 100, 100, 200}}}), side("b", {{{}, {110, 110, 110, 110}}})}, kCatalog,
-      {});
+      {}, false, test::quiet_testbox());
   ReportOptions o;
   o.stat = ReportStat::median;
   EXPECT_NE(render_report(c, o).find("Results (Median throughput of tcp_sendfile):\na  100.0 Mbps"),
@@ -180,8 +183,9 @@ TEST(Report, OtherStatisticsAndMetrics) {
 }
 
 TEST(Report, UnknownAxesAndMetricsAreUsageErrorsListingWhatExists) {
-  Comparison c = build_comparison(
-      {side("without", preempt_rt(false)), side("with", preempt_rt(true))}, kCatalog, {});
+  Comparison c =
+      build_comparison({side("without", preempt_rt(false)), side("with", preempt_rt(true))},
+                       kCatalog, {}, false, test::quiet_testbox());
   ReportOptions o;
   o.by = "threads";
   try {
@@ -219,7 +223,7 @@ TEST(Report, RowsMeasuredUnderTcgAreTaggedAndGroupsTakeTheUsersTitles) {
     s->accelerators = {"tcg"};
     s->emulated_runs.insert(s->run_ids.begin(), s->run_ids.end());
   }
-  Comparison c = build_comparison({without, with}, kCatalog, {});
+  Comparison c = build_comparison({without, with}, kCatalog, {}, false, test::quiet_testbox());
   ReportOptions o;
   o.by = "clients";
   o.group = "config";

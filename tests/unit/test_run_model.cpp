@@ -7,6 +7,7 @@
 #include "results/stats/significance.h"
 
 #include <gtest/gtest.h>
+#include "run_simulation.h"
 
 #include <cmath>
 #include <random>
@@ -17,17 +18,8 @@ namespace {
 
 using Runs = std::vector<std::vector<double>>;
 
-// R runs of n iterations of exp(mu + b_i + e_ij), b ~ N(0, sb), e ~ N(0, sw).
 Runs simulate(std::mt19937_64& rng, int runs, int n, double mu, double sb, double sw) {
-  std::normal_distribution<double> b(0.0, sb), e(0.0, sw);
-  Runs out;
-  for (int i = 0; i < runs; ++i) {
-    const double bi = b(rng);
-    std::vector<double> run;
-    for (int j = 0; j < n; ++j) run.push_back(std::exp(mu + bi + e(rng)));
-    out.push_back(run);
-  }
-  return out;
+  return test::simulate_runs(rng, runs, n, mu, sb, sw);
 }
 
 std::vector<double> pooled(const Runs& runs) {

@@ -7,6 +7,7 @@
 #include <random>
 
 #include "harness/job/job.h"
+#include "quiet_testbox.h"
 #include "results/compare/sequential.h"
 #include "results/model/exit_codes.h"
 #include "results/stats/equivalence.h"
@@ -154,7 +155,10 @@ std::map<std::string, std::vector<double>> fake_run(
 }
 
 // Drives SequentialLooks round by round as the runner does and returns every
-// look (what `run --until-decided` prints as "look K at N/MAX").
+// look (what `run --until-decided` prints as "look K at N/MAX"), on a
+// calibrated testbox whose runs do not differ (the CLI tests calibrate first:
+// with one run per side and no calibration or history the prior's between-run
+// variance, which iterations cannot shrink, would keep every A/A row open).
 std::vector<LookOutcome> drive(const SequentialDesign& d,
                                const std::map<std::string, std::vector<double>>& base,
                                const std::map<std::string, std::vector<double>>& now) {
@@ -171,7 +175,7 @@ std::vector<LookOutcome> drive(const SequentialDesign& d,
     auto look = looks.after_round(n, false, [&](const stats::SignificanceOptions& o) {
       return build_comparison({one_run_side(key, 1, "a", first(base, d.base_grows ? n : 1 << 30)),
                                one_run_side(key, 2, "b", first(now, n))},
-                              catalog, o);
+                              catalog, o, false, test::quiet_testbox());
     });
     if (!look) continue;
     out.push_back(*look);
