@@ -656,6 +656,29 @@ class PftWorkload : public Workload {
                            " pages or fewer clients"};
   }
 
+  /// LKP's pft testcase (lkp-tests' pft job file and its pft run script):
+  /// `pft -m SIZE -n nr_task -F`, processes faulting 20% of memory (or
+  /// test_memory_size), repeated for runtime seconds or `iterations` times
+  /// (docs/data.md "LKP trees as nightjar runs").
+  std::optional<LkpMapping> lkp_mapping() const override {
+    return LkpMapping{
+        .testcase = "pft",
+        .params =
+            {
+                {.lkp = "nr_task", .param = "clients", .rule = LkpParamRule::percent_cpus},
+                {.lkp = "test_memory_size", .param = "size"},
+                {.lkp = "runtime",
+                 .rule = LkpParamRule::ignored,
+                 .why = "how long LKP repeats pft; each pass is one sample"},
+                {.lkp = "iterations",
+                 .rule = LkpParamRule::ignored,
+                 .why = "how many times LKP repeats pft; each pass is one sample"},
+            },
+        .metrics = {{.lkp = "pft.faults_per_sec_per_cpu", .metric = "faults_per_cpu"}},
+        .fixed = {{"mode", "processes"}, {"size", "20%mem"}},
+    };
+  }
+
   std::unique_ptr<CellSession> start(const Cell& cell, RunContext& ctx) const override {
     return std::make_unique<PftSession>(cell, ctx);
   }

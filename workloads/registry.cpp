@@ -52,7 +52,7 @@ const WorkloadCatalog& workload_catalog() {
     WorkloadCatalog c;
     for (const auto& w : workload_registry())
       c.add(WorkloadDeclaration{std::string(w->name()), w->params(), w->metrics(),
-                                w->netperf_output()});
+                                w->netperf_output(), w->lkp_mapping()});
     return c;
   }();
   return catalog;

@@ -159,6 +159,13 @@ class SkeletonWorkload : public Workload {
   // hook; `run --format netperf` notes its runs as having no blocks.
   NetperfOutput netperf_output() const override { return {}; }
 
+  // lkp_mapping() names the LKP testcase (and `test`) that measures what
+  // this workload measures, and which LKP job keys and stats.json metrics are
+  // its parameters and metrics (results/model/lkp_mapping.h; tcp_sendfile's
+  // maps netperf TCP_SENDFILE), for `import --format lkp --as-nightjar`. LKP
+  // has no such test: the default, written out here to show the hook.
+  std::optional<LkpMapping> lkp_mapping() const override { return std::nullopt; }
+
   // Sets the cell up and returns its session (above). Throws
   // EnvironmentError when setup fails: the run is stored as failed.
   std::unique_ptr<CellSession> start(const Cell& cell, RunContext& ctx) const override {

@@ -1043,6 +1043,30 @@ class TcpWorkload : public Workload {
         [stream = stream_](const NetperfIteration& it) { return tcp::netperf_blocks(stream, it); };
   }
 
+  /// LKP's netperf testcase with `test: TCP_SENDFILE` (TCP_STREAM for
+  /// tcp_stream), as lkp-tests' netperf job file runs it: nr_threads
+  /// instances of `netperf -t TEST -l runtime [-m send_size]` over loopback
+  /// (docs/data.md "LKP trees as nightjar runs").
+  std::optional<LkpMapping> lkp_mapping() const override {
+    return LkpMapping{
+        .testcase = "netperf",
+        .test = stream_ ? "TCP_STREAM" : "TCP_SENDFILE",
+        .params =
+            {
+                {.lkp = "test", .rule = LkpParamRule::ignored, .why = "selects the workload"},
+                {.lkp = "nr_threads", .param = "clients", .rule = LkpParamRule::percent_cpus},
+                {.lkp = "runtime", .param = "duration"},
+                {.lkp = "send_size", .param = "send_size"},
+                {.lkp = "ip", .param = "family"},
+            },
+        .metrics =
+            {
+                {.lkp = "netperf.Throughput_Mbps", .metric = "throughput"},
+                {.lkp = "netperf.Throughput_total_Mbps", .metric = "throughput_total"},
+            },
+    };
+  }
+
   std::unique_ptr<CellSession> start(const Cell& cell, RunContext& ctx) const override {
     return std::make_unique<TcpSession>(cell, ctx, stream_);
   }

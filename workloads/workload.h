@@ -27,6 +27,7 @@
 
 #include "results/model/declarations.h"
 #include "results/model/iteration.h"
+#include "results/model/lkp_mapping.h"
 #include "results/model/metric.h"
 #include "results/model/netperf.h"
 #include "results/model/params.h"
@@ -123,6 +124,12 @@ class Workload {
   /// and parameters the workload itself stores (results/model/netperf.h).
   /// Default: none (runs of the workload have no netperf blocks).
   virtual NetperfOutput netperf_output() const { return {}; }
+  /// The workload's LKP table (results/model/lkp_mapping.h): the LKP
+  /// testcase and test that measure what it measures, and which LKP job keys
+  /// and stats.json metrics are its parameters and metrics, for `nightjar
+  /// import --format lkp --as-nightjar`. Default: none (an LKP tree is never
+  /// stored as a run of this workload).
+  virtual std::optional<LkpMapping> lkp_mapping() const { return std::nullopt; }
   /// Sets the cell up. Throws EnvironmentError when setup fails.
   virtual std::unique_ptr<CellSession> start(const Cell& cell, RunContext& ctx) const = 0;
 };

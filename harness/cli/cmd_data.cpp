@@ -28,6 +28,7 @@
 #include "results/io/kcidb.h"
 #include "results/io/lkp.h"
 #include "results/io/mmtests.h"
+#include "results/model/text.h"
 #include "workloads/sys/probe.h"
 #include "workloads/workload.h"
 
@@ -174,6 +175,7 @@ struct ImportArgs {
   std::string db, format = "csv", file, variant, build, job, kernel, time_unit;
   std::vector<std::string> counters;
   std::vector<std::string> files;  // every positional argument; `file` is the first
+  bool as_nightjar = false;        // --format lkp: store as nightjar's own workload
 };
 
 // The input file of an import: a regular file or "-" (stdin), at most the
@@ -327,8 +329,11 @@ ExitCode import_lkp_dirs(const ImportArgs& a) {
         std::pair{"--job", &o.job}, std::pair{"--kernel", &o.kernel}})
     if (!label->empty()) require_label(flag, *label);
   std::vector<LkpTree> trees;
-  for (const auto& dir : a.files)
-    trees.push_back(read_lkp_tree(dir, read_lkp_job(lkp_job_path(dir))));
+  for (const auto& dir : a.files) {
+    LkpTree tree = read_lkp_tree(dir, read_lkp_job(lkp_job_path(dir)));
+    trees.push_back(a.as_nightjar ? lkp_tree_as_nightjar(std::move(tree), workload_catalog())
+                                  : std::move(tree));
+  }
   ResultsStore store = open_store(a.db);
   LkpImportResult r = import_lkp(store, trees, o);
   for (const auto& note : r.notes) std::cerr << "nightjar: " << note << "\n";
@@ -368,6 +373,10 @@ ExitCode import_mmtests_dir(const ImportArgs& a) {
 
 ExitCode run_import(ImportArgs& a) {
   a.file = a.files.front();
+  if (a.as_nightjar && a.format != "lkp")
+    throw UsageError(
+        "--as-nightjar applies to --format lkp only (it maps LKP's testcases, keys and metrics "
+        "onto nightjar's workloads); drop it");
   if (a.format == "lkp") return import_lkp_dirs(a);
   if (a.files.size() > 1)
     throw UsageError(
@@ -473,6 +482,18 @@ Subcommand add_import_command(CLI::App& app) {
                    "of a user counter (repeatable); default: *_per_second are rates (higher, "
                    "Hmean), others higher with Amean")
       ->allow_extra_args(false);
+  std::vector<std::string> mapped;  // each workload's own LKP table
+  for (const WorkloadDeclaration* d : workload_catalog().all())
+    if (d->lkp)
+      mapped.push_back(fmt::format("{}{} as {}", d->lkp->testcase,
+                                   d->lkp->test.empty() ? "" : " " + d->lkp->test, d->name));
+  s.cmd->add_flag("--as-nightjar", a->as_nightjar,
+                  fmt::format("lkp: store each tree as a run of the nightjar workload that "
+                              "measures the same test ({}), with its metric names, units and "
+                              "cell parameters, so that compare matches it with nightjar's "
+                              "runs; LKP metrics the workload lacks are left out (docs/data.md "
+                              "\"LKP trees as nightjar runs\")",
+                              join(mapped)));
   s.cmd->add_option("--db", a->db, "results database path (created when missing)");
   s.run = [a] { return run_import(*a); };
   return s;

@@ -16,6 +16,7 @@
 #include "results/io/input_file.h"
 #include "results/model/exit_codes.h"
 #include "results/model/identity.h"
+#include "results/model/text.h"
 
 namespace nightjar {
 namespace {
@@ -189,6 +190,137 @@ LkpTree read_lkp_tree(const std::string& dir, const LkpJob& job) {
 
 namespace {
 
+// The declaration whose LKP table names the tree's testcase and test, or
+// UsageError listing the ones that exist.
+const WorkloadDeclaration& mapped_workload(const LkpTree& tree, const WorkloadCatalog& catalog) {
+  const auto test = tree.job.params.find("test");
+  const std::string test_text = test == tree.job.params.end() ? "" : test->second;
+  std::vector<std::string> known;
+  const WorkloadDeclaration* found = nullptr;
+  for (const WorkloadDeclaration* d : catalog.all()) {
+    if (!d->lkp) continue;
+    known.push_back(fmt::format("{}{} as {}", d->lkp->testcase,
+                                d->lkp->test.empty() ? "" : " test=" + d->lkp->test, d->name));
+    if (d->lkp->testcase == tree.job.testcase &&
+        (d->lkp->test.empty() || d->lkp->test == test_text))
+      found = d;
+  }
+  if (found) return *found;
+  throw UsageError(fmt::format(
+      "{}: testcase '{}'{}: no nightjar workload measures it, so --as-nightjar cannot store it "
+      "as a nightjar run (it maps {}); import this directory without --as-nightjar, which keeps "
+      "LKP's names; nothing imported",
+      tree.job.source, tree.job.testcase,
+      test_text.empty() ? "" : fmt::format(" with test '{}'", test_text), join(known, "; ")));
+}
+
+// The workload's cell of the tree's job: each LKP key by its rule, then the
+// table's fixed values, then the workload's defaults.
+std::map<std::string, ParamValue> mapped_cell(const LkpTree& tree, const WorkloadDeclaration& w) {
+  const LkpMapping& m = *w.lkp;
+  std::map<std::string, std::string> texts, from;  // parameter -> text, -> LKP key
+  for (const auto& [param, text] : m.fixed) texts[param] = text;
+  for (const auto& [key, value] : tree.job.params) {
+    auto rule = std::find_if(m.params.begin(), m.params.end(),
+                             [&](const LkpParamMap& p) { return p.lkp == key; });
+    if (rule == m.params.end()) {
+      std::vector<std::string> keys;
+      for (const auto& p : m.params) keys.push_back(p.lkp);
+      throw UsageError(fmt::format(
+          "{}: {}: '{}' is not one of the LKP keys {} takes ({}); it may change what was "
+          "measured, so the tree is not stored as a {} run: import it without --as-nightjar, "
+          "which keeps LKP's names; nothing imported",
+          tree.job.source, key, value, w.name, join(keys), w.name));
+    }
+    if (rule->rule == LkpParamRule::ignored) continue;
+    std::string text = value;
+    if (rule->rule == LkpParamRule::percent_cpus && text.ends_with('%')) text += "cpus";
+    texts[rule->param] = text;
+    from[rule->param] = key;
+  }
+  const MachineFacts facts{.mem_total_bytes = 0, .cpus = std::max(tree.job.nr_cpu, 1u)};
+  std::map<std::string, ParamValue> cell;
+  for (const ParamDescriptor& d : w.params) {
+    auto it = texts.find(d.name);
+    const std::string text = it == texts.end() ? d.default_value : it->second;
+    // Relative to a figure of the LKP testbox that the job does not record:
+    // the text names the cell, the number is unknown.
+    if ((text.ends_with("%cpus") && tree.job.nr_cpu == 0) || text.ends_with("%mem") ||
+        (text.empty() && d.type == ParamType::text)) {
+      cell[d.name] = ParamValue{text, 0};
+      continue;
+    }
+    try {
+      cell[d.name] = parse_param(d, text, facts);
+    } catch (const ParamError& e) {
+      const auto key = from.find(d.name);
+      throw UsageError(fmt::format(
+          "{}: {}: '{}' is not a value of {}'s parameter {}: {}; import the directory without "
+          "--as-nightjar, which keeps LKP's names; nothing imported",
+          tree.job.source, key == from.end() ? d.name : key->second, text, w.name, d.name,
+          e.message));
+    }
+  }
+  return cell;
+}
+
+}  // namespace
+
+LkpTree lkp_tree_as_nightjar(LkpTree tree, const WorkloadCatalog& catalog) {
+  const WorkloadDeclaration& w = mapped_workload(tree, catalog);
+  const LkpMapping& m = *w.lkp;
+  tree.cell = mapped_cell(tree, w);
+  std::vector<SampleRow> kept;
+  std::set<std::string> left_out, metrics;
+  tree.iterations = 0;
+  for (SampleRow s : tree.samples) {
+    auto map = std::find_if(m.metrics.begin(), m.metrics.end(),
+                            [&](const LkpMetricMap& e) { return e.lkp == s.metric; });
+    const MetricDescriptor* d = map == m.metrics.end() ? nullptr : w.metric(map->metric);
+    if (!d) {
+      left_out.insert(s.metric);
+      continue;
+    }
+    if (auto why = impossible_value(*d, s.value)) {
+      tree.warnings.push_back(fmt::format("{}: {} = {} {} (value {}, {}'s {}): {}; left out",
+                                          tree.values_file, s.metric, s.value, d->unit, s.iteration,
+                                          w.name, d->name, *why));
+      continue;
+    }
+    s.metric = d->name;
+    metrics.insert(d->name);
+    tree.iterations = std::max(tree.iterations, s.iteration);
+    kept.push_back(std::move(s));
+  }
+  if (kept.empty()) {
+    std::vector<std::string> names;
+    for (const auto& e : m.metrics) names.push_back(e.lkp + " (" + e.metric + ")");
+    throw UsageError(
+        fmt::format("{}: no value of the LKP metrics {} stores ({}); import the directory without "
+                    "--as-nightjar, which keeps every LKP metric; nothing imported",
+                    tree.values_file, w.name, join(names)));
+  }
+  if (!left_out.empty())
+    tree.warnings.push_back(
+        fmt::format("{}: {} LKP metric(s) that {} has no metric for left out (import without "
+                    "--as-nightjar keeps them): {}",
+                    tree.values_file, left_out.size(), w.name,
+                    list_names(std::vector<std::string>(left_out.begin(), left_out.end()))));
+  tree.samples = std::move(kept);
+  tree.metrics.clear();
+  for (const MetricDescriptor& d : w.metrics)
+    if (metrics.contains(d.name)) tree.metrics.push_back(d);
+  tree.unknown.clear();
+  const auto test = tree.job.params.find("test");
+  tree.lkp_test =
+      tree.job.testcase + (test == tree.job.params.end() ? "" : " test=" + test->second);
+  tree.job.testcase = w.name;
+  tree.as_nightjar = true;
+  return tree;
+}
+
+namespace {
+
 std::string kernel_release(const LkpJob& job) {
   const std::string base = std::filesystem::path(job.kernel).filename().string();
   return base.starts_with("vmlinuz-") ? base.substr(8) : "";
@@ -214,17 +346,21 @@ std::string lkp_digest(const ImportedRun& run) {
 
 ImportedRun imported_run(const LkpTree& tree, const LkpImportOptions& options) {
   ImportedRun run;
-  run.job = !options.job.empty()           ? options.job
-            : !tree.job.job_origin.empty() ? tree.job.job_origin
-                                           : tree.job.testcase;
+  run.job = !options.job.empty()                              ? options.job
+            : tree.as_nightjar || tree.job.job_origin.empty() ? tree.job.testcase
+                                                              : tree.job.job_origin;
   run.workload = tree.job.testcase;
   run.variant = options.variant;
   run.build = options.build.empty() ? tree.job.commit : options.build;
-  for (const auto& [name, text] : tree.job.params) {
-    double number = 0;
-    auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), number);
-    if (ec != std::errc() || p != text.data() + text.size()) number = 0;
-    run.params[name] = ParamValue{text, number};
+  if (tree.as_nightjar) {
+    run.params = tree.cell;
+  } else {  // LKP's own keys, as text
+    for (const auto& [name, text] : tree.job.params) {
+      double number = 0;
+      auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), number);
+      if (ec != std::errc() || p != text.data() + text.size()) number = 0;
+      run.params[name] = ParamValue{text, number};
+    }
   }
   run.kernel.release = options.kernel.empty() ? kernel_release(tree.job) : options.kernel;
   run.testbox.hostname = tree.job.testbox;
@@ -237,6 +373,7 @@ ImportedRun imported_run(const LkpTree& tree, const LkpImportOptions& options) {
   });
   run.context["import.format"] = "lkp";
   run.context["import.file"] = tree.values_file;
+  if (tree.as_nightjar) run.context["lkp.as_nightjar"] = tree.lkp_test;
   for (const auto& [fact, value] :
        {std::pair{"lkp.commit", &tree.job.commit}, std::pair{"lkp.rootfs", &tree.job.rootfs},
         std::pair{"lkp.kconfig", &tree.job.kconfig}, std::pair{"lkp.compiler", &tree.job.compiler},

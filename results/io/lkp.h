@@ -12,7 +12,9 @@
 #include <string_view>
 #include <vector>
 
+#include "results/model/declarations.h"
 #include "results/model/metric.h"
+#include "results/model/params.h"
 #include "results/store/store.h"
 
 namespace nightjar {
@@ -53,6 +55,14 @@ struct LkpTree {
   std::vector<MetricDescriptor> metrics;  ///< metrics of the direction table with samples
   std::vector<std::string> unknown;       ///< metrics with samples but no direction
   std::vector<std::string> warnings;      ///< values left out, and why
+  /// Set by lkp_tree_as_nightjar: job.testcase is then the nightjar workload,
+  /// samples and metrics carry its metric names, and `cell` is its cell.
+  bool as_nightjar = false;
+  /// as_nightjar: every parameter of the workload (canonical text; number in
+  /// base units, 0 when relative to a testbox figure LKP does not record).
+  std::map<std::string, ParamValue> cell;
+  /// as_nightjar: what selected the workload ("netperf test=TCP_SENDFILE").
+  std::string lkp_test;
 };
 
 /// The descriptor of LKP metric `name` from the direction table of
@@ -84,12 +94,27 @@ std::string lkp_job_path(const std::string& dir);
 /// attaches `job`. Throws UsageError when the directory has neither file.
 LkpTree read_lkp_tree(const std::string& dir, const LkpJob& job);
 
+/// `import --format lkp --as-nightjar`: rewrites `tree` as a run of the
+/// nightjar workload whose LKP table (WorkloadDeclaration::lkp,
+/// results/model/lkp_mapping.h) names its testcase and `test`: the workload's
+/// cell (each LKP key by its rule, the table's fixed values, the workload's
+/// defaults for the rest, parsed by the workload's descriptors with the
+/// job's nr_cpu), its metric names and descriptors, and a warning naming the
+/// LKP metrics it has no metric for (left out). A mapped value impossible
+/// for the workload's metric (a rate <= 0) is left out with a warning.
+/// Throws UsageError naming the job.yaml or values file, the key, and the
+/// fix (import without --as-nightjar): a testcase/test no workload maps, an
+/// LKP key the table does not name, a value the parameter refuses, or no
+/// mapped metric with a value. Runs before the database is opened.
+LkpTree lkp_tree_as_nightjar(LkpTree tree, const WorkloadCatalog& catalog);
+
 /// Labels of the runs an LKP import stores.
 struct LkpImportOptions {
   std::string variant = "lkp";  ///< --variant
-  std::string job;              ///< --job; "" : job_origin's stem, else the testcase
-  std::string build;            ///< --build; "" : the job's commit
-  std::string kernel;           ///< --kernel; "" : the release of the job's kernel image
+  std::string job;     ///< --job; "" : the workload of an as_nightjar tree, else job_origin's stem,
+                       ///< else the testcase
+  std::string build;   ///< --build; "" : the job's commit
+  std::string kernel;  ///< --kernel; "" : the release of the job's kernel image
 };
 
 /// What an LKP import stored.

@@ -8,15 +8,18 @@
 // handled by each consumer's documented fallback.
 //
 // A declaration also carries the workload's output hooks (its
-// netperf-compatible blocks, results/model/netperf.h), so that a renderer
-// asks the workload instead of naming it.
+// netperf-compatible blocks, results/model/netperf.h) and its LKP names
+// (results/model/lkp_mapping.h), so that a renderer or an importer asks the
+// workload instead of naming it.
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "results/model/lkp_mapping.h"
 #include "results/model/metric.h"
 #include "results/model/netperf.h"
 #include "results/model/params.h"
@@ -31,6 +34,9 @@ struct WorkloadDeclaration {
   /// The workload's `run --format netperf` blocks of a stored iteration;
   /// empty when the workload has none (Workload::netperf_output()).
   NetperfOutput netperf = {};
+  /// How LKP names the workload's cells and metrics (Workload::lkp_mapping()),
+  /// for `import --format lkp --as-nightjar`; nullopt when LKP has no such test.
+  std::optional<LkpMapping> lkp = {};
 
   /// The parameter named `name`, or nullptr.
   const ParamDescriptor* param(std::string_view name) const;

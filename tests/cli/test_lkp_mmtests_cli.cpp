@@ -8,6 +8,10 @@
 //    job.yaml, a result root's matrix.json as one run of one iteration per
 //    LKP run, the kernel and commit of a job that names them; importing
 //    twice adds nothing, with other labels is refused;
+//  - LKP --as-nightjar (check 1): a netperf TCP_SENDFILE tree as a
+//    tcp_sendfile run whose cell compare matches with a local run (testbox
+//    warning), imported twice adding nothing; a test no workload measures
+//    and a key the workload's table lacks refused;
 //  - mmtests: netperf, pft and futexbench logs as runs per run name (the
 //    build) with one sample per mmtests sample, and compare's Hmean of them;
 //  - bad input (a truncated stats.json, a ragged matrix.json, a job without
@@ -126,6 +130,103 @@ TEST(LkpImport, KernelAndCommitComeFromTheJob) {
                       "SELECT run.build || ' ' || kernel.release FROM run JOIN kernel ON "
                       "kernel.id = run.kernel_id"),
             "0bb80ecc33a8fb5a682236443c1e740d5c917d1d 6.6.0-rc1");
+}
+
+// The real netperf job turned into the sibling job lkp-tests' netperf job file
+// lists beside SCTP_STREAM_MANY (lkp-tests holds no TCP_SENDFILE result, so
+// the values stay the fixture's), one instance for one second.
+std::string sendfile_tree(TempDir& t) {
+  std::string job = read_file(lkp("netperf/job.yaml"));
+  for (const auto& [from, to] :
+       {std::pair<std::string, std::string>{"test: SCTP_STREAM_MANY", "test: TCP_SENDFILE"},
+        {"runtime: 300s", "runtime: 1s"},
+        {"nr_threads: 200%", "nr_threads: 1"}}) {
+    const auto at = job.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    if (at != std::string::npos) job.replace(at, from.size(), to);
+  }
+  t.write("tree/job.yaml", job);
+  t.write("tree/stats.json", read_file(lkp("netperf/stats.json")));
+  return t.path() + "/tree";
+}
+
+// Issue 38 check 1: an LKP netperf TCP_SENDFILE tree imported --as-nightjar is
+// a tcp_sendfile run with nightjar's metric names and cell, so that compare
+// matches it with a local run of the same cell (and warns that the testboxes
+// differ); importing it twice adds nothing.
+TEST(LkpImport, AsNightjarMatchesTheCellOfALocalRun) {
+  TempDir t;
+  const std::string db = t.path() + "/r.db", tree = sendfile_tree(t);
+  auto r = run_nightjar({"import", "--db", db, "--format", "lkp", "--as-nightjar", tree});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("imported 1 run(s) (id 1), 2 samples from 1 LKP result directory"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.err.find("5 LKP metric(s) that tcp_sendfile has no metric for left out"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(query_one(db, "SELECT job || ' ' || workload || ' ' || cell FROM run"),
+            "tcp_sendfile tcp_sendfile clients=1 cpu_util=on duration=1s family=ipv4 port=0 "
+            "recv_size=0 send_size=10K");
+  EXPECT_EQ(query_one(db,
+                      "SELECT group_concat(metric || '=' || value, ' ') FROM (SELECT * FROM "
+                      "sample ORDER BY metric)"),
+            "throughput=7954.40015625 throughput_total=509081.61");
+  EXPECT_EQ(query_one(db, "SELECT value FROM run_context WHERE key = 'lkp.as_nightjar'"),
+            "netperf test=TCP_SENDFILE");
+  const std::string before = snapshot(db);
+  auto again = run_nightjar({"import", "--db", db, "--format", "lkp", "--as-nightjar", tree});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_NE(again.out.find("imported 0 run(s), 0 samples"), std::string::npos) << again.out;
+  EXPECT_EQ(snapshot(db), before);
+
+  const std::string job =
+      t.write("tcp_sendfile.yaml",
+              "workload: tcp_sendfile\nparams:\n  clients: 1\n  duration: "
+              "1s\n  family: ipv4\n  send_size: 10K\niterations: 2\nwarmup: 0\n");
+  auto run = run_nightjar({"run", job, "--db", db, "--variant", "local"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  auto c = run_nightjar({"compare", "--db", db, "lkp", "local"});
+  EXPECT_NE(c.exit_code, 2) << c.err;
+  EXPECT_EQ(c.err.find("no cell"), std::string::npos) << c.err;
+  EXPECT_NE(c.out.find("throughput"), std::string::npos) << c.out;
+  EXPECT_NE(c.out.find("7954.40"), std::string::npos) << c.out;
+  EXPECT_NE((c.out + c.err).find("sides ran on different testboxes: lkp (lkp-netperf-box)"),
+            std::string::npos)
+      << c.out << c.err;
+}
+
+// Without the option the names stay LKP's; with it, a test no nightjar
+// workload measures (the real fixture's SCTP_STREAM_MANY) and an LKP key the
+// workload's table does not name are refused, naming file and key, and
+// nothing is stored.
+TEST(LkpImport, AsNightjarRefusesWhatNoWorkloadMeasures) {
+  TempDir t;
+  const std::string db = t.path() + "/r.db";
+  ASSERT_EQ(run_nightjar({"import", "--db", db, "--format", "lkp", lkp("pmbench")}).exit_code, 0);
+  const std::string before = snapshot(db);
+  auto r = run_nightjar({"import", "--db", db, "--format", "lkp", "--as-nightjar", lkp("netperf")});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("netperf/job.yaml: testcase 'netperf' with test 'SCTP_STREAM_MANY': no "
+                       "nightjar workload measures it"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("netperf test=TCP_SENDFILE as tcp_sendfile"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("without --as-nightjar"), std::string::npos) << r.err;
+  std::string job = read_file(sendfile_tree(t) + "/job.yaml");
+  t.write("tree/job.yaml", job.replace(job.find("send_size: 10K"), 14, "nr_ssd: 2"));
+  auto key =
+      run_nightjar({"import", "--db", db, "--format", "lkp", "--as-nightjar", t.path() + "/tree"});
+  EXPECT_EQ(key.exit_code, 2);
+  EXPECT_NE(key.err.find("tree/job.yaml: nr_ssd: '2' is not one of the LKP keys tcp_sendfile "
+                         "takes"),
+            std::string::npos)
+      << key.err;
+  EXPECT_EQ(snapshot(db), before);
+  auto csv = run_nightjar({"import", "--db", db, "--as-nightjar", t.path() + "/tree/job.yaml"});
+  EXPECT_EQ(csv.exit_code, 2);
+  EXPECT_NE(csv.err.find("--as-nightjar applies to --format lkp only"), std::string::npos)
+      << csv.err;
 }
 
 // Issue 38 check 4 (LKP): each malformed tree exits 2 naming its file and

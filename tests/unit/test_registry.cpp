@@ -1,17 +1,20 @@
 // Unit under test: the workload registry (workloads/registry.cpp,
 // NIGHTJAR_WORKLOAD in workloads/workload.h): its defined order (by name),
 // unique names, lookup, the catalog built from it, every declaration's
-// defaults, the cgroup_clients hook, and that the skeleton workload is
-// registered by its own file alone.
+// defaults, the cgroup_clients hook, every LKP table (lkp_mapping: its
+// parameters and metrics the workload's own, in LKP's unit), and that the
+// skeleton workload is registered by its own file alone.
 #include "workloads/workload.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <string>
 
+#include "results/io/lkp.h"
 #include "test_support.h"
 #include "workloads/sys/probe.h"
 
@@ -90,6 +93,44 @@ TEST(Registry, EveryDeclarationIsDocumentedAndEveryDefaultParses) {
       EXPECT_FALSE(m.doc.empty()) << m.name;
     }
   }
+}
+
+// A workload's LKP table names its own parameters and metrics, each LKP
+// metric LKP's direction table knows in the same unit and direction, and no
+// two workloads claim one LKP testcase and test.
+TEST(Registry, EveryLkpTableNamesTheWorkloadsOwnParametersAndMetrics) {
+  std::set<std::string> claimed, mapped;
+  for (const auto& w : workload_registry()) {
+    const auto m = w->lkp_mapping();
+    if (!m) continue;
+    SCOPED_TRACE(std::string(w->name()));
+    mapped.insert(std::string(w->name()));
+    EXPECT_TRUE(claimed.insert(m->testcase + " " + m->test).second) << m->testcase;
+    const auto params = w->params();
+    auto declared = [&](const std::string& name) {
+      return std::any_of(params.begin(), params.end(),
+                         [&](const ParamDescriptor& p) { return p.name == name; });
+    };
+    for (const auto& p : m->params) {
+      if (p.rule == LkpParamRule::ignored) {
+        EXPECT_TRUE(p.param.empty() && !p.why.empty()) << p.lkp;
+      } else {
+        EXPECT_TRUE(declared(p.param)) << p.lkp << " -> " << p.param;
+      }
+    }
+    for (const auto& [param, text] : m->fixed) EXPECT_TRUE(declared(param)) << param;
+    const auto metrics = w->metrics();
+    for (const auto& e : m->metrics) {
+      auto d = std::find_if(metrics.begin(), metrics.end(),
+                            [&](const MetricDescriptor& x) { return x.name == e.metric; });
+      ASSERT_NE(d, metrics.end()) << e.lkp << " -> " << e.metric;
+      if (const auto lkp = lkp_metric(e.lkp)) {
+        EXPECT_EQ(lkp->unit, d->unit) << e.lkp;
+        EXPECT_EQ(lkp->direction, d->direction) << e.lkp;
+      }
+    }
+  }
+  EXPECT_EQ(mapped, (std::set<std::string>{"pft", "tcp_sendfile", "tcp_stream"}));
 }
 
 TEST(Registry, CgroupClientsIsTheSendersForTcpAndOneOtherwise) {
