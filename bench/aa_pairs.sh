@@ -4,8 +4,9 @@
 # Every metric row of a pair's comparison is one family (Benjamini–Hochberg
 # over its 4 rows); a family is "flagged" when any row is a regression or
 # an improvement. It prints, with 95% Wilson intervals:
-#   - today's rule, one run per side, no calibration (rows keep the
-#     iteration rule and TOST "unchanged");
+#   - one run per side in a database of the pair alone: no calibration and
+#     no history, so the rows are tested with the conservative prior
+#     (docs/statistics.md "Where the between-run variation comes from");
 #   - the same pairs with this testbox's calibration (`nightjar calibrate`,
 #     CAL_PAIRS A/A pairs measured before the pairs): the between-run
 #     variance enters the test;
@@ -151,7 +152,7 @@ def old_rule(r):
 cmp = families("cmp")
 if mode == "one":
     nocal = families("nocal")
-    report("one run per side, no calibration (iterations + TOST)", nocal, lambda r: r.get("verdict"))
+    report("one run per side, no calibration or history (the prior)", nocal, lambda r: r.get("verdict"))
     report("one run per side, calibrated", cmp, lambda r: r.get("verdict"))
     report("rule before issue 13 (iterations, q<alpha and |change|>=min effect)", nocal, old_rule)
 else:
