@@ -66,12 +66,14 @@ std::optional<stats::BetweenRunVariance> cell_history_between_variance(
 
 CalibrationLookup stored_between_lookup(const ResultsStore& store,
                                         const std::vector<LoadedSide>& sides) {
-  return [&store, &sides](const CalibrationKey& key) -> std::optional<stats::BetweenRunVariance> {
+  // The compared runs, gathered once for every row the lookup serves.
+  std::set<std::int64_t> compared;
+  for (const auto& s : sides) compared.insert(s.run_ids.begin(), s.run_ids.end());
+  return [&store, compared = std::move(compared)](
+             const CalibrationKey& key) -> std::optional<stats::BetweenRunVariance> {
     if (auto c = store.calibration(key))
       return stats::BetweenRunVariance{c->between_var, c->df, stats::BetweenSource::calibration,
                                        c->runs};
-    std::set<std::int64_t> compared;
-    for (const auto& s : sides) compared.insert(s.run_ids.begin(), s.run_ids.end());
     return cell_history_between_variance(store.cell_history(key), compared);
   };
 }

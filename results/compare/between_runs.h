@@ -44,8 +44,8 @@ std::optional<stats::BetweenRunVariance> cell_history_between_variance(
 /// The lookup compare uses for rows with one run on a side: the store's
 /// calibration of the key, else cell_history_between_variance of
 /// store.cell_history(key) leaving out every run of `sides`; nullopt
-/// otherwise (the prior, in build_comparison). `store` and `sides` must
-/// outlive the lookup.
+/// otherwise (the prior, in build_comparison). `store` must outlive the
+/// lookup; the compared run ids are copied once when it is made.
 CalibrationLookup stored_between_lookup(const ResultsStore& store,
                                         const std::vector<LoadedSide>& sides);
 
