@@ -26,8 +26,8 @@ namespace {
 
 constexpr const char* kFooter =
     "Exit codes: 0 ok, 1 significant regression, 2 usage error, 3 inconclusive,\n"
-    "4 environment/workload/database error, 125 bisect skip, 128 bisect abort,\n130 "
-    "interrupted.\n"
+    "4 environment/workload/database error, 5 check --strict-env: a confounder,\n"
+    "125 bisect skip, 128 bisect abort, 130 interrupted.\n"
     "Database: --db PATH, else $NIGHTJAR_DB, else $XDG_DATA_HOME/nightjar/results.db,\n"
     "else ~/.local/share/nightjar/results.db. Only run, import, calibrate and bisect\n"
     "write it (and create it); the other commands open it read-only and never create\n"

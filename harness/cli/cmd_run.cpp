@@ -58,7 +58,7 @@ struct RunArgs {
 // ---- the plan of each job and its limits (docs/jobs.md "Large matrices") -----
 
 /// A job above either limit runs only with --yes.
-constexpr std::size_t kMaxCellsWithoutYes = 1000;
+constexpr std::size_t kMaxRunsWithoutYes = 1000;
 constexpr double kMaxSecondsWithoutYes = 24 * 3600.0;
 /// The stored estimate reads the newest this many complete runs of the job.
 constexpr int kEstimateRuns = 20;
@@ -143,12 +143,14 @@ void check_matrix_plan(const RunArgs& a, const PlannedJob& job, const Matrix& m)
       job.iterations, iterations,
       e ? fmt::format("estimate {} ({})", duration_text(seconds), e->source)
         : std::string("no estimate (no stored iterations of this job, no duration parameter)"));
-  const bool above = m.cells > kMaxCellsWithoutYes || seconds > kMaxSecondsWithoutYes;
+  // Runs, not cells: 10 000 variants of one cell are as long as 10 000 cells.
+  const bool above = runs > kMaxRunsWithoutYes || seconds > kMaxSecondsWithoutYes;
   if (above && !a.yes)
     throw UsageError(fmt::format(
-        "{}: {}: above the limit of {} cells or {} h that runs without asking; shorten the "
-        "lists or split the job, or pass --yes to run it (docs/jobs.md \"Large matrices\")",
-        job.job.path, plan, kMaxCellsWithoutYes, kMaxSecondsWithoutYes / 3600));
+        "{}: {}: above the limit of {} runs (cells x variants x --runs x kernels) or {} h that "
+        "runs without asking; shorten the lists or split the job, or pass --yes to run it "
+        "(docs/jobs.md \"Large matrices\")",
+        job.job.path, plan, kMaxRunsWithoutYes, kMaxSecondsWithoutYes / 3600));
   std::cerr << fmt::format("nightjar: matrix: {}: {}{}\n", job.job.name, plan,
                            above ? " (--yes: above the limits)" : "");
 }

@@ -950,6 +950,7 @@ Comparison compare_loaded_sides(const ResultsStore& store, const std::vector<Loa
                                 const MetricCatalog& catalog, const SideQuery& query,
                                 const stats::SignificanceOptions& options,
                                 const std::set<std::string>& accepted_env) {
+  check_ignored_params(sides, query.ignore_params);
   // For rows with one run on a side: the testbox's calibration, else the
   // cell's history (build_comparison falls back to the prior).
   Comparison c =

@@ -124,6 +124,7 @@ void append_runs(std::map<std::string, std::vector<std::vector<double>>>& to,
 void pool_cells(std::vector<StoredCell>& stored, const std::set<std::string>& ignored,
                 LoadedSide& side) {
   for (StoredCell& sc : stored) {
+    for (const auto& [name, _] : sc.params) side.param_names.insert(name);
     std::vector<std::pair<std::string, std::string>> params;
     auto [it, fresh] = side.cells.try_emplace(cell_key(sc, ignored, params));
     CellSamples& cell = it->second;
@@ -289,6 +290,20 @@ LoadedSide load_side(const ResultsStore& store, const Selector& selector, const 
       if (run_accelerator(store.run_context(id)) == "tcg") side.emulated_runs.insert(id);
   pool_cells(read.cells, {query.ignore_params.begin(), query.ignore_params.end()}, side);
   return side;
+}
+
+void check_ignored_params(const std::vector<LoadedSide>& sides,
+                          const std::vector<std::string>& ignored) {
+  std::set<std::string> have;
+  for (const auto& side : sides) have.insert(side.param_names.begin(), side.param_names.end());
+  for (const auto& name : ignored)
+    if (!have.count(name))
+      throw UsageError(fmt::format(
+          "--ignore-param {}: no cell of the compared runs has a parameter '{}' (they have: {}); "
+          "check the spelling (`nightjar show` lists the cells), or leave the flag out",
+          name, name,
+          have.empty() ? std::string("none")
+                       : join(std::vector<std::string>(have.begin(), have.end()), ", ")));
 }
 
 MetricCatalog load_metric_catalog(const ResultsStore& store, const std::set<std::string>& workloads,

@@ -135,7 +135,16 @@ struct LoadedSide {
   /// runs_emulated() counts every run of a side whose accelerators hold "tcg".
   std::set<std::int64_t> emulated_runs;
   std::map<CellKey, CellSamples> cells;
+  /// Every parameter name of the stored cells, those --ignore-param left out
+  /// of `cells` included (check_ignored_params).
+  std::set<std::string> param_names;
 };
+
+/// Refuses an --ignore-param name that no cell of any side has (a typo
+/// would otherwise leave the cells apart and say nothing): throws
+/// UsageError naming the flag, the name and the parameters the sides have.
+void check_ignored_params(const std::vector<LoadedSide>& sides,
+                          const std::vector<std::string>& ignored);
 
 /// Some of `runs` (of `side`) were measured under qemu TCG: by
 /// LoadedSide::emulated_runs, or, when that is empty, by the side's

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <thread>
 
+#include "results/model/exit_codes.h"
 #include "test_support.h"
 
 using namespace nightjar::test;
@@ -329,6 +330,28 @@ TEST(Cli, EverySubcommandHasHelp) {
   EXPECT_EQ(none.exit_code, 2);
 }
 
+// The --help footer names every exit code of the one exit-code table
+// (results/model/exit_codes.h; README "Exit codes"); a new user found 5
+// missing there.
+TEST(Cli, HelpFooterNamesEveryExitCode) {
+  using nightjar::ExitCode;
+  using nightjar::to_int;
+  auto r = run_nightjar({"--help"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto at = r.out.find("Exit codes:");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  const std::string footer = r.out.substr(at);
+  for (ExitCode c : {ExitCode::ok, ExitCode::regression, ExitCode::usage, ExitCode::inconclusive,
+                     ExitCode::environment, ExitCode::confounded, ExitCode::bisect_skip,
+                     ExitCode::bisect_abort, ExitCode::interrupted}) {
+    const std::string code = std::to_string(to_int(c));
+    EXPECT_TRUE(footer.find(" " + code + " ") != std::string::npos ||
+                footer.find("\n" + code + " ") != std::string::npos)
+        << "exit code " << code << " missing from the --help footer:\n"
+        << footer;
+  }
+}
+
 TEST(Cli, ListShowsWorkloadsParamsAndMetrics) {
   auto r = run_nightjar({"list"});
   ASSERT_EQ(r.exit_code, 0);
@@ -433,9 +456,21 @@ TEST(RunCli, MatrixAboveTheLimitIsRefusedWithCountEstimateAndYes) {
                        "iterations; no estimate"),
             std::string::npos)
       << r.err;
-  EXPECT_NE(r.err.find("above the limit of 1000 cells or 24 h"), std::string::npos) << r.err;
+  EXPECT_NE(
+      r.err.find("above the limit of 1000 runs (cells x variants x --runs x kernels) or 24 h"),
+      std::string::npos)
+      << r.err;
   EXPECT_NE(r.err.find("--yes"), std::string::npos) << r.err;
   EXPECT_FALSE(std::ifstream(db).good());  // refused before the database
+  // The limit counts runs: one cell in 1001 label-only variants is refused as
+  // 1001 cells are (a new user ran 10 000 variants without being asked).
+  std::string variants = "workload: fake\niterations: 1\nwarmup: 0\nvariants:\n";
+  for (int v = 0; v < 1001; ++v) variants += "  v" + std::to_string(v) + ": {}\n";
+  auto many = run_nightjar({"run", dir.write("variants.yaml", variants), "--db", db});
+  EXPECT_EQ(many.exit_code, 2) << many.err;
+  EXPECT_NE(many.err.find("1 cell(s) x 1001 variants"), std::string::npos) << many.err;
+  EXPECT_NE(many.err.find("above the limit of 1000 runs"), std::string::npos) << many.err;
+  EXPECT_FALSE(std::ifstream(db).good());
   // Declared durations give the estimate: 10 cells x 3 x 1 h is over 24 h.
   auto longer = run_nightjar({"run",
                               dir.write("long.yaml",
