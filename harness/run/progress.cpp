@@ -50,13 +50,13 @@ void Progress::cell(int index, const std::string& variant, const std::string& la
   cell_index_ = index;
   cell_label_ = label;
   slots_[variant] = {index, label};
-  if (!tty_) fmt::print(out_, "nightjar: cell {}/{}: {}\n", index, total_cells_, label);
+  if (!tty_) fmt::print(out_, "nightjar: run {}/{}: {}\n", index, total_cells_, label);
 }
 
 std::string Progress::bar_line(int columns, bool warmup, int done, int of,
                                const std::string& variant) const {
   const std::size_t room = static_cast<std::size_t>(std::max(columns - 1, 1));
-  const std::string head = fmt::format("cell {}/{} ", cell_index_, total_cells_);
+  const std::string head = fmt::format("run {}/{} ", cell_index_, total_cells_);
   const std::string tail = fmt::format("  [{}] {} {}/{}  ETA {}", variant,
                                        warmup ? "warm-up" : "iteration", done, of, eta());
   auto bar = [&](int width) {

@@ -1,4 +1,5 @@
-// Progress of a run on stderr: a one-line bar with cell, variant, iteration
+// Progress of a run on stderr: a one-line bar with the run being measured
+// ("run 3/6": one per cell, variant and --runs repeat), variant, iteration
 // and ETA when stderr is a terminal (cut to the terminal's width), plain
 // lines otherwise (logs, CI). Data never goes here; stdout is for results.
 #pragma once

@@ -54,7 +54,7 @@ TEST(Progress, BarFitsAZeroTo200ColumnTerminalAndNamesTheVariant) {
     EXPECT_LE(line.size(), static_cast<std::size_t>(columns - 1)) << columns << ": " << line;
     if (columns >= 60) {
       EXPECT_NE(line.find("[thp-never] iteration 3/10"), std::string::npos) << line;
-      EXPECT_NE(line.find("cell 7/12"), std::string::npos) << line;
+      EXPECT_NE(line.find("run 7/12"), std::string::npos) << line;
     }
   }
   // The variant and the iteration outlive the label and the bar.
@@ -101,11 +101,11 @@ TEST(Progress, OnA60ColumnPtyNoLineIsLongerThan59) {
     // Each interleaved slot's bar shows its own slot number, not the last started.
     if (line.find("[thp-never] iteration") != std::string::npos) {
       ++with_never;
-      EXPECT_EQ(line.find("cell 1/3 "), 0u) << line;
+      EXPECT_EQ(line.find("run 1/3 "), 0u) << line;
     }
     if (line.find("[thp-always] iteration") != std::string::npos) {
       ++with_always;
-      EXPECT_EQ(line.find("cell 2/3 "), 0u) << line;
+      EXPECT_EQ(line.find("run 2/3 "), 0u) << line;
     }
   }
   EXPECT_EQ(with_never, 2) << raw;  // each slot's bar names its own variant
