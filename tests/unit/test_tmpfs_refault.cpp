@@ -565,6 +565,8 @@ TEST(ZramDeviceFake, HotAddedDeviceIsConfiguredThenResetAndRemoved) {
   }
   EXPECT_EQ(t.read("sys/block/zram5/reset"), "1");
   EXPECT_EQ(t.read("sys/class/zram-control/hot_remove"), "5");
+  // The pending record written before hot_add was read is done as well.
+  EXPECT_EQ(Journal::process().open_count(), 0u);
 }
 
 TEST(ZramDeviceFake, ExistingDeviceIsResetAndItsAlgorithmRestoredButNotRemoved) {

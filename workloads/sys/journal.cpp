@@ -79,6 +79,7 @@ std::string JournalEntry::describe() const {
     case JournalKind::cgroup:
       return "cgroup " + field(0);
     case JournalKind::zram:
+      if (field(1).empty()) return "a zram device being hot-added (number not read yet)";
       return fmt::format("zram{}{}", field(1), field(2) == "1" ? " (hot-added)" : " (configured)");
     case JournalKind::swap:
       return "swap area " + field(0);
@@ -217,6 +218,12 @@ std::string journal_record_line(std::uint64_t id, JournalKind kind,
 
 std::string journal_done_line(std::uint64_t id) {
   return fmt::format("-\t{}\n", id);
+}
+
+std::string system_lock_path(const std::string& fs_prefix, std::string_view what) {
+  if (!fs_prefix.empty()) return fs_prefix + "/.nightjar-" + std::string(what) + ".lock";
+  if (::access("/run/lock", W_OK) == 0) return "/run/lock/nightjar-" + std::string(what) + ".lock";
+  return "/tmp/nightjar-" + std::string(what) + ".lock";
 }
 
 std::string journal_directory() {

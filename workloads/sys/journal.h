@@ -33,9 +33,10 @@
 // | process_group | process group id, start ticks of its leader, label |
 // | cgroup | directory, where leftover tasks go (the hierarchy root), fake (1: a test tree) |
 // | zram | sysfs root ("" = real), device number, hot-added (1/0), disksize written, algorithm
-// found | | swap | device, UUID written by mkswap | | mount_point | directory | | mount | mount
-// point, source ("nightjar-<tag>") | | knob | file, value before, value written, knob lock file,
-// the path as the job wrote it |
+// found; while hot_add is read: no device number and a 6th field "before: 0 1" (the
+// devices that existed) | | swap | device, UUID written by mkswap | | mount_point | directory | |
+// mount | mount point, source ("nightjar-<tag>") | | knob | file, value before, value written, knob
+// lock file, the path as the job wrote it |
 #pragma once
 
 #include <sys/types.h>
@@ -127,6 +128,12 @@ struct OwnerJournal {
 /// line without its newline (the owner was killed during the write) and
 /// malformed lines are ignored.
 std::optional<OwnerJournal> parse_journal(std::string_view text, const std::string& path);
+
+/// The file of a lock that serialises one kind of system change between
+/// nightjar processes (`what`: "knobs", "zram"): <fs_prefix>/.nightjar-WHAT.lock
+/// inside a test's fake tree, else /run/lock/nightjar-WHAT.lock where /run/lock
+/// is writable, else /tmp/nightjar-WHAT.lock. Not created here.
+std::string system_lock_path(const std::string& fs_prefix, std::string_view what);
 
 /// The directory of the journals: $NIGHTJAR_JOURNAL_DIR when set and not
 /// empty, else /run/nightjar when /run is writable (root), else

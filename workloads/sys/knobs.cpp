@@ -87,9 +87,7 @@ int try_lock(const std::string& path, bool* busy) {
 // The lock serialises knob changes between nightjar processes, so that two
 // runs cannot save each other's values as "previous" and restore the wrong one.
 std::string knob_lock_path(const std::string& prefix) {
-  if (!prefix.empty()) return prefix + "/.nightjar-knobs.lock";
-  if (::access("/run/lock", W_OK) == 0) return "/run/lock/nightjar-knobs.lock";
-  return "/tmp/nightjar-knobs.lock";
+  return system_lock_path(prefix, "knobs");
 }
 
 UndoResult undo_journaled_knob(const JournalEntry& entry, bool lock_held) {
