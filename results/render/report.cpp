@@ -94,7 +94,9 @@ std::string value_text(std::optional<double> v, const std::string& unit, int pre
   return fmt::format("{:.{}f}", *v, precision) + (unit.empty() ? "" : " " + unit);
 }
 
-// "(18.4% improvement)", "(0.3% regression, not significant)", ...
+// "(18.4% improvement)" for a significant change; "(0.3% worse, not
+// significant)" and "(7.9% worse, inconclusive)" otherwise: a changelog
+// calls nothing a regression or an improvement that the test did not.
 std::string block_verdict(const ComparisonRow& row, std::size_t i, ReportStat stat, int precision) {
   const double pct = shown_change(row, i, stat, true);
   const auto& s = row.significance[i];
@@ -102,20 +104,13 @@ std::string block_verdict(const ComparisonRow& row, std::size_t i, ReportStat st
     return "(change undefined)";
   const std::string mag = fmt::format("{:.{}f}", std::fabs(pct), precision);
   const bool zero = std::stod(mag) == 0.0;
-  std::string text = zero ? "no change" : mag + "% " + (pct > 0 ? "improvement" : "regression");
-  switch (s->verdict) {
-    case stats::Verdict::improvement:
-    case stats::Verdict::regression:
-      break;
-    case stats::Verdict::unchanged:
-      text += ", not significant";
-      break;
-    case stats::Verdict::inconclusive:
-      text += ", not significant: inconclusive";
-      break;
-    case stats::Verdict::undefined:
-      break;
-  }
+  const bool significant =
+      s->verdict == stats::Verdict::improvement || s->verdict == stats::Verdict::regression;
+  std::string text = zero          ? "no change"
+                     : significant ? mag + "% " + (pct > 0 ? "improvement" : "regression")
+                                   : mag + "% " + (pct > 0 ? "better" : "worse");
+  if (s->verdict == stats::Verdict::unchanged) text += ", not significant";
+  if (s->verdict == stats::Verdict::inconclusive) text += ", inconclusive";
   return "(" + text + ")";
 }
 

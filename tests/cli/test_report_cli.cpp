@@ -70,7 +70,7 @@ TEST_F(ReportCli, BlockPerCellWithLabels) {
   EXPECT_NE(r.out.find("With patch  110.0 ops/s (10.0% improvement)\n"), std::string::npos)
       << r.out;
   EXPECT_NE(
-      r.out.find("Without     100.0 ops/s\nWith patch  100.0 ops/s (no change, not significant"),
+      r.out.find("Without     100.0 ops/s\nWith patch  100.0 ops/s (no change, inconclusive)"),
       std::string::npos)
       << r.out;
 }
