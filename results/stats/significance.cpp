@@ -522,6 +522,24 @@ std::string basis_text(const Significance& s) {
   return fmt::format(" (on {})", to_string(s.basis));
 }
 
+// The runs per side a verdict can ask for before it says the margin is out
+// of reach on this testbox (issue 35: a new user was told 1584, then 632).
+constexpr std::size_t kRealisticRunsPerSide = 20;
+
+// The smallest change (percent) that `runs` runs per side detect at `alpha`
+// with `power` when a run's mean has variance `run_var` (on ln x): the
+// inverse of runs_needed, by bisection (runs_needed falls as the change
+// grows).
+double reachable_change(double run_var, std::size_t runs, double alpha, double power) {
+  double lo = 0.01, hi = 1e4;
+  for (int i = 0; i < 60; ++i) {
+    const double mid = std::sqrt(lo * hi);
+    const auto need = runs_needed(mid, run_var, alpha, power);
+    (need && *need <= runs ? hi : lo) = mid;
+  }
+  return hi;
+}
+
 // What an inconclusive row of the equivalence rule would need: iterations per
 // side (at the pooled CoeffVar, to detect the change seen or to show it inside
 // the margin, whichever is fewer), or runs per side when the between-run
@@ -534,8 +552,20 @@ void plan_undecided(const RowInput& row, const SignificanceOptions& opt, const R
   const bool within_dominates =
       !std::isnan(screen.between_var) && screen.between_var < screen.run_var - screen.between_var;
   if (!std::isnan(screen.run_var) && !within_dominates) {
-    s.runs_needed = runs_needed(std::max(abs_pct, m), screen.run_var, change_level(opt), opt.power);
-    s.reason += s.runs_needed ? fmt::format(": needs about {} runs per side", *s.runs_needed) : "";
+    const double alpha = change_level(opt);
+    s.runs_needed = runs_needed(std::max(abs_pct, m), screen.run_var, alpha, opt.power);
+    if (!s.runs_needed) return;
+    if (*s.runs_needed <= kRealisticRunsPerSide) {
+      s.reason += fmt::format(": needs about {} runs per side", *s.runs_needed);
+      return;
+    }
+    // Out of reach on this testbox: say so, and what is within reach.
+    s.reason += fmt::format(
+        ": at run-to-run CoeffVar {:.1f}% that needs about {} runs per side, out of reach here; "
+        "{} runs per side decide changes of {:.0f}% or more: set the job's `min_effect:` to the "
+        "smallest change that matters to you (docs/statistics.md \"Runs a decision needs\")",
+        log_variance_coeff_var(screen.run_var), *s.runs_needed, kRealisticRunsPerSide,
+        std::ceil(reachable_change(screen.run_var, kRealisticRunsPerSide, alpha, opt.power)));
     return;
   }
   if (std::isnan(screen.pooled_cv)) {

@@ -177,5 +177,32 @@ TEST(BetweenRuns, OneRunPerSideWithoutAMeasurementUsesThePrior) {
   EXPECT_EQ(it.rows.at(0).significance[1]->verdict, stats::Verdict::regression);
 }
 
+// Under the prior (CoeffVar 10%) a 1% margin needs hundreds of runs per
+// side: the reason says it is out of reach here and what 20 runs per side
+// decide, and points at min_effect:, instead of asking for the hundreds.
+TEST(BetweenRuns, AMarginOutOfReachIsSaidPlainlyWithWhatIsWithinReach) {
+  const std::vector<double> base{1000, 1001, 999, 1000.5, 999.5};
+  const std::vector<double> minus2{980, 980.9, 979.1, 980.45, 979.55};
+  Comparison c = build_comparison({one_run("a", base, 1), one_run("b", minus2, 2)}, kCatalog, {});
+  const auto& sig = *c.rows.at(0).significance[1];
+  EXPECT_EQ(sig.verdict, stats::Verdict::inconclusive) << sig.reason;
+  ASSERT_TRUE(sig.runs_needed);
+  EXPECT_GT(*sig.runs_needed, 20u);
+  EXPECT_NE(sig.reason.find("at run-to-run CoeffVar 10.0% that needs about " +
+                            std::to_string(*sig.runs_needed) +
+                            " runs per side, out of reach here; 20 runs per side decide changes "
+                            "of "),
+            std::string::npos)
+      << sig.reason;
+  EXPECT_NE(sig.reason.find("set the job's `min_effect:`"), std::string::npos) << sig.reason;
+  // The reachable change is the inverse of runs_needed: 20 runs detect it.
+  const auto at = sig.reason.find("decide changes of ");
+  ASSERT_NE(at, std::string::npos);
+  const double reach = std::stod(sig.reason.substr(at + 18));
+  const double var = stats::prior_between_variance().var;
+  EXPECT_LE(*stats::runs_needed(reach, var), 20u);
+  EXPECT_GT(*stats::runs_needed(reach - 1, var), 20u);
+}
+
 }  // namespace
 }  // namespace nightjar
