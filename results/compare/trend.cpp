@@ -199,6 +199,8 @@ TrendSeries make_series(const std::string& id, const CellData& cd, const TrendOp
   series.change_points = stats::detect_change_points(values, report.detection);
   series.possible_change =
       stats::detect_recent_change(values, series.change_points, report.detection);
+  series.short_changes =
+      stats::detect_short_changes(values, series.change_points, report.detection);
   return series;
 }
 

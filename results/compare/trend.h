@@ -57,6 +57,10 @@ struct TrendSeries {
   /// point yet: stats::detect_recent_change after the last change point;
   /// `index` is the first of the k builds, `p` the adjusted p.
   std::optional<stats::ChangePoint> possible_change;
+  /// Changes between short segments (fewer than min_segment builds on a
+  /// side) before the newest builds: stats::detect_short_changes, shown as
+  /// possible changes; `p` is the adjusted p.
+  std::vector<stats::ChangePoint> short_changes;
 };
 
 /// Everything `trend` prints.

@@ -43,6 +43,17 @@ std::string possible_text(const TrendSeries& s, const stats::ChangePoint& cp) {
       number(cp.mean_after), cp.pct_change, verdict_word(cp), p_text(cp.p));
 }
 
+// "possible change at night 3 (b3), a short segment (2 | 2 nights): 100.0000
+// -> 130.0000, 30.00% improvement, p 0.0001" (stats::detect_short_changes).
+std::string short_text(const TrendSeries& s, const stats::ChangePoint& cp) {
+  return fmt::format(
+      "possible change at night {} ({}), a short segment ({} | {} nights): {} -> {}, {:.2f}% {}, "
+      "p {}",
+      cp.index + 1, s.points[cp.index].build, cp.index - cp.segment_begin,
+      cp.segment_end - cp.index, number(cp.mean_before), number(cp.mean_after), cp.pct_change,
+      verdict_word(cp), p_text(cp.p));
+}
+
 }  // namespace
 
 std::string render_trend_text(const TrendReport& r, bool history) {
@@ -70,6 +81,7 @@ std::string render_trend_text(const TrendReport& r, bool history) {
       }
       out += t.render();
     }
+    for (const auto& cp : s.short_changes) out += "  " + short_text(s, cp) + "\n";
     if (s.possible_change) out += "  " + possible_text(s, *s.possible_change) + "\n";
     if (history) {
       std::map<std::size_t, const stats::ChangePoint*> at;
@@ -83,6 +95,10 @@ std::string render_trend_text(const TrendReport& r, bool history) {
                                ? ""
                                : fmt::format("<- change point: {:.2f}% {}", it->second->pct_change,
                                              verdict_word(*it->second));
+        for (const auto& cp : s.short_changes)
+          if (cp.index == i)
+            mark = fmt::format("<- possible change (short segment): {:.2f}% {}", cp.pct_change,
+                               verdict_word(cp));
         if (s.possible_change && s.possible_change->index == i)
           mark = fmt::format("<- possible change: {:.2f}% {}", s.possible_change->pct_change,
                              verdict_word(*s.possible_change));
@@ -106,6 +122,7 @@ std::string render_trend_markdown(const TrendReport& r) {
     out += fmt::format("\n**{}**: {} builds, {} change point(s)\n",
                        s.cell.empty() ? "(no parameters)" : s.cell, s.points.size(),
                        s.change_points.size());
+    for (const auto& cp : s.short_changes) out += "\n- " + short_text(s, cp) + "\n";
     if (s.possible_change) out += "\n- " + possible_text(s, *s.possible_change) + "\n";
     if (s.change_points.empty()) continue;
     out +=
@@ -156,6 +173,17 @@ std::string render_trend_json(const TrendReport& r) {
       js["change_points"].push_back({{"index", cp.index},
                                      {"build", s.points[cp.index].build},
                                      {"previous_build", s.points[cp.index - 1].build},
+                                     {"before", num(cp.mean_before)},
+                                     {"after", num(cp.mean_after)},
+                                     {"pct_change", num(cp.pct_change)},
+                                     {"p", num(cp.p)},
+                                     {"verdict", verdict_word(cp)},
+                                     {"points_before", cp.index - cp.segment_begin},
+                                     {"points_after", cp.segment_end - cp.index}});
+    js["short_changes"] = nlohmann::json::array();
+    for (const auto& cp : s.short_changes)
+      js["short_changes"].push_back({{"index", cp.index},
+                                     {"build", s.points[cp.index].build},
                                      {"before", num(cp.mean_before)},
                                      {"after", num(cp.mean_after)},
                                      {"pct_change", num(cp.pct_change)},

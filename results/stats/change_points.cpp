@@ -136,6 +136,29 @@ std::vector<std::size_t> edivisive_window(std::span<const double> w, double max_
   return found;
 }
 
+// Otava's split pass over the whole series: E-divisive on windows of
+// opt.window points overlapping by half, each split kept while its Welch p is
+// <= first_p (Otava's first pass: 10·max_p when max_p < 0.05, else 2·max_p;
+// 1 splits down to segments of min_segment points). Sorted, unique indexes.
+std::vector<std::size_t> split_pass(std::span<const double> series, const ChangePointOptions& opt,
+                                    double first_p) {
+  const std::size_t n = series.size();
+  const std::size_t window = opt.window == 0 ? n : std::max(opt.window, 2 * opt.min_segment);
+  const std::size_t step = std::max<std::size_t>(window / 2, 1);
+  std::vector<std::size_t> indexes;
+  for (std::size_t start = 0; start < n;) {
+    const std::size_t end = std::min(start + window, n);
+    auto found = edivisive_window(series.subspan(start, end - start), first_p, opt);
+    for (auto i : found) indexes.push_back(start + i);
+    if (end == n) break;
+    const std::size_t last = found.empty() ? 0 : start + found.back();
+    start = std::max(last, start + step);
+  }
+  std::sort(indexes.begin(), indexes.end());
+  indexes.erase(std::unique(indexes.begin(), indexes.end()), indexes.end());
+  return indexes;
+}
+
 }  // namespace
 
 std::vector<ChangePoint> detect_change_points(std::span<const double> series,
@@ -150,19 +173,7 @@ std::vector<ChangePoint> detect_change_points(std::span<const double> series,
 
   // 1. Split, window by window (Otava's first pass is 10x more lenient).
   const double first_p = opt.max_p < 0.05 ? opt.max_p * 10 : std::min(opt.max_p * 2, 0.999);
-  const std::size_t window = opt.window == 0 ? n : std::max(opt.window, 2 * opt.min_segment);
-  const std::size_t step = std::max<std::size_t>(window / 2, 1);
-  std::vector<std::size_t> indexes;
-  for (std::size_t start = 0; start < n;) {
-    const std::size_t end = std::min(start + window, n);
-    auto found = edivisive_window(series.subspan(start, end - start), first_p, opt);
-    for (auto i : found) indexes.push_back(start + i);
-    if (end == n) break;
-    const std::size_t last = found.empty() ? 0 : start + found.back();
-    start = std::max(last, start + step);
-  }
-  std::sort(indexes.begin(), indexes.end());
-  indexes.erase(std::unique(indexes.begin(), indexes.end()), indexes.end());
+  std::vector<std::size_t> indexes = split_pass(series, opt, first_p);
   // Points closer than min_segment to a neighbour or an end cannot be tested.
   std::vector<std::size_t> kept;
   for (auto i : indexes) {
@@ -238,6 +249,88 @@ std::optional<ChangePoint> detect_recent_change(std::span<const double> series,
     if (!best || cp.p < best->p) best = cp;
   }
   return best;
+}
+
+std::vector<ChangePoint> detect_short_changes(std::span<const double> series,
+                                              std::span<const ChangePoint> confirmed,
+                                              const ChangePointOptions& opt) {
+  (void)detect_change_points(std::span<const double>{}, opt);  // checks the options
+  const std::size_t n = series.size();
+  if (opt.min_segment <= 2 || n < 4 || !all_finite(series)) return {};
+  ChangePointOptions two = opt;
+  two.min_segment = 2;
+  // Candidate boundaries: E-divisive splits down to segments of 2 points
+  // (Welch on 2 points cannot gate them), plus the confirmed change points
+  // (kept whatever happens below).
+  std::vector<std::size_t> bounds = split_pass(series, two, 1.0);
+  for (const auto& c : confirmed) bounds.push_back(c.index);
+  std::sort(bounds.begin(), bounds.end());
+  bounds.erase(std::unique(bounds.begin(), bounds.end()), bounds.end());
+  auto is_confirmed = [&](std::size_t i) {
+    return std::any_of(confirmed.begin(), confirmed.end(),
+                       [&](const ChangePoint& c) { return c.index == i; });
+  };
+  const bool logs = all_positive(series);
+  std::vector<double> v(series.begin(), series.end());
+  if (logs)
+    for (double& e : v) e = std::log(e);
+
+  // Backward elimination: test every unconfirmed boundary against its two
+  // neighbouring segments with the residual variance pooled over the current
+  // segmentation, Bonferroni over the boundaries tested; drop the weakest
+  // (largest p, else smallest effect) until every one passes.
+  while (true) {
+    std::vector<std::size_t> edges{0};
+    edges.insert(edges.end(), bounds.begin(), bounds.end());
+    edges.push_back(n);
+    double ss = 0;
+    for (std::size_t k = 0; k + 1 < edges.size(); ++k) {
+      const auto seg = std::span<const double>(v).subspan(edges[k], edges[k + 1] - edges[k]);
+      const double mean = amean(seg);
+      for (double e : seg) ss += (e - mean) * (e - mean);
+    }
+    const double df = static_cast<double>(n) - static_cast<double>(edges.size() - 1);
+    std::vector<ChangePoint> tested;
+    for (std::size_t k = 1; k + 1 < edges.size(); ++k) {
+      if (is_confirmed(edges[k])) continue;
+      ChangePoint c = test_split(series, edges[k - 1], edges[k], edges[k + 1], opt);
+      const double a = static_cast<double>(edges[k] - edges[k - 1]);
+      const double b = static_cast<double>(edges[k + 1] - edges[k]);
+      const auto before = std::span<const double>(v).subspan(edges[k - 1], edges[k] - edges[k - 1]);
+      const auto after = std::span<const double>(v).subspan(edges[k], edges[k + 1] - edges[k]);
+      c.p = 1.0;
+      if (df >= 1 && ss > 0) {
+        const double t =
+            (amean(after) - amean(before)) / (std::sqrt(ss / df) * std::sqrt(1 / a + 1 / b));
+        c.p = std::min(1.0, 2.0 * student_t_upper_tail(std::abs(t), df));
+      }
+      c.qhat = kNaN;
+      tested.push_back(c);
+    }
+    if (tested.empty()) return {};
+    for (auto& c : tested) c.p = std::min(1.0, c.p * static_cast<double>(tested.size()));
+    std::size_t weakest = 0;
+    for (std::size_t k = 1; k < tested.size(); ++k)
+      if (tested[k].p > tested[weakest].p) weakest = k;
+    if (tested[weakest].p <= opt.max_p) {
+      weakest = 0;
+      for (std::size_t k = 1; k < tested.size(); ++k)
+        if (effect_of(series, tested[k], opt) < effect_of(series, tested[weakest], opt))
+          weakest = k;
+      if (effect_of(series, tested[weakest], opt) >= opt.min_effect_pct) {
+        // Every boundary passes: report those with a short side, before the
+        // newest min_segment points (detect_recent_change's).
+        std::vector<ChangePoint> out;
+        for (const auto& c : tested) {
+          const bool short_side = c.index - c.segment_begin < opt.min_segment ||
+                                  c.segment_end - c.index < opt.min_segment;
+          if (short_side && c.index + opt.min_segment <= n) out.push_back(c);
+        }
+        return out;
+      }
+    }
+    bounds.erase(std::find(bounds.begin(), bounds.end(), tested[weakest].index));
+  }
 }
 
 }  // namespace nightjar::stats

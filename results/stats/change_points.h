@@ -111,4 +111,27 @@ std::optional<ChangePoint> detect_recent_change(std::span<const double> series,
                                                 std::span<const ChangePoint> confirmed,
                                                 const ChangePointOptions& options = {});
 
+/// Changes between short segments (fewer than min_segment points on a side),
+/// which detect_change_points cannot see: a double step 100, 100, 130, 130,
+/// then 150 for the rest (docs/statistics.md "Short segments"). Apache Otava
+/// reports such short segments as weak change points. Method: (1) candidate
+/// boundaries are E-divisive splits down to segments of 2 points with no test
+/// (Welch on 2 points gates nothing), plus every `confirmed` index; (2) each
+/// unconfirmed boundary is tested against its two neighbouring segments with
+/// the residual variance pooled over the whole segmentation (each point's
+/// deviation from its segment's mean, on ln x when every point is > 0;
+/// df = n − segments), t = (ȳ_after − ȳ_before)/(s·√(1/a + 1/b)), two-sided,
+/// Bonferroni over the boundaries tested; (3) merge as Otava: drop the
+/// weakest (largest p above max_p, else smallest |%change| below
+/// min_effect_pct) and re-test until all pass; (4) report the survivors with
+/// a side shorter than min_segment that lie before the newest min_segment
+/// points (those are detect_recent_change's). Results in index order, segment
+/// bounds and means of the final segmentation, p the adjusted p, qhat NaN.
+/// Empty when min_segment <= 2, or the series is shorter than 4 points or not
+/// finite. Deterministic; O(n³) in the worst case per window of
+/// options.window points. Throws as detect_change_points for bad options.
+std::vector<ChangePoint> detect_short_changes(std::span<const double> series,
+                                              std::span<const ChangePoint> confirmed,
+                                              const ChangePointOptions& options = {});
+
 }  // namespace nightjar::stats

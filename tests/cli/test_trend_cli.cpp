@@ -7,6 +7,8 @@
 
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 #include "test_support.h"
 
@@ -51,6 +53,16 @@ struct History {
       dir.write("level", step_at > 0 && i >= step_at ? low + "\n" : "100\n");
       dir.write("seed", std::to_string(100 + i) + "\n");
       auto r = run_nightjar({"run", job, "--db", db, "--build", night(i)});
+      ASSERT_EQ(r.exit_code, 0) << r.err;
+    }
+  }
+  // Nights 1..levels.size() at the given levels.
+  void record_levels(const std::vector<std::string>& levels) {
+    for (std::size_t i = 0; i < levels.size(); ++i) {
+      const int n = static_cast<int>(i) + 1;
+      dir.write("level", levels[i] + "\n");
+      dir.write("seed", std::to_string(100 + n) + "\n");
+      auto r = run_nightjar({"run", job, "--db", db, "--build", night(n)});
       ASSERT_EQ(r.exit_code, 0) << r.err;
     }
   }
@@ -123,6 +135,41 @@ TEST(TrendCli, DropOnTheLastNightIsAPossibleChange) {
   EXPECT_TRUE(contains(r.out, "possible change since night 12 (n12), needs confirmation (1 night)"))
       << r.out;
   EXPECT_TRUE(contains(r.out, "regression")) << r.out;
+}
+
+// The double step a new user planted: 100, 100, 130, 130, then 150 for 12
+// nights. Segments of 2 nights are below the change points' minimum of 5, so
+// each step shows as a possible change on a short segment; a one-night spike
+// in a flat history shows nothing (docs/statistics.md "Short segments").
+TEST(TrendCli, ADoubleStepShowsAtEachStepAndASpikeShowsNothing) {
+  History h;
+  std::vector<std::string> levels{"100", "100", "130", "130"};
+  levels.resize(16, "150");
+  h.record_levels(levels);
+  auto r = run_nightjar({"trend", "--job", "nightly", "--metric", "throughput", "--db", h.db,
+                         "--cell", "timeout=60s", "--history"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "possible change at night 3 (n03), a short segment (2 | 2 nights)"))
+      << r.out;
+  EXPECT_TRUE(contains(r.out, "possible change at night 5 (n05), a short segment (2 | 12 nights)"))
+      << r.out;
+  EXPECT_TRUE(contains(r.out, "<- possible change (short segment)")) << r.out;
+  auto j = run_nightjar({"trend", "--job", "nightly", "--metric", "throughput", "--db", h.db,
+                         "--cell", "timeout=60s", "--format", "json"});
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  const auto doc = nlohmann::json::parse(j.out);
+  ASSERT_EQ(doc["series"][0]["short_changes"].size(), 2u) << j.out;
+  EXPECT_EQ(doc["series"][0]["short_changes"][1]["build"], "n05");
+
+  History spike;
+  std::vector<std::string> flat(16, "100");
+  flat[7] = "150";
+  spike.record_levels(flat);
+  auto s = run_nightjar({"trend", "--job", "nightly", "--metric", "throughput", "--db", spike.db,
+                         "--cell", "timeout=60s"});
+  ASSERT_EQ(s.exit_code, 0) << s.err;
+  EXPECT_TRUE(contains(s.out, "16 build(s), 0 change point(s)")) << s.out;
+  EXPECT_FALSE(contains(s.out, "possible change")) << s.out;
 }
 
 TEST(TrendCli, UsageErrors) {

@@ -23,6 +23,7 @@
 #include <limits>
 #include <optional>
 #include <random>
+#include <set>
 #include <stdexcept>
 #include <vector>
 
@@ -1366,6 +1367,68 @@ TEST(StatsSimulation, RecentChangeFalseAlarmsOfFlatHistories) {
                 alarms, trials, 100.0 * alarms / trials);
     // Measured 0.7%, 3.0% and 4.5%: Welch with 2-3 newest nights is liberal
     // (docs/statistics.md); the bound keeps it from getting worse.
+    EXPECT_LE(alarms, trials * 5 / 100) << nights;
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Short segments (stats::detect_short_changes): the double step a new user
+// planted (100, 100, 130, 130, then 150) shows at both steps; a single spike
+// and flat histories show nothing (docs/statistics.md "Short segments").
+// ---------------------------------------------------------------------------
+
+// `nights` points with CoeffVar-1% lognormal noise, seeded, at `levels[i]`
+// (the last level repeated).
+V levelled_series(std::size_t nights, std::uint64_t seed, const std::vector<double>& levels) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> z(0, 1);
+  const double sigma = std::sqrt(std::log1p(0.01 * 0.01));
+  V s(nights);
+  for (std::size_t i = 0; i < nights; ++i)
+    s[i] = levels[std::min(i, levels.size() - 1)] * std::exp(sigma * z(rng) - sigma * sigma / 2);
+  return s;
+}
+
+TEST(StatsShortChange, ADoubleStepShowsAtEachStepAndASpikeShowsNothing) {
+  ChangePointOptions o;
+  o.mean = MeanKind::harmonic;
+  for (std::uint64_t seed : {1u, 2u, 3u, 4u, 5u}) {
+    const V twice = levelled_series(16, seed, {100, 100, 130, 130, 150});
+    const auto cps = detect_change_points(twice, o);
+    const auto shorts = detect_short_changes(twice, cps, o);
+    std::set<std::size_t> at;
+    for (const auto& c : cps) at.insert(c.index);
+    for (const auto& c : shorts) {
+      at.insert(c.index);
+      EXPECT_LT(c.p, o.max_p);
+      EXPECT_GT(c.pct_change, 10);
+    }
+    EXPECT_EQ(at, (std::set<std::size_t>{2, 4})) << seed;
+
+    V spike = levelled_series(16, seed, {100});
+    spike[7] *= 1.5;
+    const auto none = detect_change_points(spike, o);
+    EXPECT_TRUE(none.empty()) << seed;
+    EXPECT_TRUE(detect_short_changes(spike, none, o).empty()) << seed;
+  }
+  // A minimum segment of 2 leaves nothing to add.
+  o.min_segment = 2;
+  const V twice = levelled_series(16, 1, {100, 100, 130, 130, 150});
+  EXPECT_TRUE(detect_short_changes(twice, detect_change_points(twice, o), o).empty());
+}
+
+TEST(StatsSimulation, ShortChangeFalseAlarmsOfFlatHistories) {
+  ChangePointOptions o;
+  o.mean = MeanKind::harmonic;
+  const int trials = 1000;
+  for (std::size_t nights : {16u, 60u}) {
+    int alarms = 0;
+    for (int t = 0; t < trials; ++t) {
+      const V s = levelled_series(nights, 9000 + static_cast<std::uint64_t>(t), {100});
+      if (!detect_short_changes(s, detect_change_points(s, o), o).empty()) ++alarms;
+    }
+    std::printf("short-segment change, flat %zu nights at CoeffVar 1%%: %d/%d trials (%.2f%%)\n",
+                nights, alarms, trials, 100.0 * alarms / trials);
     EXPECT_LE(alarms, trials * 5 / 100) << nights;
   }
 }
