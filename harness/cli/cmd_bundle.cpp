@@ -1,8 +1,10 @@
 // `nightjar bundle BASE NEW [NEW...] -o FILE.tar.gz [--text]`: what a reply on
 // a mailing list needs to reproduce a comparison (docs/publish.md "Bundles"):
-// README.txt (the post body), the job files of the runs, and samples.csv
-// (`nightjar export --include-invalid` of the runs), which `nightjar import
-// FILE.tar.gz` loads into another database. The post body is made of the
+// README.txt (the post body), the job files of the runs, samples.csv
+// (`nightjar export --include-invalid` of the runs) and what compare reads
+// besides samples (bundle format 2: FORMAT, runs.json, kernel_config/HASH;
+// results/io/bundle_runs.h), which `nightjar import FILE.tar.gz` loads into
+// another database. The post body is made of the
 // existing renderers and records: the changelog table of `nightjar report`
 // (results/render/report.h), the run summary of `nightjar show --summary`
 // (n, mean, CoeffVar, invalid samples; results/render/run_summary.h), and the
@@ -24,6 +26,7 @@
 #include "results/compare/comparison.h"
 #include "results/compare/selector.h"
 #include "results/io/bundle.h"
+#include "results/io/bundle_runs.h"
 #include "results/io/csv.h"
 #include "results/render/report.h"
 #include "results/render/run_summary.h"
@@ -76,7 +79,7 @@ std::string post_body(const ResultsStore& store, const BundleArgs& a,
   body += "\n";
   for (const auto& [id, r] : records) body += describe_run(store, r, id);
   body += fmt::format(
-      "\nReproduce: `nightjar import BUNDLE.tar.gz` loads samples.csv into your database;\n"
+      "\nReproduce: `nightjar import BUNDLE.tar.gz` loads these runs into your database;\n"
       "`nightjar compare {}` then compares your runs with these.\n",
       a.sides.front() + " " + a.sides.back());
   return body;
@@ -136,6 +139,9 @@ ExitCode cmd_bundle(const BundleArgs& a) {
   std::vector<ArchiveMember> members{{"README.txt", body}};
   members.insert(members.end(), jobs.begin(), jobs.end());
   members.push_back({"samples.csv", csv.str()});
+  // Format 2 (results/io/bundle_runs.h): FORMAT first among them, then what
+  // compare reads besides samples (runs.json, kernel_config/HASH).
+  for (auto& m : bundle_format_members(store, ids)) members.push_back(std::move(m));
   const auto now = std::chrono::system_clock::now().time_since_epoch();
   write_tar_gz(a.output, members, std::chrono::duration_cast<std::chrono::seconds>(now).count());
   if (!notes.empty()) std::cerr << "nightjar: " << notes;

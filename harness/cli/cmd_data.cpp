@@ -22,6 +22,7 @@
 #include "harness/job/lkp_job.h"
 #include "results/compare/selector.h"
 #include "results/io/bundle.h"
+#include "results/io/bundle_runs.h"
 #include "results/io/csv.h"
 #include "results/io/gbench.h"
 #include "results/io/input_file.h"
@@ -211,7 +212,8 @@ std::string describe_ids(const std::vector<std::int64_t>& ids) {
   return fmt::format(" (ids {}...{})", lo, hi);
 }
 
-ExitCode store_csv(const ImportArgs& a, const SamplesCsv& csv);
+ExitCode store_csv(const ImportArgs& a, const SamplesCsv& csv,
+                   const CsvImportOptions& options = {});
 
 ExitCode import_csv(const ImportArgs& a) {
   std::vector<std::string> gbench_only;
@@ -230,11 +232,11 @@ ExitCode import_csv(const ImportArgs& a) {
         flags));
   }
   if (looks_like_tar_gz(a.file)) {
-    // A bundle (`nightjar bundle`): its samples.csv, read into memory (capped
-    // as a CSV file is), then imported as any tidy CSV file.
-    const std::string source = a.file + ":samples.csv";
-    std::istringstream in(read_tar_gz_member(a.file, "samples.csv", kMaxCsvImportBytes));
-    return store_csv(a, parse_samples_csv(in, source, workload_catalog(), probe_machine_facts()));
+    // A bundle (`nightjar bundle`): its members read into memory (samples.csv
+    // capped as a CSV file is) and checked, then samples.csv imported as any
+    // tidy CSV file, with what format 2 adds as each run's origin.
+    const BundleContents bundle = read_bundle(a.file, workload_catalog(), probe_machine_facts());
+    return store_csv(a, bundle.samples, bundle.options);
   }
   InputFile input = open_import(a.file, false);
   const std::string& source = input.source();
@@ -251,10 +253,11 @@ ExitCode import_csv(const ImportArgs& a) {
 }
 
 // Stores a parsed CSV file (or a bundle's samples.csv) and says what it added.
-ExitCode store_csv(const ImportArgs& a, const SamplesCsv& csv) {
+ExitCode store_csv(const ImportArgs& a, const SamplesCsv& csv, const CsvImportOptions& options) {
   const std::string& source = csv.source;
   ResultsStore store = open_store(a.db);
-  CsvImportResult r = import_samples_csv(store, csv, workload_catalog(), probe_machine_facts());
+  CsvImportResult r =
+      import_samples_csv(store, csv, workload_catalog(), probe_machine_facts(), options);
   for (const auto& note : r.notes) std::cerr << "nightjar: " << note << "\n";
   std::cout << fmt::format(
       "imported {} run(s){}, {} samples from {}{}\n", r.run_ids.size(), describe_ids(r.run_ids),

@@ -31,11 +31,12 @@ void write_tar_gz(const std::string& path, const std::vector<ArchiveMember>& mem
 /// file that cannot be read (the caller's open reports those).
 bool looks_like_tar_gz(const std::string& path);
 
-/// The bytes of member `name` of the gzip'd tar archive `path`, at most
-/// `max_bytes`. Throws UsageError naming `path` and the fix when the file is
-/// not a gzip'd tar archive, is truncated or damaged (libarchive's message),
-/// holds no member `name`, or the member is larger than `max_bytes`.
-std::string read_tar_gz_member(const std::string& path, const std::string& name,
-                               std::uintmax_t max_bytes);
+/// Every regular member of the gzip'd tar archive `path`, in archive order
+/// (one pass). Throws UsageError naming `path` and the fix when the file is
+/// not a gzip'd tar archive or is truncated or damaged (libarchive's
+/// message), when a member is larger than `max_member_bytes`, or when the
+/// members hold more than `max_total_bytes` in all.
+std::vector<ArchiveMember> read_tar_gz(const std::string& path, std::uintmax_t max_member_bytes,
+                                       std::uintmax_t max_total_bytes);
 
 }  // namespace nightjar

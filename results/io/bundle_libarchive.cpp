@@ -73,8 +73,8 @@ void write_tar_gz(const std::string& path, const std::vector<ArchiveMember>& mem
   }
 }
 
-std::string read_tar_gz_member(const std::string& path, const std::string& name,
-                               std::uintmax_t max_bytes) {
+std::vector<ArchiveMember> read_tar_gz(const std::string& path, std::uintmax_t max_member_bytes,
+                                       std::uintmax_t max_total_bytes) {
   const std::string fix = "import a bundle as `nightjar bundle -o FILE.tar.gz` writes it";
   ArchivePtr a(archive_read_new(), archive_read_free);
   auto bad = [&](const std::string& what) {
@@ -86,30 +86,39 @@ std::string read_tar_gz_member(const std::string& path, const std::string& name,
     throw bad("not a gzip'd tar archive");
   if (archive_filter_code(a.get(), 0) != ARCHIVE_FILTER_GZIP)
     throw UsageError(fmt::format("{}: not gzip-compressed; {}", path, fix));
+  std::vector<ArchiveMember> members;
+  std::uintmax_t total = 0;
+  auto too_big = [&](const std::string& name, std::uintmax_t size) {
+    if (size > max_member_bytes)
+      throw UsageError(fmt::format("{}: {} is larger than {} bytes; split the bundle by run", path,
+                                   name, max_member_bytes));
+    if (total + size > max_total_bytes)
+      throw UsageError(fmt::format(
+          "{}: its members hold more than {} bytes in all (at {}); split the bundle by run", path,
+          max_total_bytes, name));
+  };
   archive_entry* e = nullptr;
   for (;;) {
     const int r = archive_read_next_header(a.get(), &e);
-    if (r == ARCHIVE_EOF)
-      throw UsageError(fmt::format("{}: holds no {}: not a nightjar bundle; {}", path, name, fix));
+    if (r == ARCHIVE_EOF) break;
     if (r != ARCHIVE_OK) throw bad("truncated or damaged archive");
-    if (name == archive_entry_pathname(e)) break;
+    if (archive_entry_filetype(e) != AE_IFREG) continue;
+    ArchiveMember& m = members.emplace_back();
+    m.name = archive_entry_pathname(e);
+    if (archive_entry_size_is_set(e))
+      too_big(m.name, static_cast<std::uintmax_t>(archive_entry_size(e)));
+    char buf[64 * 1024];
+    for (;;) {
+      const la_ssize_t n = archive_read_data(a.get(), buf, sizeof buf);
+      if (n == 0) break;
+      if (n < 0)
+        throw bad("truncated or damaged archive: " + m.name + " cannot be read to its end");
+      m.data.append(buf, static_cast<std::size_t>(n));
+      too_big(m.name, m.data.size());
+    }
+    total += m.data.size();
   }
-  if (archive_entry_size_is_set(e) &&
-      static_cast<std::uintmax_t>(archive_entry_size(e)) > max_bytes)
-    throw UsageError(fmt::format("{}: {} is larger than {} bytes; split the bundle by run", path,
-                                 name, max_bytes));
-  std::string out;
-  char buf[64 * 1024];
-  for (;;) {
-    const la_ssize_t n = archive_read_data(a.get(), buf, sizeof buf);
-    if (n == 0) break;
-    if (n < 0) throw bad("truncated or damaged archive: " + name + " cannot be read to its end");
-    out.append(buf, static_cast<std::size_t>(n));
-    if (out.size() > max_bytes)
-      throw UsageError(fmt::format("{}: {} is larger than {} bytes; split the bundle by run", path,
-                                   name, max_bytes));
-  }
-  return out;
+  return members;
 }
 
 }  // namespace nightjar

@@ -1,4 +1,4 @@
-// write_tar_gz and read_tar_gz_member of the static binaries the qemu guests
+// write_tar_gz and read_tar_gz of the static binaries the qemu guests
 // run (nightjar-static, nightjar_root_tests_static; CMakeLists.txt): they are
 // linked without libarchive (results/io/bundle_libarchive.cpp says why), so
 // a bundle is written and read by the host's nightjar only.
@@ -22,7 +22,7 @@ void write_tar_gz(const std::string& path, const std::vector<ArchiveMember>&, st
   unavailable(path);
 }
 
-std::string read_tar_gz_member(const std::string& path, const std::string&, std::uintmax_t) {
+std::vector<ArchiveMember> read_tar_gz(const std::string& path, std::uintmax_t, std::uintmax_t) {
   unavailable(path);
 }
 

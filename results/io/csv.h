@@ -34,7 +34,8 @@
 // come in any order.
 //
 // Not in the file: monitor deltas, run context, flags, failed iterations,
-// run status and end dates; imported runs are stored complete. Each carries
+// run status and end dates; imported runs are stored complete (a bundle of
+// format 2 carries the rest beside the file: results/io/bundle_runs.h). Each carries
 // its identity (testbox, file run id, started_at) so that importing it again
 // adds nothing (docs/data.md "Importing twice").
 #pragma once
@@ -168,11 +169,18 @@ CsvImportResult import_samples_csv(ResultsStore& store, const SamplesCsv& csv,
                                    const WorkloadCatalog& declared, const MachineFacts& machine);
 
 /// What the source of a file knows about one of its runs beyond the CSV's
-/// kernel and testbox columns (a LAVA guest's runs.json, harness/lava).
+/// kernel and testbox columns (a LAVA guest's runs.json, harness/lava; a
+/// bundle's runs.json, results/io/bundle_runs.h).
 struct CsvRunOrigin {
-  KernelIdentity kernel;  ///< the exact kernel identity (release must equal the file's)
-  Testbox testbox;        ///< the exact testbox (hostname replaces the file's)
+  /// The exact kernel identity (release must equal the file's); a
+  /// config_text is stored once per config hash (table kernel_config).
+  KernelIdentity kernel;
+  Testbox testbox;                             ///< the exact testbox (hostname replaces the file's)
   std::map<std::string, std::string> context;  ///< run context facts
+  std::string job_path;  ///< the job file's path where the run was made ("" = unknown)
+  int iterations = 0;    ///< iterations planned; 0: the highest iteration of the file's rows
+  /// Status, iteration rows, monitor deltas and flags (defaults: a plain import's).
+  ImportedRunDetail detail;
 };
 
 /// How import_samples_csv stores a file whose runs come from somewhere the

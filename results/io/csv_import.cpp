@@ -169,6 +169,9 @@ ImportedRun imported_run(const FreshRun& fresh, const std::string& source, bool 
     ir.testbox = origin->second.testbox;
     ir.match_by_name = false;
     for (const auto& [k, v] : origin->second.context) ir.context[k] = v;
+    ir.job_path = origin->second.job_path;
+    if (origin->second.iterations > 0) ir.iterations = origin->second.iterations;
+    ir.detail = origin->second.detail;
   }
   for (const auto& [k, v] : options.context) ir.context[k] = v;
   ir.context["import.format"] = "csv";

@@ -19,7 +19,8 @@ namespace nightjar {
 /// Imported runs in, exported runs out.
 class ImportStore {
  public:
-  /// Inserts `run` and its parameters, context, iteration rows and samples.
+  /// Inserts `run` and its parameters, context, iteration rows, samples,
+  /// and the monitor deltas and flags of its `detail`.
   /// Opens no transaction of its own: the caller wraps a whole import in one
   /// Transaction, so that a failure stores nothing. Returns the run id.
   /// Throws (is_database_error) on a constraint violation: a run id already

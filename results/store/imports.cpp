@@ -2,6 +2,8 @@
 // Google Benchmark JSON), metric descriptors of imports, and the scans a tidy
 // CSV export writes. See results/store/store.h "Imports and exports".
 #include <algorithm>
+#include <optional>
+#include <string_view>
 
 #include "results/store/detail.h"
 #include "results/store/store.h"
@@ -57,7 +59,7 @@ std::int64_t insert_imported_row(SQLite::Database& db, Prepare&& prepare, const 
   SQLite::Statement& q = prepare(
       "INSERT INTO run(id, job, job_path, workload, cell, variant, build, "
       "kernel_id, testbox_id, status, reason, iterations, warmup, started_at, "
-      "ended_at) VALUES(?,?,?,?,?,?,?,?,?,'complete','',?,0,?,?)");
+      "ended_at) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   bind_optional(q, 1, run.id);  // NULL: SQLite picks max(id) + 1
   q.bind(2, run.job);
   q.bind(3, run.job_path);
@@ -67,9 +69,12 @@ std::int64_t insert_imported_row(SQLite::Database& db, Prepare&& prepare, const 
   q.bind(7, run.build);
   q.bind(8, kernel_id);
   q.bind(9, testbox_id);
-  q.bind(10, run.iterations);
-  q.bind(11, started);
-  q.bind(12, now);
+  q.bind(10, to_string(run.detail.status));
+  q.bind(11, run.detail.reason);
+  q.bind(12, run.iterations);
+  q.bind(13, run.detail.warmup);
+  q.bind(14, started);
+  q.bind(15, now);
   q.exec();
   return db.getLastInsertRowid();
 }
@@ -110,6 +115,38 @@ void insert_in_batches(Prepare&& prepare, std::string_view into, std::string_vie
   }
 }
 
+// The iteration rows of `run`: the given ones (a bundle), else one `ok` row
+// per iteration that has samples, started at `started`.
+template <class Prepare>
+void insert_iteration_rows(Prepare&& prepare, std::int64_t id, const ImportedRun& run,
+                           const std::string& started) {
+  constexpr std::string_view into =
+      "iteration(run_id, iteration, status, reason, started_at, duration_sec)";
+  if (!run.detail.iteration_rows.empty()) {
+    insert_in_batches(prepare, into, "(?,?,?,?,?,?)", 6, run.detail.iteration_rows.size(),
+                      [&](SQLite::Statement& q, std::size_t i, int at) {
+                        const IterationRow& row = run.detail.iteration_rows[i];
+                        q.bind(at, id);
+                        q.bind(at + 1, row.iteration);
+                        q.bind(at + 2, to_string(row.status));
+                        q.bindNoCopy(at + 3, row.reason);
+                        q.bindNoCopy(at + 4, row.started_at.empty() ? started : row.started_at);
+                        q.bind(at + 5, row.duration_sec);
+                      });
+    return;
+  }
+  std::vector<int> iterations;
+  for (const auto& s : run.samples) iterations.push_back(s.iteration);
+  std::sort(iterations.begin(), iterations.end());
+  iterations.erase(std::unique(iterations.begin(), iterations.end()), iterations.end());
+  insert_in_batches(prepare, into, "(?,?,'ok','',?,0)", 3, iterations.size(),
+                    [&](SQLite::Statement& q, std::size_t i, int at) {
+                      q.bind(at, id);
+                      q.bind(at + 1, iterations[i]);
+                      q.bindNoCopy(at + 2, started);
+                    });
+}
+
 }  // namespace
 
 std::int64_t ResultsStore::insert_imported_run(const ImportedRun& run) {
@@ -135,17 +172,7 @@ std::int64_t ResultsStore::insert_imported_run(const ImportedRun& run) {
     c.exec();
     c.reset();
   }
-  std::vector<int> iterations;
-  for (const auto& s : run.samples) iterations.push_back(s.iteration);
-  std::sort(iterations.begin(), iterations.end());
-  iterations.erase(std::unique(iterations.begin(), iterations.end()), iterations.end());
-  insert_in_batches(
-      prepare, "iteration(run_id, iteration, status, reason, started_at, duration_sec)",
-      "(?,?,'ok','',?,0)", 3, iterations.size(), [&](SQLite::Statement& q, std::size_t i, int at) {
-        q.bind(at, id);
-        q.bind(at + 1, iterations[i]);
-        q.bindNoCopy(at + 2, started);
-      });
+  insert_iteration_rows(prepare, id, run, started);
   insert_in_batches(prepare, "sample(run_id, iteration, metric, value, invalid)", "(?,?,?,?,?)", 5,
                     run.samples.size(), [&](SQLite::Statement& q, std::size_t i, int at) {
                       const SampleRow& sample = run.samples[i];
@@ -158,6 +185,27 @@ std::int64_t ResultsStore::insert_imported_run(const ImportedRun& run) {
                       else
                         q.bindNoCopy(at + 4, sample.invalid);
                     });
+  insert_in_batches(prepare, "monitor(run_id, iteration, name, value)", "(?,?,?,?)", 4,
+                    run.detail.monitors.size(), [&](SQLite::Statement& q, std::size_t i, int at) {
+                      const SampleRow& m = run.detail.monitors[i];
+                      q.bind(at, id);
+                      q.bind(at + 1, m.iteration);
+                      q.bindNoCopy(at + 2, m.metric);
+                      q.bind(at + 3, m.value);
+                    });
+  SQLite::Statement& f = statement("INSERT INTO flag(run_id, iteration, message) VALUES(?,?,?)");
+  auto flag = [&](std::optional<int> iteration, const std::string& message) {
+    f.bind(1, id);
+    if (iteration)
+      f.bind(2, *iteration);
+    else
+      f.bind(2);
+    f.bind(3, message);
+    f.exec();
+    f.reset();
+  };
+  for (const auto& w : run.detail.warnings) flag(std::nullopt, w);
+  for (const auto& [iteration, message] : run.detail.flags) flag(iteration, message);
   return id;
 }
 

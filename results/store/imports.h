@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "results/model/identity.h"
@@ -19,9 +20,30 @@
 
 namespace nightjar {
 
+/// What an import knows of a run beyond its samples when the run comes from
+/// another nightjar database (a bundle of format 2, results/io/bundle_runs.h):
+/// the run's end, its iteration rows, monitor deltas and flags as the sender
+/// stored them. The defaults are a plain import's: complete, `ok` rows, no
+/// monitor deltas, no flags.
+struct ImportedRunDetail {
+  RunStatus status = RunStatus::complete;
+  std::string reason;  ///< why the run ended so ("" when complete)
+  int warmup = 0;      ///< warm-up iterations planned
+  /// The iteration rows, by iteration; empty: one `ok` row per iteration
+  /// that has samples, started at the run's start, duration 0.
+  std::vector<IterationRow> iteration_rows;
+  /// Monitor deltas and workload counters: iteration, name, value (`invalid`
+  /// unused); each (iteration, name) at most once.
+  std::vector<SampleRow> monitors;
+  std::vector<std::string> warnings;  ///< run-level flags, in the order recorded
+  /// Flags of iterations: (iteration, message), in the order recorded.
+  std::vector<std::pair<int, std::string>> flags;
+};
+
 /// A finished run recreated from data measured elsewhere: a tidy CSV written
-/// by `nightjar export` (results/io/csv.h) or a Google Benchmark JSON report
-/// (results/io/gbench.h). It is stored with status `complete`, one `ok`
+/// by `nightjar export` (results/io/csv.h), a Google Benchmark JSON report
+/// (results/io/gbench.h) or a bundle (results/io/bundle_runs.h). It is
+/// stored as `detail` says: by default with status `complete`, one `ok`
 /// iteration row per iteration that has samples, and no monitor deltas.
 struct ImportedRun {
   /// Keep this run id (the caller checked that it is free); nullopt: the next id.
@@ -45,6 +67,9 @@ struct ImportedRun {
   std::map<std::string, std::string> context;  ///< run_context facts (e.g. import.file)
   /// iteration (1-based), metric, value, and the reason of an invalid one
   std::vector<SampleRow> samples;
+  /// What the source knows beyond the samples (a bundle of format 2); the
+  /// defaults are what a CSV file or a Google Benchmark report gives.
+  ImportedRunDetail detail;
   /// Where the run was measured, stable across files and imports (e.g. "csv
   /// testbox=h run=7 started_at=2026-12-01T10:00:00Z"), and a digest of
   /// everything imported with it (labels, parameters, samples): stored as the
