@@ -44,8 +44,9 @@ struct RunArgs {
   bool fail_if_skipped = false;  ///< --fail-if-skipped: exit 4 when any cell was skipped
   bool yes = false;  ///< --yes: run a matrix above the limits (docs/jobs.md "Large matrices")
   int runs = 1;
-  std::string format = "text";  ///< a run-output format (results/render/run_output.h)
-  QemuOptions vm;               ///< --kernel IMAGE...: the kernel axis in qemu (harness/vm/qemu.h)
+  CLI::Option* runs_option = nullptr;  ///< --runs, to tell a given --runs from the default
+  std::string format = "text";         ///< a run-output format (results/render/run_output.h)
+  QemuOptions vm;  ///< --kernel IMAGE...: the kernel axis in qemu (harness/vm/qemu.h)
   // --until-decided [BASE] and its budget (harness/run/until_decided.h).
   CLI::Option* until_decided = nullptr;
   std::string until_base, max_time, test = "welch";
@@ -200,22 +201,37 @@ std::optional<Selector> check_until_decided(const RunArgs& a, const std::vector<
   return base;
 }
 
-// The options of --until-decided, its first look printed as the plan line.
-UntilDecidedOptions until_decided_options(const RunArgs& a, std::optional<Selector> base,
-                                          const std::vector<PlannedJob>& plan,
-                                          const ResultsStore& store, int& first_look) {
+// The significance options of one job's plan line: its `min_effect:` unless
+// --min-effect is given, else 1%.
+stats::SignificanceOptions job_significance(const RunArgs& a, const PlannedJob& job) {
+  auto it = job.job.min_effect.find("");
+  return significance_options(
+      a.test, a.alpha, a.min_effect.value_or(it != job.job.min_effect.end() ? it->second : 1.0));
+}
+
+// The options of --until-decided shared by both units; the significance is
+// the fallback margin (rows take the job's `min_effect:` from the stored
+// runs: compare's rule).
+UntilDecidedOptions until_decided_base_options(const RunArgs& a, std::optional<Selector> base) {
   UntilDecidedOptions u;
   u.base = std::move(base);
   u.max_iterations = a.max_iterations;
   u.max_seconds = a.max_time.empty() ? 0 : parse_max_time(a.max_time);
   u.decide_on = a.decide_on;
   u.ignore_params = a.ignore_params;
+  u.significance = significance_options(a.test, a.alpha, a.min_effect.value_or(1.0));
+  return u;
+}
+
+// The options of --until-decided, its first look printed as the plan line.
+UntilDecidedOptions until_decided_options(const RunArgs& a, std::optional<Selector> base,
+                                          const std::vector<PlannedJob>& plan,
+                                          const ResultsStore& store, int& first_look) {
+  UntilDecidedOptions u = until_decided_base_options(a, std::move(base));
   first_look = 0;
   for (const auto& job : plan) {
-    auto it = job.job.min_effect.find("");
-    u.significance = significance_options(
-        a.test, a.alpha, a.min_effect.value_or(it != job.job.min_effect.end() ? it->second : 1.0));
-    auto p = stored_plan(store, u.base, job.job.name, u.ignore_params, u.decide_on, u.significance);
+    const stats::SignificanceOptions significance = job_significance(a, job);
+    auto p = stored_plan(store, u.base, job.job.name, u.ignore_params, u.decide_on, significance);
     int n = a.iterations.value_or(job.iterations);
     if (p) {
       std::cerr << "nightjar: plan: " << job.job.name << ": " << plan_line(*p) << "\n";
@@ -228,9 +244,58 @@ UntilDecidedOptions until_decided_options(const RunArgs& a, std::optional<Select
     }
     first_look = std::max(first_look, n);
   }
-  // The fallback margin; rows take the job's `min_effect:` from the stored runs (compare's rule).
-  u.significance = significance_options(a.test, a.alpha, a.min_effect.value_or(1.0));
   return u;
+}
+
+// --until-decided --runs N (issue 35): the plan line of each job, then
+// rounds of one run per variant and cell (A B, A B, ...; the open cells
+// only) until the sampler has decided every cell or N runs per side are
+// stored. The outcome of every round together.
+RunOutcome run_until_decided_by_runs(const RunArgs& a, std::optional<Selector> base,
+                                     const std::vector<PlannedJob>& plan, RunOptions o,
+                                     ResultsStore& store, std::unique_ptr<RunsSampler>& sampler) {
+  UntilDecidedOptions u = until_decided_base_options(a, std::move(base));
+  const std::string testbox = probe_testbox().hostname;
+  for (const auto& job : plan)
+    std::cerr << "nightjar: plan: " << job.job.name << ": "
+              << runs_plan_line(store, u.base, job.job.name, testbox, u.ignore_params, u.decide_on,
+                                job_significance(a, job), a.iterations.value_or(job.iterations),
+                                a.runs)
+              << "\n";
+  sampler = std::make_unique<RunsSampler>(store, std::move(u), a.runs);
+  o.runs = 1;
+  RunOutcome total;
+  for (int round = 0; round < sampler->max_runs(); ++round) {
+    const std::vector<PlannedJob> open = sampler->open_plan(plan);
+    if (open.empty()) break;
+    RunOutcome r = execute_runs(open, o, store);
+    total.run_ids.insert(total.run_ids.end(), r.run_ids.begin(), r.run_ids.end());
+    total.complete += r.complete;
+    total.failed += r.failed;
+    total.skipped += r.skipped;
+    total.aborted += r.aborted;
+    total.interrupted = r.interrupted;
+    if (r.interrupted || sampler->after_round(open, r.run_ids)) break;
+  }
+  return total;
+}
+
+// Refuses the combinations of --until-decided that its unit does not take,
+// before the database is opened: --kernel, and with --runs N (runs as the
+// unit) a budget below the first look or an iteration budget.
+void check_until_decided_unit(const RunArgs& a, bool by_runs) {
+  if (!a.vm.kernels.empty())
+    throw UsageError(
+        "--until-decided with --kernel: not supported yet; run the kernels with --runs N and "
+        "`nightjar check`");
+  if (!by_runs) return;
+  RunsSampler::check_budget(a.runs);
+  if (a.max_iterations || !a.max_time.empty())
+    throw UsageError(fmt::format(
+        "--until-decided --runs {}: runs are the unit and the budget is {} runs per side; "
+        "--max-iterations and --max-time budget the iterations of one run per side: leave "
+        "them out (or leave out --runs to decide on iterations)",
+        a.runs, a.runs));
 }
 
 ExitCode cmd_run(const RunArgs& a) {
@@ -271,17 +336,18 @@ ExitCode cmd_run(const RunArgs& a) {
     throw UsageError(
         "--max-iterations, --max-time and --decide-on are the budget of --until-decided; add "
         "--until-decided (or --iterations N for a fixed length)");
-  if (until && !a.vm.kernels.empty())
-    throw UsageError(
-        "--until-decided with --kernel: not supported yet; run the kernels with --runs N and "
-        "`nightjar check`");
-  if (until && a.runs > 1)
-    throw UsageError("--until-decided decides how long to measure: leave out --runs");
+  // --runs N with --until-decided: runs are the unit, N the budget (issue 35).
+  const bool by_runs = until && a.runs_option && a.runs_option->count() > 0;
+  if (until) check_until_decided_unit(a, by_runs);
   std::optional<Selector> until_base;
   if (until) until_base = check_until_decided(a, plan);
   ResultsStore store = open_store(a.db);
   std::unique_ptr<SequentialSampler> sampler;
-  if (until) {
+  std::unique_ptr<RunsSampler> runs_sampler;
+  RunOutcome outcome;
+  if (by_runs) {
+    outcome = run_until_decided_by_runs(a, std::move(until_base), plan, o, store, runs_sampler);
+  } else if (until) {
     int first_look = 0;
     UntilDecidedOptions u =
         until_decided_options(a, std::move(until_base), plan, store, first_look);
@@ -293,8 +359,9 @@ ExitCode cmd_run(const RunArgs& a) {
                         const std::vector<std::int64_t>& ids,
                         int n) { return sampler->look(job, cell, ids, n); };
   }
-  RunOutcome outcome = a.vm.kernels.empty() ? execute_runs(plan, o, store)
-                                            : execute_runs_in_vms(plan, o, a.vm, store);
+  if (!by_runs)
+    outcome = a.vm.kernels.empty() ? execute_runs(plan, o, store)
+                                   : execute_runs_in_vms(plan, o, a.vm, store);
   const RunOutputFormat* format = find_run_output_format(a.format);
   if (!format)  // --format is checked against the same table when parsed
     throw UsageError("--format: unknown run output '" + a.format + "'");
@@ -313,9 +380,9 @@ ExitCode cmd_run(const RunArgs& a) {
         outcome.skipped, outcome.complete + outcome.skipped, to_int(ExitCode::environment));
     return ExitCode::environment;
   }
-  if (!sampler) return ExitCode::ok;
-  std::cout << sampler->report();
-  const ExitCode code = sampler->exit_code();
+  if (!sampler && !runs_sampler) return ExitCode::ok;
+  std::cout << (sampler ? sampler->report() : runs_sampler->report());
+  const ExitCode code = sampler ? sampler->exit_code() : runs_sampler->exit_code();
   std::cerr << fmt::format("nightjar: until-decided -> exit {}\n", to_int(code));
   return code;
 }
@@ -376,7 +443,9 @@ void add_until_decided_options(CLI::App* cmd, const std::shared_ptr<RunArgs>& a)
                       "[BASE]: measure in interleaved rounds until every metric row is decided "
                       "(regression, improvement, unchanged) or the budget is spent; compares "
                       "the variants (first = BASE), or this run with a stored side BASE "
-                      "(a compare selector, e.g. build=v6.18); exit as check")
+                      "(a compare selector, e.g. build=v6.18); exit as check. Rounds of one "
+                      "iteration per variant, or with --runs N of one run per variant (a look "
+                      "at 3 runs per side, every 3 after, at most N)")
           ->expected(0, 1);
   cmd->add_option("--max-iterations", a->max_iterations,
                   "N: --until-decided: at most N iterations per side and cell "
@@ -422,10 +491,13 @@ Subcommand add_run_command(CLI::App& app) {
                 "which is otherwise refused; the plan line says what it will cost");
   cmd->add_flag("--interleave", a->interleave,
                 "alternate the variants per iteration (A1 B1 A2 B2 ...) to cancel drift");
-  cmd->add_option("--runs", a->runs,
-                  "N: run each cell N times as separate runs (own setup each), variants "
-                  "alternating by run (A B A B); with --kernel one boot per run")
-      ->check(in_range(1, 1000));
+  a->runs_option =
+      cmd->add_option("--runs", a->runs,
+                      "N: run each cell N times as separate runs (own setup each), variants "
+                      "alternating by run (A B A B); with --kernel one boot per run; with "
+                      "--until-decided runs are the unit and N (at least 3) the budget of runs "
+                      "per side")
+          ->check(in_range(1, 1000));
   cmd->add_option("--build", a->build, "build label: commit id or name of the kernel build");
   cmd->add_option("--iterations,-i", a->iterations,
                   "measured iterations per cell (overrides the job)")

@@ -39,6 +39,7 @@ std::string describe_filters(const SideQuery& q) {
 SideFilter side_filter(const Selector& s, const SideQuery& q) {
   SideFilter f;
   f.run_id = s.run_id;
+  f.run_ids = s.run_ids;
   f.variant = s.variant;
   f.build = s.build;
   f.kernel_release = s.kernel;
@@ -220,7 +221,8 @@ std::vector<Selector> parse_selectors(const std::vector<std::string>& texts) {
 
 void check_distinct_sides(const std::vector<Selector>& sides) {
   auto key = [](const Selector& s) {
-    return std::tie(s.run_id, s.variant, s.build, s.kernel, s.testbox, s.job, s.workload);
+    return std::tie(s.run_id, s.run_ids, s.variant, s.build, s.kernel, s.testbox, s.job,
+                    s.workload);
   };
   for (std::size_t i = 0; i < sides.size(); ++i)
     for (std::size_t j = i + 1; j < sides.size(); ++j)

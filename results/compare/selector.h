@@ -49,6 +49,10 @@ struct Selector {
   std::string text = {};  ///< as the user wrote it (used as the side's name in tables)
   std::optional<std::int64_t> run_id = {};
   std::string variant = {}, build = {}, kernel = {}, testbox = {}, job = {}, workload = {};
+  /// Only these runs (any of them); empty: no such condition. Not written in
+  /// a selector's text: `nightjar run --until-decided --runs N` sets it to
+  /// the runs of one variant it has measured so far (harness/run/until_decided.h).
+  std::vector<std::int64_t> run_ids = {};
 };
 
 /// Parses a selector (see the file comment). Throws UsageError (exit 2) naming

@@ -73,6 +73,12 @@ Where side_where(const SideFilter& f) {
   w.kernel = add(f.kernel_release, " AND k.release=?");
   w.testbox = add(f.hostname, " AND t.hostname=?");
   if (f.run_id) w.sql += " AND r.id=" + std::to_string(*f.run_id);
+  if (!f.run_ids.empty()) {  // integers, written into the SQL as run_id is
+    w.sql += " AND r.id IN (";
+    for (std::size_t i = 0; i < f.run_ids.size(); ++i)
+      w.sql += (i ? "," : "") + std::to_string(f.run_ids[i]);
+    w.sql += ")";
+  }
   return w;
 }
 

@@ -21,6 +21,8 @@ namespace nightjar {
 /// holds at once (AND).
 struct SideFilter {
   std::optional<std::int64_t> run_id;
+  /// Only runs whose id is one of these (r.id IN (...)); empty: any run.
+  std::vector<std::int64_t> run_ids;
   std::string variant, build;
   std::string kernel_release;          ///< kernel.release (`uname -r`)
   std::string hostname;                ///< testbox.hostname

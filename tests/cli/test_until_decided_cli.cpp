@@ -38,6 +38,15 @@ params:
 iterations: 8
 )";
 
+// `run JOB --variant a,b --until-decided --runs RUNS` (runs as the unit) and `extra`.
+CommandResult run_by_runs(const std::string& job, const std::string& db, const std::string& runs,
+                          const std::vector<std::string>& extra = {}) {
+  std::vector<std::string> args = {"run",    job, "--db", db, "--variant", "a,b", "--until-decided",
+                                   "--runs", runs};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return run_nightjar(args);
+}
+
 }  // namespace
 
 // On a calibrated testbox (issue 35: with one run per side and neither a
@@ -216,4 +225,64 @@ TEST(UntilDecidedCli, NightlyClean0AndUndecided3WithTheReason) {
   auto roomy = night("n3", {});
   EXPECT_EQ(roomy.exit_code, 0) << roomy.err;
   EXPECT_EQ(read_file(state + "/last-good"), "n3\n");
+}
+
+// Issue 35: runs as the unit. With `--runs N` each round is one run per
+// variant (a b, a b, ...) and the looks compare the runs' means (the run
+// model), so an A/A is decided without a calibration: the fake workload's
+// runs of one seed are identical, and 3 runs per side show it.
+TEST(UntilDecidedCli, RunsAsTheUnitDecideAnAAUnchangedAfterThreeRunsPerSide) {
+  TempDir dir;
+  std::string job = dir.write("aa.yaml", kVariantsJob);
+  std::string db = dir.path() + "/r.db";
+  auto r = run_by_runs(job, db, "6");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(has(r.err, "plan: aa: no stored history of its cells")) << r.err;
+  EXPECT_TRUE(has(r.err, "a look at 3 runs per side, then every 3 (budget 6 runs per side)"))
+      << r.err;
+  EXPECT_TRUE(has(r.err, "look 1 at 3/6 runs per side")) << r.err;
+  EXPECT_TRUE(has(r.out, "throughput unchanged, latency unchanged after 3 runs per side (1 look)"))
+      << r.out;
+  // Stopped at the first look: 3 runs per side of the budget's 6, alternating.
+  EXPECT_EQ(query_one(db,
+                      "SELECT group_concat(variant, ' ') FROM (SELECT variant FROM run "
+                      "WHERE status='complete' ORDER BY id)"),
+            "a b a b a b");
+
+  // With a calibration the plan line says how many runs a decision needs.
+  ASSERT_EQ(
+      run_nightjar({"calibrate", job, "--db", db, "--variant", "a", "--pairs", "2"}).exit_code, 0);
+  auto planned = run_by_runs(job, db, "6");
+  ASSERT_EQ(planned.exit_code, 0) << planned.err;
+  EXPECT_TRUE(has(planned.err, "(this testbox's calibration)")) << planned.err;
+  EXPECT_TRUE(has(planned.err, "runs per side (budget 6 runs per side)")) << planned.err;
+}
+
+TEST(UntilDecidedCli, RunsAsTheUnitAgainstAStoredBaseFindTheRegression) {
+  TempDir dir;
+  std::string job = dir.write("one.yaml", kOneJob);
+  std::string db = dir.path() + "/r.db";
+  ASSERT_EQ(run_nightjar({"run", job, "--db", db, "--build", "base", "--runs", "3"}).exit_code, 0);
+  // 10% slower: a regression at the first look, after 3 runs.
+  auto bad =
+      run_nightjar({"run", job, "--db", db, "--build", "new", "--set", "value=90",
+                    "--until-decided", "build=base", "--ignore-param", "value", "--runs", "9"});
+  EXPECT_EQ(bad.exit_code, 1) << bad.err;
+  EXPECT_TRUE(has(bad.out, "throughput regression, latency regression after 3 runs per side"))
+      << bad.out;
+  EXPECT_EQ(count(db, "SELECT count(*) FROM run WHERE build='new'"), 3);
+}
+
+TEST(UntilDecidedCli, RunsAsTheUnitRefuseTooFewRunsAndAnIterationBudget) {
+  TempDir dir;
+  std::string job = dir.write("aa.yaml", kVariantsJob);
+  std::string db = dir.path() + "/r.db";
+  auto two = run_by_runs(job, db, "2");
+  EXPECT_EQ(two.exit_code, 2);
+  EXPECT_TRUE(has(two.err, "--runs 2 with --until-decided")) << two.err;
+  EXPECT_TRUE(has(two.err, "write --runs 3 or more")) << two.err;
+  auto budget = run_by_runs(job, db, "6", {"--max-iterations", "10"});
+  EXPECT_EQ(budget.exit_code, 2);
+  EXPECT_TRUE(has(budget.err, "--max-iterations and --max-time")) << budget.err;
+  EXPECT_FALSE(std::filesystem::exists(db));  // refused before the database is opened
 }

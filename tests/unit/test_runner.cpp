@@ -17,6 +17,7 @@
 
 #include "harness/run/runner.h"
 #include "harness/run/system_reads.h"
+#include "harness/run/until_decided.h"
 #include "results/store/store.h"
 #include "test_support.h"
 #include "workloads/sys/monitor_set.h"
@@ -376,6 +377,50 @@ TEST_F(RunnerTest, RunsComeInRoundsOfTheWholePlan) {
   for (auto id : out.run_ids) variants.push_back(record(id).variant);
   EXPECT_EQ(variants, (std::vector<std::string>{"a", "b", "a", "b"}));
   EXPECT_EQ(pgfault(out.run_ids[3]), (std::vector<double>{13}));
+}
+
+// RunsSampler (`--until-decided --runs N`, issue 35), driven as the command
+// drives it: rounds of one run per variant over its open plan. Each cell is
+// looked at when it has 3 runs per side and leaves the open plan once
+// decided; the fake's runs of one seed are identical, so each A/A cell is
+// decided unchanged at that first look. A skipped cell ends after its first
+// round without a verdict.
+TEST_F(RunnerTest, RunsSamplerLooksAtThreeRunsPerSideAndDropsDecidedCells) {
+  RunOptions options;
+  options.variant = "a,b";
+  options.job_paths = {
+      dir_.write("job.yaml", "workload: fake\nparams:\n  cv: 1\n  seed: [1, 2]\niterations: 4\n")};
+  const std::vector<PlannedJob> plan = plan_runs(options, MachineFacts{1 << 30, 4});
+  RunsSampler sampler(store_, UntilDecidedOptions{}, 6);
+  for (int round = 1; round <= 3; ++round) {
+    const std::vector<PlannedJob> open = sampler.open_plan(plan);
+    ASSERT_EQ(open.size(), 1u);
+    ASSERT_EQ(open[0].cells.size(), 2u) << "round " << round;
+    const RunOutcome out = execute_runs(open, options, store_, system_);
+    ASSERT_EQ(out.complete, 4);  // 2 cells x 2 variants
+    EXPECT_EQ(sampler.after_round(open, out.run_ids), round == 3) << "round " << round;
+  }
+  EXPECT_TRUE(sampler.open_plan(plan).empty());
+  ASSERT_EQ(sampler.cells().size(), 2u);
+  for (const DecidedCell& c : sampler.cells()) {
+    EXPECT_EQ(c.per_side, 3);
+    EXPECT_EQ(c.unit, "runs");
+    EXPECT_EQ(c.looks, 1);
+    EXPECT_TRUE(c.last.decided);
+  }
+  EXPECT_EQ(sampler.exit_code(), ExitCode::ok);
+  EXPECT_NE(sampler.report().find("after 3 runs per side (1 look)"), std::string::npos)
+      << sampler.report();
+
+  RunOptions skip;
+  skip.variant = "a,b";
+  skip.job_paths = {dir_.write("skip.yaml", "workload: fake\nparams:\n  skip: no feature\n")};
+  const std::vector<PlannedJob> skipped = plan_runs(skip, MachineFacts{1 << 30, 4});
+  RunsSampler none(store_, UntilDecidedOptions{}, 6);
+  EXPECT_TRUE(none.after_round(skipped, execute_runs(skipped, skip, store_, system_).run_ids));
+  EXPECT_TRUE(none.cells().empty());
+  EXPECT_EQ(none.exit_code(), ExitCode::inconclusive);
+  EXPECT_THROW(RunsSampler(store_, UntilDecidedOptions{}, 2), UsageError);
 }
 
 }  // namespace

@@ -150,6 +150,11 @@ TEST(StoreSide, SamplesAreGroupedByCellAndUnusableRunsExcluded) {
   by_run.kernel_release = "6.1.0-test";
   by_run.hostname = "box";
   EXPECT_EQ(store.side_samples(by_run).run_ids, std::vector<std::int64_t>{b1});
+  // A set of runs (what run --until-decided --runs N compares; issue 35).
+  SideFilter by_runs;
+  by_runs.run_ids = {a1, a3, b1};
+  by_runs.variant = "a";
+  EXPECT_EQ(store.side_samples(by_runs).run_ids, (std::vector<std::int64_t>{a1, a3}));
 
   const StoredRunsSummary s = store.stored_runs_summary();
   EXPECT_EQ(s.runs, 5);
