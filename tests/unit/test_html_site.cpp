@@ -4,8 +4,12 @@
 // the numbers of the builds table, and that every label is escaped.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <cmath>
+#include <regex>
 #include <stdexcept>
+#include <vector>
 
 #include "plots/svg.h"
 #include "results/render/html_site.h"
@@ -77,6 +81,78 @@ TEST(SvgFigure, PointsOfRunsUnderTcgAreMarked) {
   EXPECT_NE(svg.find("class=\"emulated-legend\""), std::string::npos) << svg;
   EXPECT_NE(svg.find("TCG: measures emulation</text>"), std::string::npos) << svg;
   EXPECT_EQ(count(render_history_svg(d, {160, 36, true}), "emulated"), 0u);
+}
+
+// Attribute `name` of every element of `svg` with class `cls`, in order.
+std::vector<std::string> attributes(const std::string& svg, const std::string& cls,
+                                    const std::string& name) {
+  std::vector<std::string> out;
+  const std::regex element("<[a-z]+ class=\"" + cls + "\"[^>]*>");
+  const std::regex attribute(" " + name + "=\"([^\"]*)\"");
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), element);
+       it != std::sregex_iterator(); ++it) {
+    std::smatch m;
+    const std::string tag = it->str();
+    if (std::regex_search(tag, m, attribute)) out.push_back(m[1]);
+  }
+  return out;
+}
+
+// The text of every element of `svg` with class `cls`, in order.
+std::vector<std::string> texts(const std::string& svg, const std::string& cls) {
+  std::vector<std::string> out;
+  const std::regex element("<text class=\"" + cls + "\"[^>]*>([^<]*)</text>");
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), element);
+       it != std::sregex_iterator(); ++it)
+    out.push_back((*it)[1]);
+  return out;
+}
+
+// Pixels a tick label takes at most: DejaVu Sans (Debian's sans-serif)
+// draws a digit 0.636 em wide, at font size 10.
+double label_width(const std::string& text) {
+  return 6.4 * static_cast<double>(text.size());
+}
+
+// Issue 36: the y ticks of a metric near 485 500 read as numbers ("485.5k"),
+// not "4.855e+05"; the rotated y label is drawn left of the widest tick label,
+// not over it; and the last build's label is not cut off at the right edge.
+TEST(SvgFigure, TicksReadAsNumbersAndNoLabelIsCoveredOrCut) {
+  PlotData d = history("a");
+  d.x_ticks.clear();
+  for (std::size_t i = 0; i < d.series[0].points.size(); ++i) {
+    auto& p = d.series[0].points[i];
+    p.label = "nightly-" + std::to_string(i + 3);
+    p.mean = 485500 + 300.0 * static_cast<double>(i);
+    p.samples = {p.mean - 120, p.mean, p.mean + 140};
+    d.x_ticks.emplace_back(p.x, p.label);
+  }
+  const SvgFigureSpec spec;
+  const std::string svg = render_history_svg(d, spec);
+  const auto ticks = texts(svg, "y-tick-label");
+  ASSERT_GE(ticks.size(), 3u) << svg;
+  for (const auto& t : ticks) {
+    EXPECT_EQ(t.find('e'), std::string::npos) << t;
+    EXPECT_EQ(t.back(), 'k') << t;
+  }
+  // The y label's glyphs reach from about one font size (11) left of its
+  // baseline to 3 px right of it; every tick label ends at its x.
+  const auto label_x = attributes(svg, "y-label", "x");
+  ASSERT_EQ(label_x.size(), 1u);
+  const auto tick_x = attributes(svg, "y-tick-label", "x");
+  ASSERT_EQ(tick_x.size(), ticks.size());
+  for (std::size_t i = 0; i < ticks.size(); ++i)
+    EXPECT_GE(std::stod(tick_x[i]) - label_width(ticks[i]), std::stod(label_x[0]) + 3)
+        << ticks[i] << " is drawn under the y label";
+  // Every build label lies inside the figure, the last one whole.
+  const auto x_labels = texts(svg, "x-tick-label");
+  const auto x_at = attributes(svg, "x-tick-label", "x");
+  ASSERT_EQ(x_labels.size(), 4u) << svg;
+  EXPECT_EQ(x_labels.back(), "nightly-6");
+  for (std::size_t i = 0; i < x_labels.size(); ++i) {
+    EXPECT_GE(std::stod(x_at[i]) - label_width(x_labels[i]) / 2, 0) << x_labels[i];
+    EXPECT_LE(std::stod(x_at[i]) + label_width(x_labels[i]) / 2, spec.width) << x_labels[i];
+  }
 }
 
 TEST(SvgFigure, RefusesAScalingFigureAndATinySize) {
