@@ -208,6 +208,12 @@ TEST(HtmlSite, CellPageHoldsTheBuildsTableAndChangePoints) {
   EXPECT_EQ(count(html, "<td class=\"num\">undefined</td>"), 1u);        // CoeffVar of n1
   EXPECT_EQ(count(html, "<td class=\"num\">2</td><td></td></tr>"), 1u);  // invalid samples of n4
   EXPECT_EQ(count(html, "<tr class=\"change-row\"><td>n7</td>"), 1u);
+  // Issue 36: "runs" counts the runs pooled, their ids have a column of
+  // their own, and every column has a header.
+  EXPECT_EQ(count(html, "<td class=\"num runs\">1</td><td class=\"run-ids\">"), 12u) << html;
+  EXPECT_EQ(count(html, "<td class=\"run-ids\">12</td>"), 1u) << html;
+  EXPECT_EQ(count(html, "<th></th>"), 0u) << html;
+  EXPECT_NE(html.find("<th>invalid samples</th><th>change point</th></tr>"), std::string::npos);
   EXPECT_NE(html.find("<td class=\"num\">-10.20%</td><td class=\"num\">1.0e-09</td>"
                       "<td class=\"regression\">regression</td>"),
             std::string::npos)
@@ -238,6 +244,80 @@ TEST(HtmlSite, IndexListsCellsWithFiltersAndStatus) {
   EXPECT_NE(html.find("job x left out: &lt;why&gt;"), std::string::npos);
   EXPECT_EQ(count(html, "<svg class=\"nightjar-figure small\"></svg>"), 2u);
   EXPECT_EQ(count(html, "<script"), 1u);  // the filter script only
+}
+
+// Issue 36: a long history's row lists only its newest three change points
+// (the cell page lists every one), with a count of the earlier ones, so the
+// index does not grow wider with the history.
+TEST(HtmlSite, IndexListsTheNewestThreeChangePoints) {
+  SiteIndex site;
+  site.cells.push_back(cell_of("a=1"));
+  auto& cps = site.cells[0].series.change_points;
+  const stats::ChangePoint first = cps[0];
+  cps.clear();
+  for (std::size_t i : {2, 4, 6, 8, 10}) {
+    stats::ChangePoint cp = first;
+    cp.index = i;
+    cp.pct_change = static_cast<double>(i);
+    cps.push_back(cp);
+  }
+  std::string html = render_site_index_html(site);
+  EXPECT_EQ(count(html, "<span class=\"earlier\">2 earlier</span>"), 1u) << html;
+  EXPECT_EQ(count(html, "n3 +2.00%"), 0u) << html;
+  EXPECT_EQ(count(html, "n5 +4.00%"), 0u) << html;
+  EXPECT_NE(html.find("n7 +6.00%</span> <span class=\"improvement\">n9 +8.00%</span> "
+                      "<span class=\"improvement\">n11 +10.00%</span>"),
+            std::string::npos)
+      << html;
+  cps.resize(3);
+  html = render_site_index_html(site);
+  EXPECT_EQ(count(html, "earlier"), 0u) << html;
+  EXPECT_EQ(count(html, "n3 +2.00%"), 1u) << html;
+}
+
+// cell_of(id) whose job's latest comparison (base build `base`) gives its
+// row verdict `verdict` at `pct` %change.
+SiteCell with_verdict(const std::string& id, const std::string& verdict, double pct,
+                      const std::string& base) {
+  SiteCell c = cell_of(id);
+  c.latest_verdict_class = verdict;
+  c.latest_verdict = verdict + fmt::format(" ({:+.2f}%)", pct);
+  c.latest_pct = pct;
+  c.latest_base = base;
+  c.latest_comparison = {"build=" + base + " vs build=n12", "compare/1.html"};
+  return c;
+}
+
+// Issue 36: the status of a cell with a latest verdict comes from that
+// verdict, so the two columns agree: a +7.81% improvement the trend has no
+// change point for yet reads "improvement vs BASE (+7.81%), not yet a change
+// point", not "no change"; a regression the trend dates after the base reads
+// "regression since BUILD"; an unchanged cell reads "no change since BASE".
+TEST(HtmlSite, StatusAndLatestVerdictComeFromTheSameDecision) {
+  SiteIndex site;
+  SiteCell up = with_verdict("c=up", "improvement", 7.8125, "n6");
+  up.series.change_points.clear();
+  SiteCell down = with_verdict("c=down", "regression", -10.2, "n6");  // change point at n7
+  SiteCell flat = with_verdict("c=flat", "unchanged", 0.1, "n6");
+  flat.series.change_points.clear();
+  // Its change point (n7) lies before the comparison's base.
+  SiteCell old = with_verdict("c=old", "regression", -3, "n9");
+  site.cells = {up, down, flat, old};
+  const std::string html = render_site_index_html(site);
+  EXPECT_EQ(count(html,
+                  "<td class=\"status improvement\">improvement vs n6 (+7.81%), not yet a "
+                  "change point</td>"),
+            1u)
+      << html;
+  EXPECT_EQ(count(html, "<td class=\"status regression\">regression since n7 (-10.20%)</td>"), 1u)
+      << html;
+  EXPECT_EQ(count(html, "<td class=\"status unchanged\">no change since n6</td>"), 1u) << html;
+  EXPECT_EQ(count(html,
+                  "<td class=\"status regression\">regression vs n9 (-3.00%), not yet a "
+                  "change point</td>"),
+            1u)
+      << html;
+  EXPECT_EQ(count(html, "no change</td>"), 0u) << html;
 }
 
 // A comparison page: one column group per side, the NEW side's verdict
@@ -280,6 +360,13 @@ TEST(HtmlSite, ComparisonPageTagsTcgMeansAndShowsTheWarnings) {
   EXPECT_NE(html.find("<th>theirs: mean</th>"), std::string::npos) << html;
   EXPECT_NE(html.find("<th>mine: %change</th>"), std::string::npos) << html;
   EXPECT_EQ(count(html, "<th>theirs: %change</th>"), 0u) << html;
+  // Issue 36: the decision (%change, verdict, p, q) comes right after the
+  // means, before the spread, and every table scrolls in its own box.
+  EXPECT_NE(html.find("<th>theirs: mean</th><th>mine: mean</th><th>mine: %change</th>"
+                      "<th>verdict</th><th>p</th><th>q</th><th>theirs: CoeffVar</th>"),
+            std::string::npos)
+      << html;
+  EXPECT_EQ(count(html, "<div class=\"scroll\"><table"), 3u) << html;  // sides, metrics, monitors
   EXPECT_EQ(count(html, "<span class=\"emulated\" title=\"TCG: measures emulation\">[TCG]</span>"),
             1u)
       << html;
