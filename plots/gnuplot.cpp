@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 #include <gnuplot-iostream.h>
 
+#include "plots/ticks.h"
 #include "results/model/exit_codes.h"
 #include "results/model/text.h"
 
@@ -138,28 +139,26 @@ std::size_t send_header(Gnuplot& gp, const PlotData& d, const ImageSpec& img,
     gp << "set label 1 " << quote(join(foot, "\n")) << " at screen 0.01, screen " << number(y)
        << " left font ',8'\n";
   }
-  // Large values in plain digits (3500000), not gnuplot's 3.5e+06.
-  double top = 0;
+  // The y axis: the padded range of every value drawn and ticks labelled as
+  // the SVG figures label them (plots/ticks.h: "485.5k", never gnuplot's
+  // "4.855e+05"). A flat series (every value equal) gets +-10% of its value
+  // (+-1 around 0), so that its ticks read apart.
   double y_min = std::numeric_limits<double>::infinity(), y_max = -y_min;
   for (const auto& s : d.series)
     for (const auto& p : s.points) {
-      top = std::max({top, std::abs(p.hi), std::abs(p.lo), std::abs(p.mean)});
       y_min = std::min({y_min, p.lo, p.mean});
       y_max = std::max({y_max, p.hi, p.mean});
-      for (double v : p.samples) {
-        top = std::max(top, std::abs(v));
-        y_min = std::min(y_min, v);
-        y_max = std::max(y_max, v);
-      }
+      for (double v : p.samples) y_min = std::min(y_min, v), y_max = std::max(y_max, v);
     }
-  if (top >= 1e4 && top < 1e9) gp << "set format y '%.0f'\n";
-  // A flat series (every value equal): gnuplot widens the empty range by a
-  // sliver and labels both ends with the same rounded text ("0.1", "0.1");
-  // give it +-10% of the value (+-1 around 0) so the ticks read apart.
-  if (std::isfinite(y_min) && std::isfinite(y_max) &&
-      y_max - y_min <= 1e-9 * std::max(std::abs(y_max), 1e-300)) {
-    const double pad = y_max == 0 ? 1 : std::abs(y_max) * 0.1;
+  if (std::isfinite(y_min) && std::isfinite(y_max)) {
+    const bool flat = y_max - y_min <= 1e-9 * std::max(std::abs(y_max), 1e-300);
+    const double pad = !flat ? (y_max - y_min) * 0.06 : y_max == 0 ? 1 : std::abs(y_max) * 0.1;
+    const AxisTicks ticks = nice_ticks(y_min - pad, y_max + pad, 5);
     gp << "set yrange [" << number(y_min - pad) << ":" << number(y_max + pad) << "]\n";
+    gp << "set ytics (";
+    for (std::size_t i = 0; i < ticks.values.size(); ++i)
+      gp << (i ? ", " : "") << quote(ticks.labels[i]) << " " << number(ticks.values[i]);
+    gp << ")\n";
   }
   return foot.size();
 }

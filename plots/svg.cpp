@@ -9,6 +9,8 @@
 #include <limits>
 #include <stdexcept>
 
+#include "plots/ticks.h"
+
 namespace nightjar {
 namespace {
 
@@ -22,10 +24,10 @@ constexpr const char* kTemplate =
 <rect class="background" x="0" y="0" width="{{w}}" height="{{h}}" fill="#ffffff"/>
 {{^small}}<rect class="plot-area" x="{{left}}" y="{{top}}" width="{{pw}}" height="{{ph}}" fill="none" stroke="#999999"/>
 <text class="title" x="{{cx}}" y="18" text-anchor="middle" font-family="sans-serif" font-size="13">{{title}}</text>
-{{#yticks}}<line x1="{{x0}}" x2="{{x1}}" y1="{{y}}" y2="{{y}}" stroke="#dddddd"/><text x="{{tx}}" y="{{ty}}" text-anchor="end" font-family="sans-serif" font-size="10">{{text}}</text>
-{{/yticks}}{{#xticks}}<text x="{{x}}" y="{{y}}" text-anchor="middle" font-family="sans-serif" font-size="10">{{text}}</text>
+{{#yticks}}<line class="y-tick" x1="{{x0}}" x2="{{x1}}" y1="{{y}}" y2="{{y}}" stroke="#dddddd"/><text class="y-tick-label" x="{{tx}}" y="{{ty}}" text-anchor="end" font-family="sans-serif" font-size="10">{{text}}</text>
+{{/yticks}}{{#xticks}}<text class="x-tick-label" x="{{x}}" y="{{y}}" text-anchor="middle" font-family="sans-serif" font-size="10">{{text}}</text>
 {{/xticks}}<text class="x-label" x="{{cx}}" y="{{xly}}" text-anchor="middle" font-family="sans-serif" font-size="11">{{x_label}}</text>
-<text class="y-label" x="12" y="{{cy}}" transform="rotate(-90 12 {{cy}})" text-anchor="middle" font-family="sans-serif" font-size="11">{{y_label}}</text>
+<text class="y-label" x="{{ylx}}" y="{{cy}}" transform="rotate(-90 {{ylx}} {{cy}})" text-anchor="middle" font-family="sans-serif" font-size="11">{{y_label}}</text>
 {{/small}}{{#series}}<g class="series" data-cell="{{cell}}" data-label="{{label}}">
 {{#dots}}<circle class="sample" cx="{{x}}" cy="{{y}}" r="1.8" fill="{{colour}}" fill-opacity="0.45"/>
 {{/dots}}<polyline class="mean-line" fill="none" stroke="{{colour}}" stroke-width="{{stroke}}" points="{{points}}"/>
@@ -43,19 +45,34 @@ std::string px(double v) {
   return fmt::format("{:.1f}", v);
 }
 
-// The pixel box of the plot area and the data ranges it shows.
+// The font size of the tick labels and the width of one of their characters: DejaVu Sans (Debian's
+// default sans-serif) draws a digit 0.636 em wide, wider than any other character of a tick.
+constexpr double kTickFont = 10, kCharWidth = 0.64 * kTickFont;
+
+/// The estimated width in pixels of tick label `text` (UTF-8: "µ" is one).
+double text_width(const std::string& text) {
+  double chars = 0;
+  for (unsigned char c : text) chars += (c & 0xc0) != 0x80;
+  return chars * kCharWidth;
+}
+
+// The pixel box of the plot area, the data ranges it shows and the y ticks.
 struct Frame {
   double left, top, width, height;
   double x_lo, x_hi, y_lo, y_hi;
+  AxisTicks y_ticks;
   double sx(double x) const { return left + (x - x_lo) / (x_hi - x_lo) * width; }
   double sy(double y) const { return top + height - (y - y_lo) / (y_hi - y_lo) * height; }
 };
 
+// The rotated y label's baseline, from the left edge, and the gap between
+// the glyphs of the y label (they reach about one font size left of it) and
+// the widest tick label.
+constexpr double kYLabelX = 14, kYLabelGap = 6;
+
 Frame frame_of(const PlotData& data, const SvgFigureSpec& spec) {
   Frame f{};
-  f.left = spec.small ? 3 : 72;
   f.top = spec.small ? 3 : 30;
-  f.width = spec.width - f.left - (spec.small ? 3 : 16);
   f.height = spec.height - f.top - (spec.small ? 3 : 48);
   double xl = std::numeric_limits<double>::infinity(), xh = -xl, yl = xl, yh = -xl;
   for (const auto& s : data.series)
@@ -73,10 +90,23 @@ Frame frame_of(const PlotData& data, const SvgFigureSpec& spec) {
   if (xh - xl < 1e-12) xl -= 0.5, xh += 0.5;
   double pad = (yh - yl) * 0.06;
   if (pad < 1e-12) pad = std::max(std::abs(yh) * 0.05, 1e-9);
-  f.x_lo = xl;
-  f.x_hi = xh;
+  // Half a build's spacing on each side, so that the first and last builds
+  // (and their labels) sit inside the plot area, not on its edges.
+  const double x_pad =
+      spec.small || data.x_ticks.size() < 2 ? 0 : (xh - xl) / (2.0 * (data.x_ticks.size() - 1));
+  f.x_lo = xl - x_pad;
+  f.x_hi = xh + x_pad;
   f.y_lo = yl - pad;
   f.y_hi = yh + pad;
+  // The plot area starts right of the widest tick label, which starts right
+  // of the rotated y label: neither is drawn over the other.
+  double widest = 0;
+  if (!spec.small) {
+    f.y_ticks = nice_ticks(f.y_lo, f.y_hi, 4);
+    for (const auto& l : f.y_ticks.labels) widest = std::max(widest, text_width(l));
+  }
+  f.left = spec.small ? 3 : kYLabelX + kYLabelGap + widest + 4;
+  f.width = spec.width - f.left - (spec.small ? 3 : 16);
   return f;
 }
 
@@ -134,18 +164,18 @@ mu::data series_data(const PlotSeries& s, const Frame& f, const SvgFigureSpec& s
   return d;
 }
 
-mu::data axis_ticks(const PlotData& data, const Frame& f) {
+mu::data axis_ticks(const PlotData& data, const Frame& f, const SvgFigureSpec& spec) {
   mu::data d;
   mu::data ys{mu::data::type::list};
-  for (int i = 0; i <= 4; ++i) {
-    double v = f.y_lo + (f.y_hi - f.y_lo) * i / 4;
+  for (std::size_t i = 0; i < f.y_ticks.values.size(); ++i) {
+    const double v = f.y_ticks.values[i];
     mu::data t;
     t.set("x0", px(f.left));
     t.set("x1", px(f.left + f.width));
     t.set("y", px(f.sy(v)));
     t.set("tx", px(f.left - 4));
     t.set("ty", px(f.sy(v) + 3));
-    t.set("text", fmt::format("{:.4g}", v));
+    t.set("text", f.y_ticks.labels[i]);
     ys.push_back(t);
   }
   d.set("yticks", ys);
@@ -153,8 +183,12 @@ mu::data axis_ticks(const PlotData& data, const Frame& f) {
   // At most about 8 labels: every k-th tick.
   const std::size_t k = std::max<std::size_t>(1, (data.x_ticks.size() + 7) / 8);
   for (std::size_t i = 0; i < data.x_ticks.size(); i += k) {
+    // A label centred on its tick, moved in when it would run off the figure.
+    const double half = text_width(data.x_ticks[i].second) / 2;
+    const double x = std::clamp(f.sx(data.x_ticks[i].first), std::min(half + 2, f.left),
+                                std::max(spec.width - half - 2, f.left + f.width));
     mu::data t;
-    t.set("x", px(f.sx(data.x_ticks[i].first)));
+    t.set("x", px(x));
     t.set("y", px(f.top + f.height + 14));
     t.set("text", data.x_ticks[i].second);
     xs.push_back(t);
@@ -171,7 +205,7 @@ std::string render_history_svg(const PlotData& data, const SvgFigureSpec& spec) 
   if (spec.width < 40 || spec.height < 20)
     throw std::invalid_argument("render_history_svg: figure smaller than 40x20");
   const Frame f = frame_of(data, spec);
-  mu::data d = spec.small ? mu::data{} : axis_ticks(data, f);
+  mu::data d = spec.small ? mu::data{} : axis_ticks(data, f, spec);
   d.set("small", spec.small);
   d.set("w", std::to_string(spec.width));
   d.set("h", std::to_string(spec.height));
@@ -183,6 +217,7 @@ std::string render_history_svg(const PlotData& data, const SvgFigureSpec& spec) 
   d.set("cx", px(f.left + f.width / 2));
   d.set("cy", px(f.top + f.height / 2));
   d.set("xly", px(spec.height - 8));
+  d.set("ylx", px(kYLabelX));
   d.set("x_label", data.x_label);
   d.set("y_label", data.y_label);
   mu::data series{mu::data::type::list};

@@ -183,15 +183,18 @@ bool add_comparison(const ResultsStore& store, const std::vector<Selector>& sele
 // links to those that hold it and shows its latest verdict.
 void add_comparisons(const ResultsStore& store, const std::vector<std::string>& jobs,
                      const std::vector<std::vector<Selector>>& compare, SiteIndex& site) {
-  std::map<std::string, std::size_t> latest;  // job -> index in site.comparisons
+  std::map<std::string, std::size_t> latest;   // job -> index in site.comparisons
+  std::map<std::string, std::string> base_of;  // job -> the base build of its latest
   for (const auto& job : jobs) {
     auto pair = latest_pair(site, job);
     if (!pair) continue;
     if (pair->first.find(',') != std::string::npos || pair->second.find(',') != std::string::npos)
       continue;  // a selector value cannot hold a comma
     if (add_comparison(store, {build_selector(pair->first), build_selector(pair->second)}, job,
-                       site))
+                       site)) {
       latest[job] = site.comparisons.size() - 1;
+      base_of[job] = pair->first;
+    }
   }
   for (const auto& sides : compare) add_comparison(store, sides, "", site);
   for (auto& cell : site.cells) {
@@ -212,6 +215,8 @@ void add_comparisons(const ResultsStore& store, const std::vector<std::string>& 
             cell.latest_verdict_class + (std::isfinite(sig.pct_change)
                                              ? fmt::format(" ({:+.2f}%)", sig.pct_change)
                                              : std::string());
+        cell.latest_pct = sig.pct_change;
+        cell.latest_base = base_of.at(cell.job);
         cell.latest_comparison = {sc.title, sc.page};
       }
     }

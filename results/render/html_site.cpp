@@ -38,6 +38,7 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; }
 .filters select { margin-right: 1em; }
 .cell-id { overflow-wrap: anywhere; min-width: 12em; }
 pre { overflow-x: auto; }
+.scroll { overflow-x: auto; }
 .emulated { font-size: 0.85em; color: #7a4a00; }
 </style>
 </head>
@@ -61,7 +62,7 @@ constexpr const char* kIndex = R"TPL({{{head}}}<p>{{method}}</p>
 <tbody>
 {{#cells}}<tr class="cell-row" data-job="{{job}}" data-workload="{{workload}}" data-testbox="{{testboxes}}" data-kernel="{{kernels}}">
 <td>{{job}}</td><td>{{workload}}</td><td class="cell-id"><a href="{{page}}">{{cell}}</a></td><td>{{metric}}</td><td>{{{sparkline}}}</td><td class="num">{{builds}}</td><td>{{latest_build}}</td><td class="num">{{latest_value}}</td>
-<td>{{#changes}}<span class="{{verdict}}">{{build}} {{pct}}</span> {{/changes}}{{^changes}}none{{/changes}}</td><td class="status {{status_class}}">{{status}}</td><td class="verdict {{verdict_class}}">{{#verdict_page}}<a href="{{verdict_page}}">{{verdict}}</a>{{/verdict_page}}{{^verdict_page}}none{{/verdict_page}}</td></tr>
+<td class="changes">{{#earlier}}<span class="earlier">{{.}}</span> {{/earlier}}{{#changes}}<span class="{{verdict}}">{{build}} {{pct}}</span> {{/changes}}{{^changes}}none{{/changes}}</td><td class="status {{status_class}}">{{status}}</td><td class="verdict {{verdict_class}}">{{#verdict_page}}<a href="{{verdict_page}}">{{verdict}}</a>{{/verdict_page}}{{^verdict_page}}none{{/verdict_page}}</td></tr>
 {{/cells}}</tbody>
 </table>
 {{#has_comparisons}}<h2>Comparisons</h2>
@@ -110,9 +111,9 @@ constexpr const char* kCell = R"TPL({{{head}}}<dl class="cell-facts">
 {{/has_changes}}{{#possible}}<p class="possible">{{.}}</p>
 {{/possible}}<h2>Builds</h2>
 <table class="builds">
-<thead><tr><th>#</th><th>build</th><th>date</th><th>runs</th><th>n</th><th>{{mean_kind}} ({{unit}})</th><th>CoeffVar</th><th>invalid samples</th><th></th></tr></thead>
+<thead><tr><th>#</th><th>build</th><th>date</th><th>runs</th><th>run ids</th><th>n</th><th>{{mean_kind}} ({{unit}})</th><th>CoeffVar</th><th>invalid samples</th><th>change point</th></tr></thead>
 <tbody>
-{{#points}}<tr class="build-row"><td class="num">{{i}}</td><td>{{build}}</td><td>{{date}}</td><td>{{runs}}</td><td class="num">{{n}}</td><td class="num">{{mean}}</td><td class="num">{{cv}}</td><td class="num">{{invalid}}</td><td>{{#change}}<span class="{{change}}">change point</span>{{/change}}</td></tr>
+{{#points}}<tr class="build-row"><td class="num">{{i}}</td><td>{{build}}</td><td>{{date}}</td><td class="num runs">{{runs}}</td><td class="run-ids">{{run_ids}}</td><td class="num">{{n}}</td><td class="num">{{mean}}</td><td class="num">{{cv}}</td><td class="num">{{invalid}}</td><td>{{#change}}<span class="{{change}}">change point</span>{{/change}}</td></tr>
 {{/points}}</tbody>
 </table>
 {{#has_comparisons}}<h2>Comparisons</h2>
@@ -122,27 +123,27 @@ constexpr const char* kCell = R"TPL({{{head}}}<dl class="cell-facts">
 {{/has_comparisons}})TPL";
 
 constexpr const char* kCompare = R"TPL({{{head}}}<h2>Sides</h2>
-<table class="sides">
+<div class="scroll"><table class="sides">
 <thead><tr><th>side</th><th>selector</th><th>runs</th><th>variants</th><th>builds</th><th>kernels</th><th>testboxes</th><th>excluded runs</th></tr></thead>
 <tbody>
 {{#sides}}<tr><td>{{role}}</td><td>{{name}}</td><td>{{runs}}</td><td>{{variants}}</td><td>{{builds}}</td><td>{{kernels}}</td><td>{{testboxes}}</td><td>{{excluded}}</td></tr>
 {{/sides}}</tbody>
-</table>
+</table></div>
 <p class="verdict-line"><strong>{{verdict}}</strong></p>
 <h2>Metrics</h2>
-<table class="compare">
-<thead><tr><th>cell</th><th>metric</th>{{#side_names}}<th>{{.}}: mean</th><th>CoeffVar</th><th>n</th><th>within / between-run CoeffVar</th>{{/side_names}}{{#new_names}}<th>{{.}}: %change</th><th>p</th><th>q</th><th>verdict</th>{{/new_names}}</tr></thead>
+<div class="scroll"><table class="compare">
+<thead><tr><th>cell</th><th>metric</th>{{#side_names}}<th>{{.}}: mean</th>{{/side_names}}{{#new_names}}<th>{{.}}: %change</th><th>verdict</th><th>p</th><th>q</th>{{/new_names}}{{#side_names}}<th>{{.}}: CoeffVar</th><th>n</th><th>within / between-run CoeffVar</th>{{/side_names}}</tr></thead>
 <tbody>
-{{#rows}}<tr class="compare-row"><td class="cell-id">{{cell}}</td><td>{{metric}}</td>{{#sides}}<td class="num">{{mean}}{{#emulated}} <span class="emulated" title="TCG: measures emulation">{{emulated}}</span>{{/emulated}}</td><td class="num">{{cv}}</td><td>{{n}}</td><td class="num">{{within}} / {{between}}</td>{{/sides}}{{#news}}<td class="num">{{pct}}</td><td class="num">{{p}}</td><td class="num">{{q}}</td><td class="{{verdict}}" title="{{reason}}">{{verdict}}</td>{{/news}}</tr>
+{{#rows}}<tr class="compare-row"><td class="cell-id">{{cell}}</td><td>{{metric}}</td>{{#sides}}<td class="num">{{mean}}{{#emulated}} <span class="emulated" title="TCG: measures emulation">{{emulated}}</span>{{/emulated}}</td>{{/sides}}{{#news}}<td class="num">{{pct}}</td><td class="{{verdict}}" title="{{reason}}">{{verdict}}</td><td class="num">{{p}}</td><td class="num">{{q}}</td>{{/news}}{{#sides}}<td class="num">{{cv}}</td><td>{{n}}</td><td class="num">{{within}} / {{between}}</td>{{/sides}}</tr>
 {{/rows}}</tbody>
-</table>
+</table></div>
 {{#has_monitors}}<h2>Monitors</h2>
-<table class="monitors">
+<div class="scroll"><table class="monitors">
 <thead><tr><th>cell</th><th>monitor</th>{{#side_names}}<th>{{.}}: Amean</th>{{/side_names}}{{#new_names}}<th>{{.}}: %change</th>{{/new_names}}</tr></thead>
 <tbody>
 {{#monitors}}<tr class="monitor-row"><td class="cell-id">{{cell}}</td><td>{{metric}}</td>{{#sides}}<td class="num">{{mean}}</td>{{/sides}}{{#news}}<td class="num">{{pct}}</td>{{/news}}</tr>
 {{/monitors}}</tbody>
-</table>
+</table></div>
 {{/has_monitors}}{{#unmatched}}<p class="unmatched">cell {{cell}} of {{job}} only on {{sides}}</p>
 {{/unmatched}}{{#messages}}<p class="note">{{.}}</p>
 {{/messages}}<h2>As nightjar compare prints it</h2>
@@ -159,12 +160,12 @@ constexpr const char* kBisect = R"TPL({{{head}}}<dl class="bisect-session">
 </dl>
 {{#table_page}}<p class="first-bad-table">the first bad commit against the good one: <a href="../{{table_page}}">{{table_text}}</a></p>
 {{/table_page}}<h2>Steps</h2>
-<table class="bisect-steps">
+<div class="scroll"><table class="bisect-steps">
 <thead><tr><th>step</th><th>commit</th><th>subject</th><th>role</th><th>build</th><th>build s</th><th>decision</th><th>verdict</th><th>%change</th><th>p</th><th>q</th><th>n base / new</th><th>runs</th><th>reason</th></tr></thead>
 <tbody>
 {{#steps}}<tr class="bisect-step{{#first_bad}} first-bad{{/first_bad}}"><td class="num">{{step}}</td><td><code>{{commit}}</code></td><td>{{subject}}</td><td>{{role}}</td><td>{{build}}</td><td class="num">{{build_seconds}}</td><td class="{{decision}}">{{decision}}</td><td>{{verdict}}</td><td class="num">{{pct}}</td><td class="num">{{p}}</td><td class="num">{{q}}</td><td class="num">{{n}}</td><td>{{runs}}</td><td>{{reason}}</td></tr>
 {{/steps}}</tbody>
-</table>
+</table></div>
 <h2>As nightjar bisect log prints it</h2>
 <pre class="bisect-log">{{log}}</pre>
 )TPL";
@@ -225,22 +226,55 @@ std::string method_text(const stats::ChangePointOptions& o) {
       o.max_p, o.min_effect_pct, o.min_segment);
 }
 
-// The status of the newest builds: the possible change, else the last change
-// point's verdict, else "no change".
-std::pair<std::string, std::string> status_of(const TrendSeries& s) {
-  if (s.possible_change) {
-    const auto& cp = *s.possible_change;
-    return {fmt::format("possible {} since {} ({:+.2f}%)", stats::verdict_word(cp),
-                        s.points[cp.index].build, cp.pct_change),
-            "possible"};
-  }
-  if (!s.change_points.empty()) {
-    const auto& cp = s.change_points.back();
-    return {fmt::format("{} since {} ({:+.2f}%)", stats::verdict_word(cp), s.points[cp.index].build,
-                        cp.pct_change),
-            stats::verdict_word(cp)};
-  }
-  return {"no change", "none"};
+// Change points listed per cell on the index: the newest three (a long
+// history has more than a row can hold; the cell page lists every one).
+constexpr std::size_t kIndexChanges = 3;
+
+// The trend's newest change: the possible change of the newest builds, else
+// the last change point; nullptr when there is none.
+const stats::ChangePoint* newest_change(const TrendSeries& s) {
+  if (s.possible_change) return &*s.possible_change;
+  return s.change_points.empty() ? nullptr : &s.change_points.back();
+}
+
+// The trend's status of the newest builds: the possible change, else the
+// last change point's verdict, else "no change".
+std::pair<std::string, std::string> trend_status(const TrendSeries& s) {
+  const stats::ChangePoint* cp = newest_change(s);
+  if (!cp) return {"no change", "none"};
+  const bool possible = s.possible_change && cp == &*s.possible_change;
+  return {fmt::format("{}{} since {} ({:+.2f}%)", possible ? "possible " : "",
+                      stats::verdict_word(*cp), s.points[cp->index].build, cp->pct_change),
+          possible ? "possible" : stats::verdict_word(*cp)};
+}
+
+// The status of a cell on the index. With a latest verdict, that verdict
+// decides, so that the status and verdict columns never disagree: a
+// regression or improvement is dated by the trend's newest change when that
+// change goes the same way and starts after the comparison's base build,
+// else it says that the trend has no change point for it yet. Without a
+// latest verdict, the trend's status.
+std::pair<std::string, std::string> status_of(const SiteCell& c) {
+  const std::string& verdict = c.latest_verdict_class;
+  if (verdict.empty()) return trend_status(c.series);
+  const std::string pct =
+      std::isfinite(c.latest_pct) ? fmt::format(" ({:+.2f}%)", c.latest_pct) : std::string();
+  if (verdict != "regression" && verdict != "improvement")
+    return {verdict == "unchanged" ? "no change since " + c.latest_base
+                                   : verdict + " vs " + c.latest_base,
+            verdict};
+  const auto& pts = c.series.points;
+  const auto base = std::find_if(pts.begin(), pts.end(),
+                                 [&](const TrendPoint& p) { return p.build == c.latest_base; });
+  const stats::ChangePoint* cp = newest_change(c.series);
+  if (cp && verdict == stats::verdict_word(*cp) && base != pts.end() &&
+      cp->index > static_cast<std::size_t>(base - pts.begin()))
+    return {
+        fmt::format("{}{} since {}{}",
+                    c.series.possible_change && cp == &*c.series.possible_change ? "possible " : "",
+                    verdict, pts[cp->index].build, pct),
+        verdict};
+  return {fmt::format("{} vs {}{}, not yet a change point", verdict, c.latest_base, pct), verdict};
 }
 
 mu::data filter(const std::string& name, const std::string& key, const std::set<std::string>& v) {
@@ -265,14 +299,20 @@ mu::data index_row(const SiteCell& c) {
   const TrendPoint* last = c.series.points.empty() ? nullptr : &c.series.points.back();
   row.set("latest_build", last ? last->build : "");
   row.set("latest_value", last ? value_text(last->mean) + " " + c.metric.unit : "");
-  row.set("changes", list_of(c.series.change_points, [&](const stats::ChangePoint& cp) {
+  // The newest kIndexChanges change points; the cell page lists them all.
+  const auto& all = c.series.change_points;
+  const std::size_t shown = std::min(all.size(), kIndexChanges);
+  row.set("earlier", all.size() > shown ? mu::data{std::to_string(all.size() - shown) + " earlier"}
+                                        : mu::data{false});
+  row.set("changes",
+          list_of(std::span(all).subspan(all.size() - shown), [&](const stats::ChangePoint& cp) {
             mu::data ch;
             ch.set("build", c.series.points[cp.index].build);
             ch.set("pct", fmt::format("{:+.2f}%", cp.pct_change));
             ch.set("verdict", stats::verdict_word(cp));
             return ch;
           }));
-  auto [status, cls] = status_of(c.series);
+  auto [status, cls] = status_of(c);
   row.set("status", status);
   row.set("status_class", cls);
   row.set("verdict", c.latest_verdict);
@@ -361,7 +401,7 @@ std::string render_site_cell_html(const SiteIndex& site, const SiteCell& c) {
           return r;
         }));
   std::vector<std::string> possible;
-  if (s.possible_change) possible.push_back(status_of(s).first + ", needs confirmation");
+  if (s.possible_change) possible.push_back(trend_status(s).first + ", needs confirmation");
   d.set("possible", list_of(possible));
   d.set("points", list_of(positions(0, s.points.size()), [&](std::size_t i) {
           const TrendPoint& p = s.points[i];
@@ -371,7 +411,8 @@ std::string render_site_cell_html(const SiteIndex& site, const SiteCell& c) {
           r.set("date", p.date);
           std::vector<std::string> runs;
           for (auto id : p.run_ids) runs.push_back(std::to_string(id));
-          r.set("runs", join(runs));
+          r.set("runs", std::to_string(p.run_ids.size()));
+          r.set("run_ids", join(runs));
           r.set("n", std::to_string(p.n));
           r.set("mean", value_text(p.mean));
           r.set("cv",

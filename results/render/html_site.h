@@ -62,6 +62,8 @@ struct SiteCell {
   /// build against the last good one), e.g. "regression", with the %change;
   /// empty when no comparison holds the cell.
   std::string latest_verdict, latest_verdict_class;
+  double latest_pct = 0;              ///< the %change of that row (NaN: undefined)
+  std::string latest_base;            ///< that comparison's base build (the last good build)
   SiteLink latest_comparison;         ///< the page of that comparison
   std::vector<SiteLink> comparisons;  ///< every published comparison holding the cell
 };
@@ -82,24 +84,31 @@ struct SiteIndex {
 /// non-matching rows; without script every row shows), and one table row per
 /// cell (`<tr class="cell-row">` with data-job/-workload/-testbox/-kernel):
 /// job, workload, cell (link to its page), metric, sparkline, builds, latest
-/// build and value, change points, the status of the newest builds and the
-/// latest verdict (a link to its comparison); then the list of comparisons
-/// and the list of bisect sessions.
+/// build and value, the newest change points, the status of the newest
+/// builds and the latest verdict (a link to its comparison); then the list of
+/// comparisons and the list of bisect sessions. A cell with a latest verdict
+/// gets its status from that verdict (the same decision: docs/publish.md
+/// "The pages"), dated by the trend's newest change when that change lies
+/// after the comparison's base and goes the same way; a cell without one
+/// gets the trend's newest change, or "no change".
 std::string render_site_index_html(const SiteIndex& site);
 
 /// The page of `cell` (written at cell.page, one folder below the index): the
 /// header, the history figure, the change points (build, date, before ->
 /// after, %change, p, verdict), a possible change of the newest builds, and
-/// the table of builds (`<table class="builds">`: build, date, runs, n, mean,
-/// CoeffVar, invalid samples), and links to the comparisons holding it.
+/// the table of builds (`<table class="builds">`: build, date, the number of
+/// runs pooled, their run ids, n, mean, CoeffVar, invalid samples, change
+/// point), and links to the comparisons holding it.
 std::string render_site_cell_html(const SiteIndex& site, const SiteCell& cell);
 
 /// The page of comparison `c` (written at c.page, one folder below the
 /// index): the header (the sides' testboxes and kernels), the sides (runs,
 /// variants, builds, kernels, testboxes, excluded runs), the verdict line,
-/// a table of the metric rows (`<tr class="compare-row">`: cell, metric, per
-/// side mean, CoeffVar, n with invalid samples, within/between-run
-/// CoeffVar; per NEW side %change, p, q and the verdict with its reason),
+/// a table of the metric rows (`<tr class="compare-row">`, the decision
+/// first so that it fits a 1280-pixel window: cell, metric, per side mean;
+/// per NEW side %change, the verdict with its reason, p and q; then per side
+/// CoeffVar, n with invalid samples, within/between-run CoeffVar; every
+/// table in a box that scrolls on its own when wider than the window),
 /// the monitor rows, the unmatched cells, the warnings and notes, and the
 /// same record as `nightjar compare` prints it (mmtests layout, in <pre>).
 std::string render_site_comparison_html(const SiteIndex& site, const SiteComparison& c);

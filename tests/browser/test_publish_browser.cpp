@@ -14,7 +14,11 @@
 //    a 98-byte token without a blank (issue 20);
 //  - `--screenshot` of both pages: a PNG of the window's size (decoded with
 //    libpng) whose pixels of the figure's line colour show that the figure
-//    is drawn.
+//    is drawn;
+//  - a 16-night history with a fourth cell stepping +8% three nights before
+//    the end (issue 36): the index, a cell page and the latest comparison's
+//    page fit the window, and each index row's status states the same
+//    direction as its latest verdict.
 // Negative controls, the cell page with its figure removed and the index
 // without its rule that lets cell ids wrap, must fail those checks, so that
 // the checks can fail.
@@ -146,6 +150,64 @@ int page_width(std::string html, const TempDir& dir, const std::string& name) {
   return std::stoi(m[1].str());
 }
 
+// What a page measures in the window: document.documentElement.scrollWidth
+// and the right edge of the rightmost element matching a CSS selector (0:
+// none), written into the DOM by a line of script appended to a copy of the
+// page (`name`, under `dir`/site) and read back with `--dump-dom`; -1 when
+// missing.
+struct Measured {
+  int scroll_width = -1, right = -1;
+};
+
+Measured measure(std::string html, const TempDir& dir, const std::string& name,
+                 const std::string& selector) {
+  html.insert(html.rfind("</body>"), "<script>var r = 0, e = document.querySelectorAll('" +
+                                         selector +
+                                         "');\nfor (var i = 0; i < e.length; i++) r = Math.max(r, "
+                                         "e[i].getBoundingClientRect().right);\n"
+                                         "document.body.setAttribute('data-right', Math.ceil(r));\n"
+                                         "document.body.setAttribute('data-scroll-width', "
+                                         "document.documentElement.scrollWidth);</script>\n");
+  const std::string page = dir.write("site/" + name, html);
+  const std::string dom = chromium("--dump-dom", "file://" + page, dir.path());
+  Measured m;
+  std::smatch w, r;
+  if (std::regex_search(dom, w, std::regex("data-scroll-width=\"([0-9]+)\"")))
+    m.scroll_width = std::stoi(w[1].str());
+  if (std::regex_search(dom, r, std::regex("data-right=\"([0-9]+)\"")))
+    m.right = std::stoi(r[1].str());
+  return m;
+}
+
+// "regression", "improvement" or "none": the direction a status or verdict
+// text states.
+std::string direction(const std::string& text) {
+  if (text.find("regression") != std::string::npos) return "regression";
+  if (text.find("improvement") != std::string::npos) return "improvement";
+  return "none";
+}
+
+// The rows of the index DOM whose status and latest verdict disagree, one
+// line each; "" when they all agree. They disagree when their texts state
+// different directions ("no change" beside "improvement (+7.81%)") or, for
+// a row with a latest verdict, when the status's class is not the
+// verdict's (the two are one decision). `rows` counts the rows read.
+std::string disagreements(const std::string& dom, std::size_t& rows) {
+  static const std::regex row(
+      "<td class=\"status ([a-z]+)\">([^<]*)</td><td class=\"verdict ([a-z]*)\">(?:<a [^>]*>)?"
+      "([^<]*)");
+  std::string out;
+  rows = 0;
+  for (auto it = std::sregex_iterator(dom.begin(), dom.end(), row); it != std::sregex_iterator();
+       ++it, ++rows) {
+    const auto& m = *it;
+    if (direction(m[2]) != direction(m[4]) || (m[3].length() > 0 && m[1] != m[3]))
+      out += "status " + m[1].str() + " \"" + m[2].str() + "\" beside verdict " + m[3].str() +
+             " \"" + m[4].str() + "\"\n";
+  }
+  return out;
+}
+
 // Why the DOM of the stepped cell's page lacks what it must show, or "".
 std::string cell_dom_problem(const std::string& dom) {
   if (count(dom, "class=\"nightjar-figure\"") != 1) return "no history figure";
@@ -180,7 +242,13 @@ TEST_F(PublishBrowser, IndexAndCellPageRenderWithFiguresAndEscapedText) {
   EXPECT_EQ(count(index_dom, "class=\"cell-row\""), 3u) << index_dom;
   EXPECT_EQ(count(index_dom, "class=\"nightjar-figure small\""), 3u);
   EXPECT_EQ(count(index_dom, "regression since " + night_label(kStepNight)), 1u);
-  EXPECT_EQ(count(index_dom, "<td class=\"status none\">no change</td>"), 2u);
+  // The two cells without a step: their status is their latest verdict
+  // (issue 36), never the trend's bare "no change".
+  EXPECT_EQ(count(index_dom, "<td class=\"status none\">"), 0u) << index_dom;
+  EXPECT_EQ(count(index_dom, " vs " + night_label(kStepNight - 1) + "</td>") +
+                count(index_dom, "no change since " + night_label(kStepNight - 1) + "</td>"),
+            2u)
+      << index_dom;
   // `<script>` in a cell id is text, not an element: one script, the filter's.
   EXPECT_EQ(count(index_dom, "<script"), 1u);
   EXPECT_EQ(count(index_dom, "&lt;script&gt;alert(\"x\")&lt;/script&gt;"), 1u) << index_dom;
@@ -231,6 +299,58 @@ TEST_F(PublishBrowser, IndexAndCellPageRenderWithFiguresAndEscapedText) {
     for (const auto& f : {index_png, cell_png, broken_png})
       fs::copy_file(f, fs::path(keep) / fs::path(f).filename(),
                     fs::copy_options::overwrite_existing);
+  }
+}
+
+// Issue 36, a new user's 16 nights at 1280 pixels (the fixture with a
+// planted -10% step and a planted +8% improvement three nights before the
+// end, which the latest comparison finds inconclusive): every page kind fits
+// the window (document scrollWidth <= 1280; the compare page was 1549) with
+// the compare page's verdicts inside it, and each index row's status is its
+// latest verdict's decision (before: "no change" beside "inconclusive").
+TEST_F(PublishBrowser, LongHistoryFitsTheWindowAndStatusAgreesWithVerdict) {
+  PublishHistory h;
+  h.nights = 16;
+  h.improvement = true;
+  h.record();
+  ASSERT_FALSE(HasFatalFailure());
+  const std::string site = h.dir.path() + "/site";
+  auto r = run_nightjar({"publish", "--db", h.db, "-o", site});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string index_dom =
+      chromium("--dump-dom", "file://" + site + "/index.html", h.dir.path());
+  std::size_t rows = 0;
+  EXPECT_EQ(disagreements(index_dom, rows), "") << index_dom;
+  EXPECT_EQ(rows, 4u) << index_dom;
+  EXPECT_EQ(count(index_dom,
+                  "<td class=\"status regression\">regression since " + night_label(kStepNight)),
+            1u)
+      << index_dom;
+
+  std::smatch cell, cmp;
+  ASSERT_TRUE(
+      std::regex_search(index_dom, cell, std::regex("href=\"(cells/[0-9a-f]{16}\\.html)\"")));
+  ASSERT_TRUE(
+      std::regex_search(index_dom, cmp, std::regex("href=\"(compare/[0-9a-f]{16}\\.html)\"")));
+  struct Page {
+    std::string file, copy, selector, shot;
+  };
+  const Page pages[] = {
+      {"index.html", "w-index.html", "td.verdict", "long-index.png"},
+      {cell[1].str(), "cells/w-cell.html", "table.builds th", "long-cell.png"},
+      {cmp[1].str(), "compare/w-compare.html", "tr.compare-row td[title]", "long-compare.png"},
+  };
+  for (const auto& p : pages) {
+    const Measured m = measure(read_file(site + "/" + p.file), h.dir, p.copy, p.selector);
+    EXPECT_GT(m.scroll_width, 0) << p.file << ": no scrollWidth in the DOM";
+    EXPECT_LE(m.scroll_width, kWidth) << p.file << " is wider than the window";
+    EXPECT_GT(m.right, 0) << p.file << ": no " << p.selector;
+    EXPECT_LE(m.right, kWidth) << p.file << ": " << p.selector << " ends off the window";
+  }
+  if (const char* keep = std::getenv("NIGHTJAR_BROWSER_KEEP")) {
+    for (const auto& p : pages)
+      chromium("--screenshot=" + std::string(keep) + "/" + p.shot, "file://" + site + "/" + p.file,
+               h.dir.path());
   }
 }
 

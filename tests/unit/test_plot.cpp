@@ -21,6 +21,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <regex>
 
 #include <fmt/format.h>
 
@@ -560,8 +561,9 @@ TEST_F(PlotHistory, DatesPooledBuildsAndShortSeries) {
 }
 
 // A flat series (every value equal) gets a y range of +-10% around its
-// value, so that gnuplot's ticks do not all read "0.1"; a varying one keeps
-// gnuplot's autoscale.
+// value, so that gnuplot's ticks do not all read "0.1"; a varying one gets
+// its range padded by 6% (as the SVG figures), since its ticks are set too
+// (issue 36).
 TEST(PlotScript, AFlatSeriesGetsAReadableYRange) {
   PlotData d;
   d.title = "flat";
@@ -587,7 +589,52 @@ TEST(PlotScript, AFlatSeriesGetsAReadableYRange) {
   d.series[0].points[2].hi = 0.2;
   d.series[0].points[2].samples = {0.1, 0.2};
   const std::string varying = gnuplot_script(d, img, "/tmp/varying.svg");
-  EXPECT_EQ(varying.find("set yrange"), std::string::npos) << varying;
+  ASSERT_EQ(
+      std::sscanf(varying.c_str() + varying.find("set yrange ["), "set yrange [%lf:%lf]", &lo, &hi),
+      2)
+      << varying;
+  EXPECT_NEAR(lo, 0.1 - 0.006, 1e-12);
+  EXPECT_NEAR(hi, 0.2 + 0.006, 1e-12);
+}
+
+// A history of one series "a" through `points` (x, y): each point's mean,
+// lo, hi and only sample are y.
+PlotData history_of(XScale scale, const std::vector<std::pair<double, double>>& points) {
+  PlotData h;
+  h.kind = PlotKind::history;
+  h.x_scale = scale;
+  h.error_bars = ErrorBars::none;
+  PlotSeries s;
+  s.label = "a";
+  for (const auto& [x, y] : points) {
+    PlotPoint p;
+    p.x = p.x_drawn = x;
+    p.mean = p.lo = p.hi = y;
+    p.samples = {y};
+    s.points.push_back(p);
+  }
+  h.series = {s};
+  return h;
+}
+
+// Issue 36: the y ticks of gnuplot's figures are labelled as the SVG
+// figures' (plots/ticks.h), "2.40G" and "485.5k", never gnuplot's e-notation
+// ("2.4e+09" with its default format).
+TEST(PlotScript, YTicksReadAsNumbersNotENotation) {
+  for (double level : {2.4e9, 485500.0, 0.00012}) {
+    PlotData d = history_of(XScale::category, {{0, level}, {1, level * 1.004}, {2, level * 1.008}});
+    for (auto& p : d.series[0].points) {
+      p.samples = {p.mean * 0.999, p.mean * 1.001};
+      d.x_ticks.emplace_back(p.x, "b" + std::to_string(d.x_ticks.size()));
+    }
+    const std::string script = gnuplot_script(d, ImageSpec{}, "o.png");
+    const auto at = script.find("set ytics (\"");
+    ASSERT_NE(at, std::string::npos) << script;
+    const std::string line = script.substr(at, script.find('\n', at) - at);
+    std::smatch m;
+    EXPECT_FALSE(std::regex_search(line, m, std::regex("\"[^\"]*[0-9]e[+-]"))) << line;
+    EXPECT_EQ(script.find("set format y"), std::string::npos) << script;
+  }
 }
 
 // The footnote is wrapped to the image: its parts joined while they fit, and
@@ -744,20 +791,7 @@ TEST_F(PlotStore, GnuplotCommandsCarryTheRecord) {
 // A date axis labels its ticks for the span it shows (issue 19).
 TEST(PlotDates, TheTickFormatFollowsTheSpan) {
   auto script_for = [](double span_seconds) {
-    PlotData h;
-    h.kind = PlotKind::history;
-    h.x_scale = XScale::time;
-    h.error_bars = ErrorBars::none;
-    PlotSeries s;
-    s.label = "a";
-    for (double x : {1.7e9, 1.7e9 + span_seconds}) {
-      PlotPoint p;
-      p.x = p.x_drawn = x;
-      p.mean = p.lo = p.hi = 1;
-      p.samples = {1};
-      s.points.push_back(p);
-    }
-    h.series = {s};
+    const PlotData h = history_of(XScale::time, {{1.7e9, 1}, {1.7e9 + span_seconds, 1}});
     return gnuplot_script(h, ImageSpec{}, "o.png");
   };
   EXPECT_NE(script_for(1800).find("set format x \"%H:%M:%S\" timedate"), std::string::npos);
