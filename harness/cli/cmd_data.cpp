@@ -427,7 +427,8 @@ Subcommand add_export_command(CLI::App& app) {
       ->allow_extra_args(false);
   s.cmd->add_option("-o,--output", a->output, "FILE to write, or - for stdout")
       ->capture_default_str();
-  s.cmd->add_option("--job", a->job, "only runs of this job");
+  s.cmd->add_option("--job", a->job, "only runs of this job")
+      ->check(not_empty("write a label (docs/input.md \"Labels\") or leave --job out"));
   s.cmd->add_option("--workload", a->workload, "only runs of this workload");
   s.cmd->add_flag("--include-invalid", a->include_invalid,
                   "also export the samples stored invalid, with their reason in a last "
@@ -461,19 +462,27 @@ Subcommand add_import_command(CLI::App& app) {
                    "results directory (work/log/NAME/iter-N/BENCHMARK/logs)")
       ->check(CLI::IsMember({"csv", "gbench", "lkp", "mmtests"}))
       ->capture_default_str();
-  s.cmd->add_option("--variant", a->variant,
-                    "gbench: variant label of the imported run (required); lkp, mmtests: "
-                    "(default lkp, mmtests)");
-  s.cmd->add_option("--build", a->build,
-                    "gbench, lkp: build label of the imported run (lkp default: the job's "
-                    "commit)");
-  s.cmd->add_option("--job", a->job,
-                    "gbench: job name (default: the benchmark executable's file name, else the "
-                    "file's stem); lkp: (default: job_origin's stem, else the testcase)");
-  s.cmd->add_option("--kernel", a->kernel,
-                    "gbench: kernel release the benchmarks ran under (default: the running "
-                    "kernel when the report was written on this machine); lkp: (default: the "
-                    "release in the job's kernel image name, vmlinuz-RELEASE)");
+  s.cmd
+      ->add_option("--variant", a->variant,
+                   "gbench: variant label of the imported run (required); lkp, mmtests: "
+                   "(default lkp, mmtests)")
+      ->check(not_empty("write a label (docs/input.md \"Labels\") or leave --variant out"));
+  s.cmd
+      ->add_option("--build", a->build,
+                   "gbench, lkp: build label of the imported run (lkp default: the job's "
+                   "commit)")
+      ->check(not_empty("write a label (docs/input.md \"Labels\") or leave --build out"));
+  s.cmd
+      ->add_option("--job", a->job,
+                   "gbench: job name (default: the benchmark executable's file name, else the "
+                   "file's stem); lkp: (default: job_origin's stem, else the testcase)")
+      ->check(not_empty("write a label (docs/input.md \"Labels\") or leave --job out"));
+  s.cmd
+      ->add_option("--kernel", a->kernel,
+                   "gbench: kernel release the benchmarks ran under (default: the running "
+                   "kernel when the report was written on this machine); lkp: (default: the "
+                   "release in the job's kernel image name, vmlinuz-RELEASE)")
+      ->check(not_empty("write a label (docs/input.md \"Labels\") or leave --kernel out"));
   s.cmd
       ->add_option("--time-unit", a->time_unit,
                    "gbench: store real_time/cpu_time in this unit (default: each benchmark's "

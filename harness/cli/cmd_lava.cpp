@@ -136,7 +136,8 @@ void add_jobs_options(CLI::App* cmd, LavaArgs& a) {
       ->check(at_least(1));
   cmd->add_option("--warmup,-w", j.warmup, "untimed warm-up iterations per cell")
       ->check(at_least(0));
-  cmd->add_option("--build", j.build, "build label of the runs");
+  cmd->add_option("--build", j.build, "build label of the runs")
+      ->check(not_empty("write a build label (e.g. --build v6.18) or leave --build out"));
   cmd->add_option("--context", a.context, "k=v: extra context recorded with every run");
   cmd->add_option("-o,--output", j.out_dir,
                   "DIR: where the job definitions, ramdisks and manifest go");

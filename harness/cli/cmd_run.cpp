@@ -498,7 +498,8 @@ Subcommand add_run_command(CLI::App& app) {
                       "--until-decided runs are the unit and N (at least 3) the budget of runs "
                       "per side")
           ->check(in_range(1, 1000));
-  cmd->add_option("--build", a->build, "build label: commit id or name of the kernel build");
+  cmd->add_option("--build", a->build, "build label: commit id or name of the kernel build")
+      ->check(not_empty("write a build label (e.g. --build v6.18) or leave --build out"));
   cmd->add_option("--iterations,-i", a->iterations,
                   "measured iterations per cell (overrides the job)")
       ->check(at_least(1));
