@@ -206,7 +206,14 @@ std::string short_file_problem(const std::string& path) {
 // lost data. quick_check reads every page once (O(size), no index
 // cross-check: sqlite.org/pragma.html#pragma_quick_check).
 void check_intact(SQLite::Database& db, const std::string& path) {
+  // Another writer's checkpoint writes page 1 (the new page count) before the
+  // pages that extend the file, so a file can look short for a moment: only a
+  // shortness that lasts a second is damage.
   std::string problem = short_file_problem(path);
+  for (int i = 0; i < 20 && !problem.empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    problem = short_file_problem(path);
+  }
   if (problem.empty()) {
     try {
       SQLite::Statement q(db, "PRAGMA quick_check(5)");
