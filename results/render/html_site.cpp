@@ -29,14 +29,15 @@ constexpr const char* kHead = R"TPL(<!DOCTYPE html>
 <style>
 body { font-family: sans-serif; margin: 1.5em; color: #222; }
 table { border-collapse: collapse; margin: 0.5em 0 1.5em; }
-th, td { border: 1px solid #ccc; padding: 0.2em 0.5em; text-align: left; vertical-align: middle; }
+th, td { border: 1px solid #ccc; padding: 0.2em 0.4em; text-align: left; vertical-align: middle; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 .regression { color: #b00000; font-weight: bold; }
 .improvement { color: #006000; font-weight: bold; }
 .possible { color: #a06000; }
 .source { color: #555; font-size: 0.9em; }
 .filters select { margin-right: 1em; }
-.cell-id { overflow-wrap: anywhere; min-width: 12em; }
+.cell-id { overflow-wrap: anywhere; min-width: 9em; }
+table.cells { width: 100%; }
 pre { overflow-x: auto; }
 .scroll { overflow-x: auto; }
 .emulated { font-size: 0.85em; color: #7a4a00; }
