@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <map>
+#include <set>
 #include <string>
 #include <tuple>
 
@@ -44,7 +45,15 @@ std::vector<Group> trend_segments(std::span<const HistoryRun> runs,
       for (std::size_t i = begin; i < end; ++i) g.push_back(list[i]->samples);
       begin = end;
     };
-    for (const auto& cp : stats::detect_change_points(series)) add_segment(cp.index);
+    // Cut at the change points, and also at the changes trend shows without
+    // confirming them (short segments, the newest nights): a step the
+    // history has not confirmed yet is not run-to-run noise.
+    const auto cps = stats::detect_change_points(series);
+    std::set<std::size_t> cuts;
+    for (const auto& cp : cps) cuts.insert(cp.index);
+    for (const auto& cp : stats::detect_short_changes(series, cps)) cuts.insert(cp.index);
+    if (auto recent = stats::detect_recent_change(series, cps)) cuts.insert(recent->index);
+    for (std::size_t cut : cuts) add_segment(cut);
     add_segment(series.size());
   }
   return groups;

@@ -35,8 +35,10 @@ using CalibrationLookup =
 ///  2. when that has fewer than stats::kHistoryMinDf degrees of freedom: per
 ///     variant, the runs in order, their geometric means cut into segments by
 ///     stats::detect_change_points (default options: a real change between
-///     nightly builds is a change point, not noise); each segment is a group
-///     of alike runs, pooled the same way.
+///     nightly builds is a change point, not noise) and also at the changes
+///     trend reports unconfirmed (stats::detect_short_changes,
+///     stats::detect_recent_change: a step in the newest nights is not noise
+///     either); each segment is a group of alike runs, pooled the same way.
 /// std::nullopt when neither reaches kHistoryMinDf. source = history.
 std::optional<stats::BetweenRunVariance> cell_history_between_variance(
     std::span<const HistoryRun> runs, const std::set<std::int64_t>& exclude);
