@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <map>
 #include <set>
 #include <sstream>
@@ -500,12 +501,23 @@ std::string report_legend(const std::vector<const Comparison*>& comparisons,
   // Where rows with one run on a side took their between-run variation from
   // (docs/statistics.md "Where the between-run variation comes from").
   std::set<std::string> between;
+  // Runs per side of the rows tested on run means (RunBasis::runs): their n
+  // is of runs, not of the samples pooled (a new user read "n=15" where 3
+  // run means per side were tested).
+  int runs_lo = std::numeric_limits<int>::max(), runs_hi = 0;
   for (const Comparison* c : comparisons) {
     included = included || c->include_invalid;
     for (const auto& s : sections_of(*c, metric))
       for (const auto* r : s.rows) {
+        const bool on_runs =
+            std::any_of(r->significance.begin(), r->significance.end(),
+                        [](const auto& sig) { return sig && sig->basis == stats::RunBasis::runs; });
         for (const auto& f : r->sides) {
           if (f.runs == 0) continue;
+          if (on_runs) {
+            runs_lo = std::min(runs_lo, f.runs);
+            runs_hi = std::max(runs_hi, f.runs);
+          }
           lo = std::min(lo, f.summary.n);
           hi = std::max(hi, f.summary.n);
           invalid += f.invalid;
@@ -531,6 +543,10 @@ std::string report_legend(const std::vector<const Comparison*>& comparisons,
   std::string n = lo == SIZE_MAX ? "n=0"
                   : lo == hi     ? fmt::format("n={}", lo)
                                  : fmt::format("n={}-{}", lo, hi);
+  if (runs_hi > 0)
+    n = (runs_lo == runs_hi ? fmt::format("{} runs", runs_lo)
+                            : fmt::format("{}-{} runs", runs_lo, runs_hi)) +
+        " (" + n + ")";
   std::string noise;
   if (std::isfinite(cv_lo)) noise += ", CoeffVar " + range(cv_lo, cv_hi);
   if (std::isfinite(mdc_lo)) noise += ", detects >=" + range(mdc_lo, mdc_hi);

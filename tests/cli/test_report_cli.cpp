@@ -175,3 +175,32 @@ TEST_F(ReportCli, UsageErrorsNameTheFlag) {
 }
 
 }  // namespace
+
+// Rows tested on run means (>= 2 runs per side) say so in the legend: the n
+// of the test is of runs, the samples pooled are given beside it (a new user
+// read "n=15" where compare had tested 3 run means per side).
+TEST(ReportCliRuns, TheLegendCountsRunsWhenRunMeansWereTested) {
+  TempDir dir;
+  const std::string db = dir.path() + "/r.db";
+  const std::string file = dir.write("fx.yaml", job("100,102,98,101,99", 1));
+  for (const char* variant : {"a", "b"}) {
+    auto r = run_nightjar({"run", file, "--db", db, "--variant", variant, "--runs", "3"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  auto r = run_nightjar({"report", "--db", db, "a", "b"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::string flat = r.out;
+  for (char& c : flat)
+    if (c == '\n') c = ' ';
+  EXPECT_NE(flat.find("3 runs (n=15)"), std::string::npos) << r.out;
+  // One run per side: the n is of samples, as before.
+  TempDir one;
+  const std::string db1 = one.path() + "/r.db";
+  const std::string file1 = one.write("fx.yaml", job("100,102,98,101,99", 1));
+  for (const char* variant : {"a", "b"})
+    ASSERT_EQ(run_nightjar({"run", file1, "--db", db1, "--variant", variant}).exit_code, 0);
+  auto single = run_nightjar({"report", "--db", db1, "a", "b"});
+  ASSERT_EQ(single.exit_code, 0) << single.err;
+  EXPECT_EQ(single.out.find(" runs (n="), std::string::npos) << single.out;
+  EXPECT_NE(single.out.find("n=5"), std::string::npos) << single.out;
+}
