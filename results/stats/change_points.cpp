@@ -71,9 +71,10 @@ std::vector<double> edivisive_qhat(std::span<const double> series, double expone
 
 namespace {
 
-// The test and figures of a candidate split [begin, index) | [index, end).
-ChangePoint test_split(std::span<const double> s, std::size_t begin, std::size_t index,
-                       std::size_t end, const ChangePointOptions& opt) {
+// The figures of a candidate split [begin, index) | [index, end): bounds,
+// means and %change, untested (p 1, qhat NaN).
+ChangePoint split_figures(std::span<const double> s, std::size_t begin, std::size_t index,
+                          std::size_t end, const ChangePointOptions& opt) {
   ChangePoint cp;
   cp.index = index;
   cp.segment_begin = begin;
@@ -84,12 +85,30 @@ ChangePoint test_split(std::span<const double> s, std::size_t begin, std::size_t
   cp.mean_after = ma.value_or(kNaN);
   cp.pct_change = percent_change(cp.mean_before, cp.mean_after, opt.direction);
   cp.p = 1.0;
+  cp.qhat = kNaN;
+  return cp;
+}
+
+// split_figures with Welch's p of the two sides (on logs when every value
+// is > 0); qhat NaN.
+ChangePoint welch_split(std::span<const double> s, std::size_t begin, std::size_t index,
+                        std::size_t end, const ChangePointOptions& opt) {
+  ChangePoint cp = split_figures(s, begin, index, end, opt);
+  auto before = s.subspan(begin, index - begin), after = s.subspan(index, end - index);
   if (all_positive(before) && all_positive(after)) {
     if (auto w = welch_log_test(before, after)) cp.p = w->log.p;
   } else if (auto w = welch_test(before, after)) {
     cp.p = w->p;
   }
   if (std::isnan(cp.p)) cp.p = 1.0;
+  return cp;
+}
+
+// The test and figures of a candidate split: welch_split with Q̂ at `index`
+// of E-divisive over [begin, end) (O((end - begin)^2)).
+ChangePoint test_split(std::span<const double> s, std::size_t begin, std::size_t index,
+                       std::size_t end, const ChangePointOptions& opt) {
+  ChangePoint cp = welch_split(s, begin, index, end, opt);
   auto q = edivisive_qhat(s.subspan(begin, end - begin), opt.exponent, opt.min_segment);
   cp.qhat = q[index - begin];
   return cp;
@@ -103,6 +122,25 @@ double effect_of(std::span<const double> s, const ChangePoint& cp, const ChangeP
   auto after = s.subspan(cp.index, cp.segment_end - cp.index);
   double pc = percent_change(amean(before), amean(after), opt.direction);
   return std::isfinite(pc) ? std::abs(pc) : kInf;
+}
+
+// The merge step shared by detect_change_points and detect_short_changes
+// (Otava's): the position in `cps` of the boundary to drop -- the largest p
+// when it is above max_p, else the smallest effect when it is under
+// min_effect_pct -- or nullopt when every boundary passes both.
+std::optional<std::size_t> boundary_to_drop(std::span<const double> s,
+                                            std::span<const ChangePoint> cps,
+                                            const ChangePointOptions& opt) {
+  if (cps.empty()) return std::nullopt;
+  std::size_t weakest = 0;
+  for (std::size_t k = 1; k < cps.size(); ++k)
+    if (cps[k].p > cps[weakest].p) weakest = k;
+  if (cps[weakest].p > opt.max_p) return weakest;
+  weakest = 0;
+  for (std::size_t k = 1; k < cps.size(); ++k)
+    if (effect_of(s, cps[k], opt) < effect_of(s, cps[weakest], opt)) weakest = k;
+  if (effect_of(s, cps[weakest], opt) < opt.min_effect_pct) return weakest;
+  return std::nullopt;
 }
 
 // E-divisive on one window (indices relative to the window): keep splitting
@@ -191,16 +229,8 @@ std::vector<ChangePoint> detect_change_points(std::span<const double> series,
   std::vector<ChangePoint> cps;
   for (auto i : kept) cps.push_back(ChangePoint{.index = i});
   for (std::size_t k = 0; k < cps.size(); ++k) retest(cps, k);
-  while (!cps.empty()) {
-    std::size_t weakest = 0;
-    for (std::size_t k = 1; k < cps.size(); ++k)
-      if (cps[k].p > cps[weakest].p) weakest = k;
-    if (cps[weakest].p <= opt.max_p) {
-      weakest = 0;
-      for (std::size_t k = 1; k < cps.size(); ++k)
-        if (effect_of(series, cps[k], opt) < effect_of(series, cps[weakest], opt)) weakest = k;
-      if (effect_of(series, cps[weakest], opt) >= opt.min_effect_pct) break;
-    }
+  while (auto drop = boundary_to_drop(series, cps, opt)) {
+    const std::size_t weakest = *drop;
     cps.erase(cps.begin() + static_cast<std::ptrdiff_t>(weakest));
     if (weakest < cps.size()) retest(cps, weakest);
     if (weakest > 0) retest(cps, weakest - 1);
@@ -241,10 +271,10 @@ std::optional<ChangePoint> detect_recent_change(std::span<const double> series,
   const double level = opt.max_p < 0.05 ? opt.max_p * 10 : std::min(opt.max_p * 2, 0.999);
   std::optional<ChangePoint> best;
   for (std::size_t k = 1; k <= tried; ++k) {
-    ChangePoint cp = test_split(series, begin, n - k, n, opt);
+    ChangePoint cp = k == 1 ? split_figures(series, begin, n - k, n, opt)
+                            : welch_split(series, begin, n - k, n, opt);
     if (k == 1) cp.p = prediction_p(series.subspan(begin, n - 1 - begin), series[n - 1]);
     cp.p = std::min(1.0, cp.p * static_cast<double>(tried));
-    cp.qhat = kNaN;
     if (!(cp.p <= level) || effect_of(series, cp, opt) < opt.min_effect_pct) continue;
     if (!best || cp.p < best->p) best = cp;
   }
@@ -293,7 +323,7 @@ std::vector<ChangePoint> detect_short_changes(std::span<const double> series,
     std::vector<ChangePoint> tested;
     for (std::size_t k = 1; k + 1 < edges.size(); ++k) {
       if (is_confirmed(edges[k])) continue;
-      ChangePoint c = test_split(series, edges[k - 1], edges[k], edges[k + 1], opt);
+      ChangePoint c = split_figures(series, edges[k - 1], edges[k], edges[k + 1], opt);
       const double a = static_cast<double>(edges[k] - edges[k - 1]);
       const double b = static_cast<double>(edges[k + 1] - edges[k]);
       const auto before = std::span<const double>(v).subspan(edges[k - 1], edges[k] - edges[k - 1]);
@@ -304,32 +334,23 @@ std::vector<ChangePoint> detect_short_changes(std::span<const double> series,
             (amean(after) - amean(before)) / (std::sqrt(ss / df) * std::sqrt(1 / a + 1 / b));
         c.p = std::min(1.0, 2.0 * student_t_upper_tail(std::abs(t), df));
       }
-      c.qhat = kNaN;
       tested.push_back(c);
     }
     if (tested.empty()) return {};
     for (auto& c : tested) c.p = std::min(1.0, c.p * static_cast<double>(tested.size()));
-    std::size_t weakest = 0;
-    for (std::size_t k = 1; k < tested.size(); ++k)
-      if (tested[k].p > tested[weakest].p) weakest = k;
-    if (tested[weakest].p <= opt.max_p) {
-      weakest = 0;
-      for (std::size_t k = 1; k < tested.size(); ++k)
-        if (effect_of(series, tested[k], opt) < effect_of(series, tested[weakest], opt))
-          weakest = k;
-      if (effect_of(series, tested[weakest], opt) >= opt.min_effect_pct) {
-        // Every boundary passes: report those with a short side, before the
-        // newest min_segment points (detect_recent_change's).
-        std::vector<ChangePoint> out;
-        for (const auto& c : tested) {
-          const bool short_side = c.index - c.segment_begin < opt.min_segment ||
-                                  c.segment_end - c.index < opt.min_segment;
-          if (short_side && c.index + opt.min_segment <= n) out.push_back(c);
-        }
-        return out;
+    const auto drop = boundary_to_drop(series, tested, opt);
+    if (!drop) {
+      // Every boundary passes: report those with a short side, before the
+      // newest min_segment points (detect_recent_change's).
+      std::vector<ChangePoint> out;
+      for (const auto& c : tested) {
+        const bool short_side = c.index - c.segment_begin < opt.min_segment ||
+                                c.segment_end - c.index < opt.min_segment;
+        if (short_side && c.index + opt.min_segment <= n) out.push_back(c);
       }
+      return out;
     }
-    bounds.erase(std::find(bounds.begin(), bounds.end(), tested[weakest].index));
+    bounds.erase(std::find(bounds.begin(), bounds.end(), tested[*drop].index));
   }
 }
 
