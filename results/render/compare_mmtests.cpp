@@ -145,15 +145,18 @@ std::string render_mmtests(const Comparison& c, const RenderOptions& o) {
     }
   };
   block(ComparisonRow::Kind::metric);
+  // The notes explain the metric verdicts (what a decision needs, where the
+  // between-run variation came from): right under them, before the monitor
+  // rows, which can be many (a new user scrolled past ~80 to find them).
+  if (!c.notes.empty()) {
+    out += "\n";
+    for (const auto& n : c.notes) out += "note: " + n + "\n";
+  }
   bool monitors = std::any_of(c.rows.begin(), c.rows.end(),
                               [](const auto& r) { return r.kind == ComparisonRow::Kind::monitor; });
   if (monitors) {
     out += "\n";
     block(ComparisonRow::Kind::monitor);
-  }
-  if (!c.notes.empty()) {
-    out += "\n";
-    for (const auto& n : c.notes) out += "note: " + n + "\n";
   }
   return out + render_environment_section(c.environment);
 }
