@@ -191,14 +191,21 @@ EnvironmentDiff diff_fingerprints(const SideFingerprint& base, const SideFingerp
   // Facts the kernel changes itself when an intended one changes: turning THP
   // on or off recomputes vm.min_free_kbytes (mm/khugepaged.c:
   // start_stop_khugepaged() calls set_recommended_min_free_kbytes()), so a
-  // THP variant moves it too (measured here: never 19832, madvise 67584).
-  static const std::map<std::string, std::string> implied = {
-      {"sysctl.vm.min_free_kbytes", "thp.enabled"}};
+  // THP variant moves it too (measured here: never 19832, madvise 67584);
+  // and another kernel computes its own at boot (mm/page_alloc.c
+  // init_per_zone_wmark_min(), raised by khugepaged only where THP is built
+  // in and enabled: a Debian generic guest 45056, its PREEMPT_RT sibling,
+  // which has no THP, 3925).
+  static const std::multimap<std::string, std::string> implied = {
+      {"sysctl.vm.min_free_kbytes", "thp.enabled"},
+      {"sysctl.vm.min_free_kbytes", "kernel.config_hash"},
+      {"sysctl.vm.min_free_kbytes", "kernel.release"}};
   for (auto& f : d.facts) {
-    auto it = implied.find(f.key);
-    if (it == implied.end() || f.intended) continue;
-    for (const auto& cause : d.facts)
-      if (cause.key == it->second && cause.intended) f.intended = true;
+    if (f.intended) continue;
+    const auto [from, to] = implied.equal_range(f.key);
+    for (auto it = from; it != to; ++it)
+      for (const auto& cause : d.facts)
+        if (cause.key == it->second && cause.intended) f.intended = true;
   }
   return d;
 }

@@ -110,6 +110,26 @@ TEST(EnvironmentDiff, MinFreeKbytesFollowsAnIntendedThpChangeOnly) {
             (std::vector<std::string>{"sysctl.vm.min_free_kbytes"}));
 }
 
+TEST(EnvironmentDiff, MinFreeKbytesFollowsAnIntendedKernelOnly) {
+  // Each kernel computes its own at boot (a generic and a PREEMPT_RT guest
+  // of the same Debian release: 45056 and 3925).
+  SideFingerprint a{{"kernel.release", {"6.1.0-57-amd64"}},
+                    {"sysctl.vm.min_free_kbytes", {"45056"}}};
+  SideFingerprint b{{"kernel.release", {"6.1.0-57-rt-amd64"}},
+                    {"sysctl.vm.min_free_kbytes", {"3925"}}};
+  EnvironmentPolicy kernels;
+  kernels.kernels_intended = true;
+  EXPECT_TRUE(diff_fingerprints(a, b, kernels).confounders().empty());
+  // The same kernels compared as variants (not as kernels): both confound.
+  EXPECT_EQ(diff_fingerprints(a, b, {}).confounders(),
+            (std::vector<std::string>{"kernel.release", "sysctl.vm.min_free_kbytes"}));
+  // One kernel, min_free_kbytes changed by hand: a confounder even between
+  // sides that are kernels.
+  b["kernel.release"] = {"6.1.0-57-amd64"};
+  EXPECT_EQ(diff_fingerprints(a, b, kernels).confounders(),
+            (std::vector<std::string>{"sysctl.vm.min_free_kbytes"}));
+}
+
 TEST(EnvironmentRender, SectionShowsTheFirstOptionsWithTheCount) {
   EnvironmentDiff d;
   d.base_name = "kernel=a";
