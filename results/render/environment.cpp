@@ -6,14 +6,12 @@
 #include <algorithm>
 
 namespace nightjar {
-namespace {
 
-const char* kind_of(const FactDifference& f) {
+const char* fact_kind(const FactDifference& f) {
   return f.intended ? "intended" : f.accepted ? "accepted" : "confounder";
 }
 
-/// "BASE a vs NEW b: 3 facts differ (1 intended, 2 confounders)".
-std::string header(const EnvironmentDiff& d) {
+std::string environment_header(const EnvironmentDiff& d) {
   std::size_t intended = 0, accepted = 0;
   for (const auto& f : d.facts) {
     intended += f.intended;
@@ -30,26 +28,27 @@ std::string header(const EnvironmentDiff& d) {
                      counts);
 }
 
+namespace {
+
 std::string fact_lines(const EnvironmentDiff& d, const std::string& indent) {
   std::size_t key_w = 0;
   for (const auto& f : d.facts) key_w = std::max(key_w, f.key.size());
   std::string out;
   for (const auto& f : d.facts)
-    out += fmt::format("{}{:<10}  {:<{}}  {} -> {}\n", indent, kind_of(f), f.key, key_w, f.base,
+    out += fmt::format("{}{:<10}  {:<{}}  {} -> {}\n", indent, fact_kind(f), f.key, key_w, f.base,
                        f.now);
   return out;
 }
 
-/// Every kconfig line in diffconfig's order (removed, changed, added).
-std::vector<std::string> all_kconfig_lines(const KconfigDiff& k) {
+}  // namespace
+
+std::vector<std::string> kconfig_lines(const KconfigDiff& k) {
   std::vector<std::string> out;
   for (const auto& c : k.removed) out.push_back(kconfig_line(c, '-'));
   for (const auto& c : k.changed) out.push_back(kconfig_line(c, ' '));
   for (const auto& c : k.added) out.push_back(kconfig_line(c, '+'));
   return out;
 }
-
-}  // namespace
 
 std::string kconfig_line(const KconfigChange& c, char kind) {
   if (kind == '-') return fmt::format("-{} {}", c.option, c.before);
@@ -66,7 +65,7 @@ std::string kconfig_count_text(const KconfigDiff& k) {
 std::string render_environment_diff(const EnvironmentDiff& d) {
   if (d.empty())
     return fmt::format("no environment facts differ between {} and {}\n", d.base_name, d.now_name);
-  std::string out = header(d) + "\n" + fact_lines(d, "  ");
+  std::string out = environment_header(d) + "\n" + fact_lines(d, "  ");
   if (d.kconfig) {
     out += "kernel config: " + kconfig_count_text(*d.kconfig) + "\n";
     auto group = [&](const char* name, const std::vector<KconfigChange>& changes, char kind) {
@@ -88,9 +87,9 @@ std::string render_environment_section(const std::vector<EnvironmentDiff>& diffs
   std::string out;
   for (const auto& d : diffs) {
     if (d.empty()) continue;
-    out += "  " + header(d) + "\n" + fact_lines(d, "    ");
+    out += "  " + environment_header(d) + "\n" + fact_lines(d, "    ");
     if (d.kconfig && d.kconfig->count() > 0) {
-      const std::vector<std::string> lines = all_kconfig_lines(*d.kconfig);
+      const std::vector<std::string> lines = kconfig_lines(*d.kconfig);
       const std::size_t shown = std::min(lines.size(), max_options);
       out += "    kernel config: " + kconfig_count_text(*d.kconfig) +
              (shown < lines.size() ? fmt::format("; the first {}:", shown) : ":") + "\n";

@@ -16,6 +16,18 @@ namespace nightjar {
 /// (added), "CONFIG_Z n -> y" (changed).
 std::string kconfig_line(const KconfigChange& change, char kind);
 
+/// Every line of `diff` as kconfig_line prints it, in diffconfig's order:
+/// removed, changed, added (each group sorted by option name).
+std::vector<std::string> kconfig_lines(const KconfigDiff& diff);
+
+/// "confounder", "intended" or "accepted" (FactDifference's flags).
+const char* fact_kind(const FactDifference& fact);
+
+/// "BASE a vs NEW b: 3 facts differ (1 intended, 2 confounders)", with
+/// ", 1 accepted" and "; N more recorded on one side only, not compared"
+/// when there are such facts.
+std::string environment_header(const EnvironmentDiff& diff);
+
 /// "42 options differ (3 removed, 30 added, 9 changed)".
 std::string kconfig_count_text(const KconfigDiff& diff);
 

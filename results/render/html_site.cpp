@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "results/model/text.h"
+#include "results/render/environment.h"
 
 namespace nightjar {
 namespace {
@@ -41,6 +42,7 @@ table.cells { width: 100%; }
 pre { overflow-x: auto; }
 .scroll { overflow-x: auto; }
 .emulated { font-size: 0.85em; color: #7a4a00; }
+.confounder { color: #a06000; font-weight: bold; }
 </style>
 </head>
 <body>
@@ -68,7 +70,7 @@ constexpr const char* kIndex = R"TPL({{{head}}}<p>{{method}}</p>
 </table>
 {{#has_comparisons}}<h2>Comparisons</h2>
 <ul class="comparisons">
-{{#comparisons}}<li><a href="{{page}}">{{title}}</a>: {{verdict}}</li>
+{{#comparisons}}<li><a href="{{page}}">{{title}}</a>: {{verdict}}{{#confounders}} <span class="confounder">({{.}})</span>{{/confounders}}</li>
 {{/comparisons}}</ul>
 {{/has_comparisons}}{{#has_bisects}}<h2>Bisect sessions</h2>
 <ul class="bisects">
@@ -100,7 +102,12 @@ constexpr const char* kCell = R"TPL({{{head}}}<dl class="cell-facts">
 <dt>metric</dt><dd>{{metric}} ({{unit}}, {{better}} is better, {{mean_kind}})</dd>
 </dl>
 <figure>{{{figure}}}<figcaption>every sample as a dot, the {{mean_kind}} of each build as a line, change points as dashed lines</figcaption></figure>
-<h2>Change points</h2>
+{{#has_audits}}<h2>Error rates on this testbox</h2>
+<p>measured by <code>nightjar audit</code>: A/A pairs compared as compare does (false alarms, decided unchanged) and with a known regression injected (power); 95% Wilson intervals</p>
+<ul class="audits">
+{{#audits}}<li class="audit">{{.}}</li>
+{{/audits}}</ul>
+{{/has_audits}}<h2>Change points</h2>
 <p>{{method}}</p>
 {{#has_changes}}<table class="changes">
 <thead><tr><th>at build</th><th>date</th><th>before</th><th>after</th><th>%change</th><th>p</th><th>verdict</th></tr></thead>
@@ -145,7 +152,18 @@ constexpr const char* kCompare = R"TPL({{{head}}}<h2>Sides</h2>
 {{#monitors}}<tr class="monitor-row"><td class="cell-id">{{cell}}</td><td>{{metric}}</td>{{#sides}}<td class="num">{{mean}}</td>{{/sides}}{{#news}}<td class="num">{{pct}}</td>{{/news}}</tr>
 {{/monitors}}</tbody>
 </table></div>
-{{/has_monitors}}{{#unmatched}}<p class="unmatched">cell {{cell}} of {{job}} only on {{sides}}</p>
+{{/has_monitors}}{{#environment}}<h2>Environment: {{new}} against {{base}}</h2>
+<p class="environment-header">{{header}}</p>
+<div class="scroll"><table class="environment">
+<thead><tr><th>kind</th><th>fact</th><th>{{base}}</th><th>{{new}}</th></tr></thead>
+<tbody>
+{{#facts}}<tr class="fact-row {{kind}}"><td class="{{kind}}">{{kind}}</td><td>{{key}}</td><td>{{base_value}}</td><td>{{new_value}}</td></tr>
+{{/facts}}</tbody>
+</table></div>
+{{#kconfig_title}}<p class="kconfig-title">{{kconfig_title}}</p>
+{{/kconfig_title}}{{#has_kconfig}}<pre class="kconfig">{{#kconfig}}{{.}}
+{{/kconfig}}</pre>
+{{/has_kconfig}}{{/environment}}{{#unmatched}}<p class="unmatched">cell {{cell}} of {{job}} only on {{sides}}</p>
 {{/unmatched}}{{#messages}}<p class="note">{{.}}</p>
 {{/messages}}<h2>As nightjar compare prints it</h2>
 <pre class="mmtests">{{mmtests}}</pre>
@@ -349,6 +367,12 @@ std::string render_site_index_html(const SiteIndex& site) {
           l.set("title", c.title);
           l.set("page", c.page);
           l.set("verdict", c.comparison.verdict);
+          std::size_t confounders = 0;
+          for (const auto& e : c.comparison.environment) confounders += e.confounders().size();
+          l.set("confounders",
+                confounders == 0 ? mu::data{false}
+                                 : mu::data{fmt::format("{} environment confounder{}", confounders,
+                                                        confounders == 1 ? "" : "s")});
           return l;
         }));
   d.set("has_bisects", !site.bisects.empty());
@@ -382,6 +406,8 @@ std::string render_site_cell_html(const SiteIndex& site, const SiteCell& c) {
   d.set("better", c.metric.direction == Direction::higher_is_better ? "higher" : "lower");
   d.set("mean_kind", mean_label(c.metric.mean));
   d.set("figure", c.figure_svg);
+  d.set("has_audits", !c.audits.empty());
+  d.set("audits", list_of(c.audits));
   d.set("method", method_text(site.detection));
   d.set("builds", std::to_string(s.points.size()));
   d.set("too_short", s.points.size() < 2 * site.detection.min_segment);
@@ -490,6 +516,32 @@ mu::data comparison_row(const Comparison& c, const ComparisonRow& r) {
   return d;
 }
 
+// One NEW side's environment diff on the compare page: the header, a row per
+// differing fact (classed by kind, so confounders stand out), and the whole
+// kernel config diff (docs/environment.md).
+mu::data environment_block(const EnvironmentDiff& e) {
+  mu::data x;
+  x.set("base", e.base_name);
+  x.set("new", e.now_name);
+  x.set("header", environment_header(e));
+  x.set("facts", list_of(e.facts, [](const FactDifference& f) {
+          mu::data r;
+          r.set("kind", fact_kind(f));
+          r.set("key", f.key);
+          r.set("base_value", f.base);
+          r.set("new_value", f.now);
+          return r;
+        }));
+  if (e.kconfig && e.kconfig->count() > 0) {
+    x.set("kconfig_title", "kernel config: " + kconfig_count_text(*e.kconfig));
+    x.set("has_kconfig", true);
+    x.set("kconfig", list_of(kconfig_lines(*e.kconfig)));
+  } else if (!e.kconfig_note.empty()) {
+    x.set("kconfig_title", "kernel config: " + e.kconfig_note);
+  }
+  return x;
+}
+
 }  // namespace
 
 std::string render_site_comparison_html(const SiteIndex& site, const SiteComparison& sc) {
@@ -526,6 +578,10 @@ std::string render_site_comparison_html(const SiteIndex& site, const SiteCompari
           x.set("sides", join(u.present_on));
           return x;
         }));
+  d.set("environment", list_of(c.environment | std::views::filter([](const EnvironmentDiff& e) {
+                                 return !e.empty();
+                               }),
+                               environment_block));
   std::vector<std::string> messages;
   for (const auto& w : c.warnings) messages.push_back("warning: " + w);
   for (const auto& n : c.notes) messages.push_back("note: " + n);

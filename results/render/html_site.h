@@ -66,6 +66,10 @@ struct SiteCell {
   std::string latest_base;            ///< that comparison's base build (the last good build)
   SiteLink latest_comparison;         ///< the page of that comparison
   std::vector<SiteLink> comparisons;  ///< every published comparison holding the cell
+  /// The stored audits of `metric` on the cell's testboxes (`nightjar
+  /// audit`): "TESTBOX: " + audit_text per testbox and mode
+  /// (results/compare/audit.h); empty when none is stored.
+  std::vector<std::string> audits;
 };
 
 /// The whole site: the cells in index order (the caller orders them: worst

@@ -12,6 +12,7 @@
 
 #include "results/model/exit_codes.h"
 #include "results/model/text.h"
+#include "results/render/environment.h"
 #include "results/stats/descriptive.h"
 #include "results/stats/significance.h"
 
@@ -589,6 +590,43 @@ std::string report_legend(const std::vector<const Comparison*>& comparisons,
   return out;
 }
 
+namespace {
+
+// What else differed between the sides (docs/environment.md "In compare and
+// check"): each NEW side's environment section once over every group, at
+// most 10 kernel config lines each; "" when no fact differs. Changelog lines
+// wider than `width` are wrapped under their own indent; markdown gets the
+// section in a code block, as compare's markdown layout does.
+std::string environment_block(const std::vector<const Comparison*>& comparisons, bool md,
+                              std::size_t width) {
+  std::set<std::string> seen;
+  std::string body;
+  for (const Comparison* c : comparisons)
+    for (const auto& d : c->environment) {
+      std::string section = render_environment_section({d}, 10);
+      const std::string head = "\nenvironment:\n";
+      if (section.empty() || !seen.insert(section).second) continue;
+      body += section.substr(head.size());
+    }
+  if (body.empty()) return "";
+  const std::string title = "Environment (what else differed between the sides):\n";
+  if (md) return "\n" + title + "\n```\n" + body + "```\n";
+  std::string out = "\n" + title;
+  std::istringstream lines(body);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.size() <= width) {
+      out += line + "\n";
+      continue;
+    }
+    const std::size_t lead = line.find_first_not_of(' ');
+    const std::string indent(lead, ' ');
+    for (const auto& l : wrap(line.substr(lead), width - lead, "    ")) out += indent + l + "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string render_report(const Comparison& c, const ReportOptions& o) {
   return render_report(std::vector<ReportGroup>{{"", &c}}, o);
 }
@@ -634,6 +672,7 @@ std::string render_report(const std::vector<ReportGroup>& groups, const ReportOp
       md ? 1 << 20 : o.max_width);
   if (md) legend = md_escape(legend.substr(0, legend.size() - 1)) + "\n";
   out << "\n" << legend;
+  out << environment_block(all, md, static_cast<std::size_t>(o.max_width));
   return out.str();
 }
 

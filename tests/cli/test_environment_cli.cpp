@@ -5,6 +5,8 @@
 // difference faked, as nothing here may change the machine's THP).
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -55,6 +57,9 @@ TEST_F(EnvironmentCli, NothingChangedNoSectionNoWarningNoStrictExit) {
   auto d = run_nightjar({"env", "--diff", "a", "b", "--db", db_});
   ASSERT_EQ(d.exit_code, 0) << d.err;
   EXPECT_EQ(d.out, "no environment facts differ between a and b\n");
+  auto report = run_nightjar({"report", "a", "b", "--db", db_});
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  EXPECT_EQ(report.out.find("Environment"), std::string::npos) << report.out;
 }
 
 TEST_F(EnvironmentCli, ThpChangedByHandIsAConfounder) {
@@ -86,6 +91,47 @@ TEST_F(EnvironmentCli, ThpChangedByHandIsAConfounder) {
   EXPECT_NE(d.out.find("BASE a vs NEW b: 1 fact differs (0 intended, 1 confounder)"),
             std::string::npos)
       << d.out;
+}
+
+// The same confounder in the changelog report (and so in the bundle's post
+// body, which is that report) and on the published comparison page.
+TEST_F(EnvironmentCli, ReportBundleAndSiteCarryTheEnvironmentSection) {
+  set_fact("thp.enabled", "always", "never");
+  set_fact("vuln.spectre_v2",
+           "Mitigation: Retpolines; IBPB: conditional; IBRS_FW; STIBP: disabled; RSB filling; "
+           "PBRSB-eIBRS: Not affected; BHI: Not affected",
+           "Vulnerable; IBPB: disabled; STIBP: disabled; PBRSB-eIBRS: Not affected");
+  auto r = run_nightjar({"report", "a", "b", "--db", db_});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\nEnvironment (what else differed between the sides):\n"
+                       "  BASE a vs NEW b: 2 facts differ (0 intended, 2 confounders)\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("    confounder  thp.enabled      always -> never\n"), std::string::npos)
+      << r.out;
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);)
+    EXPECT_LE(line.size(), 72u) << "changelog line too wide: " << line;
+  auto md = run_nightjar({"report", "a", "b", "--db", db_, "--format", "markdown"});
+  ASSERT_EQ(md.exit_code, 0) << md.err;
+  EXPECT_NE(md.out.find("```\n  BASE a vs NEW b: 2 facts differ"), std::string::npos) << md.out;
+  auto bundle = run_nightjar({"bundle", "a", "b", "--db", db_, "--text"});
+  ASSERT_EQ(bundle.exit_code, 0) << bundle.err;
+  EXPECT_NE(bundle.out.find("confounder  thp.enabled      always -> never"), std::string::npos)
+      << bundle.out;
+
+  const std::string site = dir_.path() + "/site";
+  auto p = run_nightjar({"publish", "--db", db_, "-o", site, "--compare", "a b"});
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  EXPECT_NE(read_file(site + "/index.html").find("(2 environment confounders)"), std::string::npos);
+  std::string page;
+  for (const auto& e : std::filesystem::directory_iterator(site + "/compare"))
+    page += read_file(e.path().string());
+  EXPECT_NE(page.find("<h2>Environment: b against a</h2>"), std::string::npos) << page;
+  EXPECT_NE(page.find("<tr class=\"fact-row confounder\"><td class=\"confounder\">confounder</td>"
+                      "<td>thp.enabled</td><td>always</td><td>never</td></tr>"),
+            std::string::npos)
+      << page;
 }
 
 TEST_F(EnvironmentCli, ThpAsADeclaredVariantIsIntended) {
