@@ -295,9 +295,17 @@ TEST(RunCli, TwoConcurrentWritersLoseNothing) {
   pid_t b = spawn_nightjar({"run", job, "--db", db, "--variant", "b"}, dir.path(), "b");
   EXPECT_EQ(wait_exit_code(a), 0) << read_file(dir.path() + "/a.err");
   EXPECT_EQ(wait_exit_code(b), 0) << read_file(dir.path() + "/b.err");
-  EXPECT_EQ(count(db, "SELECT count(*) FROM run WHERE status='complete'"), 10);
-  EXPECT_EQ(count(db, "SELECT count(*) FROM sample WHERE metric='throughput'"), 400);
-  EXPECT_EQ(count(db, "SELECT count(*) FROM iteration"), 400);
+  // On failure, every run's state and both writers' stderr (it failed twice
+  // under load in 2026-12 and never alone: the diagnosis needs them).
+  const std::string runs = query_one(
+      db,
+      "SELECT group_concat(id || ' ' || variant || ' ' || status || ' ' || reason || ' ' || "
+      "(SELECT count(*) FROM iteration i WHERE i.run_id=run.id), '; ') FROM run");
+  const std::string why = "runs: " + runs + "\na.err: " + read_file(dir.path() + "/a.err") +
+                          "\nb.err: " + read_file(dir.path() + "/b.err");
+  EXPECT_EQ(count(db, "SELECT count(*) FROM run WHERE status='complete'"), 10) << why;
+  EXPECT_EQ(count(db, "SELECT count(*) FROM sample WHERE metric='throughput'"), 400) << why;
+  EXPECT_EQ(count(db, "SELECT count(*) FROM iteration"), 400) << why;
   EXPECT_EQ(query_one(db, "PRAGMA integrity_check"), "ok");
 }
 
