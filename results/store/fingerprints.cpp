@@ -24,9 +24,7 @@ std::map<std::string, std::string> ResultsStore::run_fingerprint(std::int64_t ru
 
 std::optional<std::string> ResultsStore::kernel_config(const std::string& hash) const {
   // A read-only database of schema version 7 or older has no such table.
-  SQLite::Statement t(database(),
-                      "SELECT 1 FROM sqlite_master WHERE type='table' AND name='kernel_config'");
-  if (!t.executeStep()) return std::nullopt;
+  if (!database().tableExists("kernel_config")) return std::nullopt;
   SQLite::Statement q(database(), "SELECT text FROM kernel_config WHERE hash=?");
   q.bind(1, hash);
   if (!q.executeStep()) return std::nullopt;

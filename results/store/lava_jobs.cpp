@@ -20,8 +20,7 @@ constexpr const char* kCreate =
     "UNIQUE (server, lava_id))";
 
 bool has_table(const SQLite::Database& db) {
-  SQLite::Statement q(db, "SELECT 1 FROM sqlite_master WHERE type='table' AND name='lava_job'");
-  return q.executeStep();
+  return db.tableExists("lava_job");
 }
 
 }  // namespace
