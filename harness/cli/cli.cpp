@@ -29,9 +29,9 @@ constexpr const char* kFooter =
     "4 environment/workload/database error, 5 check --strict-env: a confounder,\n"
     "125 bisect skip, 128 bisect abort, 130 interrupted.\n"
     "Database: --db PATH, else $NIGHTJAR_DB, else $XDG_DATA_HOME/nightjar/results.db,\n"
-    "else ~/.local/share/nightjar/results.db. Only run, import, calibrate and bisect\n"
-    "write it (and create it); the other commands open it read-only and never create\n"
-    "it. --db '' is refused (docs/results.md).";
+    "else ~/.local/share/nightjar/results.db. Only run, import, calibrate, audit and\n"
+    "bisect write it (and create it); the other commands open it read-only and never\n"
+    "create it. --db '' is refused (docs/results.md).";
 
 // Runs the chosen subcommand; every nightjar::Error becomes its exit code.
 int run_chosen(const std::vector<Subcommand>& commands) {
@@ -271,7 +271,8 @@ int cli_main(int argc, char** argv) {
       add_compare_command(app), add_check_command(app),     add_trend_command(app),
       add_bisect_command(app),  add_report_command(app),    add_export_command(app),
       add_import_command(app),  add_plot_command(app),      add_cleanup_command(app),
-      add_publish_command(app), add_bundle_command(app),    add_lava_command(app)};
+      add_publish_command(app), add_bundle_command(app),    add_lava_command(app),
+      add_audit_command(app)};
   if (argc < 2 || !known_command(commands, argv[1])) return unknown_command(commands, argc, argv);
   int rc = 0;
   try {

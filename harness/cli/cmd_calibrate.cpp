@@ -19,10 +19,7 @@
 namespace nightjar {
 namespace {
 
-struct CalibrateArgs {
-  std::string job, variant, db;
-  std::vector<std::string> sets;
-  std::optional<int> iterations, warmup;
+struct CalibrateArgs : PairedRunArgs {
   int pairs = 5;
 };
 
@@ -49,31 +46,48 @@ int store_components(ResultsStore& store, const LoadedSide& side) {
 }
 
 ExitCode cmd_calibrate(const CalibrateArgs& a) {
+  PairedRuns r = run_paired(a, 2 * a.pairs, "calibrate");
+  if (r.outcome.interrupted) return ExitCode::interrupted;
+  LoadedSide side = load_side(r.store, Selector{.text = r.build, .run_ids = r.outcome.run_ids},
+                              SideQuery{}, "calibration");
+  const int stored = store_components(r.store, side);
+  std::cerr << fmt::format(
+      "nightjar: calibrated {} cell metric(s) from {} runs (build label {}); database {}\n", stored,
+      r.outcome.run_ids.size(), r.build, r.store.path());
+  if (r.outcome.failed || stored == 0) return ExitCode::environment;
+  return ExitCode::ok;
+}
+
+}  // namespace
+
+void add_paired_run_options(CLI::App* cmd, PairedRunArgs& a, const std::string& what) {
+  cmd->add_option("job", a.job, "job file (YAML)")->required();
+  cmd->add_option("--variant", a.variant, "the job's variant to " + what + " (default: the job's)");
+  cmd->add_option("--iterations,-i", a.iterations, "measured iterations per run")
+      ->check(at_least(1));
+  cmd->add_option("--warmup,-w", a.warmup, "warm-up iterations per run")->check(at_least(0));
+  cmd->add_option("--set,-s", a.sets, "key=value[,value...]: override or add a matrix axis");
+  cmd->add_option("--db", a.db, "results database path");
+}
+
+PairedRuns run_paired(const PairedRunArgs& a, int runs, const std::string& prefix,
+                      const std::function<void(const std::vector<PlannedJob>&)>& check_plan) {
   RunOptions o;
   o.job_paths = {a.job};
   o.variant = a.variant;
   o.iterations = a.iterations;
   o.warmup = a.warmup;
-  o.runs = 2 * a.pairs;
+  o.runs = runs;
   for (const auto& s : a.sets) o.overrides.push_back(parse_set(s));
   const auto now = std::chrono::system_clock::now().time_since_epoch();
   o.build =
-      fmt::format("calibrate-{}", std::chrono::duration_cast<std::chrono::seconds>(now).count());
+      fmt::format("{}-{}", prefix, std::chrono::duration_cast<std::chrono::seconds>(now).count());
   auto plan = plan_runs(o, probe_machine_facts());
+  if (check_plan) check_plan(plan);
   ResultsStore store = open_store(a.db);
   RunOutcome outcome = execute_runs(plan, o, store);
-  if (outcome.interrupted) return ExitCode::interrupted;
-  LoadedSide side =
-      load_side(store, parse_selector("build=" + o.build), SideQuery{}, "calibration");
-  const int stored = store_components(store, side);
-  std::cerr << fmt::format(
-      "nightjar: calibrated {} cell metric(s) from {} runs (build label {}); database {}\n", stored,
-      outcome.run_ids.size(), o.build, store.path());
-  if (outcome.failed || stored == 0) return ExitCode::environment;
-  return ExitCode::ok;
+  return {std::move(store), std::move(outcome), o.build};
 }
-
-}  // namespace
 
 Subcommand add_calibrate_command(CLI::App& app) {
   auto a = std::make_shared<CalibrateArgs>();
@@ -81,15 +95,9 @@ Subcommand add_calibrate_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "calibrate",
       "Run A/A pairs of a job's cells and store their run-to-run variation for this testbox");
-  cmd->add_option("job", a->job, "job file (YAML)")->required();
+  add_paired_run_options(cmd, *a, "calibrate");
   cmd->add_option("--pairs", a->pairs, "A/A pairs per cell (2N runs; default 5)")
       ->check(in_range(1, 500));
-  cmd->add_option("--variant", a->variant, "the job's variant to calibrate (default: the job's)");
-  cmd->add_option("--iterations,-i", a->iterations, "measured iterations per run")
-      ->check(at_least(1));
-  cmd->add_option("--warmup,-w", a->warmup, "warm-up iterations per run")->check(at_least(0));
-  cmd->add_option("--set,-s", a->sets, "key=value[,value...]: override or add a matrix axis");
-  cmd->add_option("--db", a->db, "results database path");
   s.cmd = cmd;
   s.run = [a] { return cmd_calibrate(*a); };
   return s;

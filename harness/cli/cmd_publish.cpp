@@ -20,6 +20,7 @@
 #include "harness/cli/commands.h"
 #include "plots/plot.h"
 #include "plots/svg.h"
+#include "results/compare/audit.h"
 #include "results/compare/trend.h"
 #include "results/io/csv.h"
 #include "results/model/exit_codes.h"
@@ -123,6 +124,13 @@ void add_job(const ResultsStore& store, const std::string& job, const JobRuns& r
     PlotData one = cell_figure(figure, s.cell);
     c.figure_svg = render_history_svg(one, {});
     c.sparkline_svg = render_history_svg(one, {160, 36, true});
+    for (const auto& testbox : runs.testboxes.at(s.cell)) {
+      std::map<std::string, std::vector<AuditRow>> by_mode;
+      for (auto& a : store.audits({s.workload, job, s.cell, trend.metric.name, testbox}))
+        by_mode[a.mode].push_back(std::move(a));
+      for (const auto& [mode, rows] : by_mode)
+        if (auto text = audit_text(rows); !text.empty()) c.audits.push_back(testbox + ": " + text);
+    }
     c.series = std::move(s);
     site.cells.push_back(std::move(c));
   }

@@ -7,11 +7,13 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <optional>
 #include <ostream>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "harness/run/runner.h"
 #include "results/model/exit_codes.h"
 #include "results/stats/significance.h"
 #include "results/store/store.h"
@@ -34,6 +36,8 @@ struct Subcommand {
 Subcommand add_run_command(CLI::App& app);
 /// `nightjar calibrate JOB [--pairs N]` (cmd_calibrate.cpp).
 Subcommand add_calibrate_command(CLI::App& app);
+/// `nightjar audit JOB [--pairs N] [--runs R] [--shift PCT]` (cmd_audit.cpp).
+Subcommand add_audit_command(CLI::App& app);
 /// `nightjar guest-run` (hidden): inside a qemu guest (harness/cli/cmd_run.cpp).
 Subcommand add_guest_run_command(CLI::App& app);
 /// `nightjar list`: workloads, parameters, metrics (harness/cli/cmd_show.cpp).
@@ -111,6 +115,34 @@ CLI::Validator not_empty(const std::string& what_to_write);
 /// (0, 1), the minimum effect is negative or not finite, or the test unknown.
 stats::SignificanceOptions significance_options(const std::string& test, double alpha,
                                                 double min_effect);
+
+/// What `calibrate` and `audit` share: A/A runs of one job's cells.
+struct PairedRunArgs {
+  std::string job, variant, db;
+  std::vector<std::string> sets;  ///< --set key=value[,value...]
+  std::optional<int> iterations, warmup;
+};
+
+/// Adds the job argument and --variant, --iterations, --warmup, --set and
+/// --db of PairedRunArgs to `cmd`; `what` names the command's purpose in the
+/// --variant help ("calibrate", "audit").
+void add_paired_run_options(CLI::App* cmd, PairedRunArgs& a, const std::string& what);
+
+/// The runs of `calibrate` and `audit`, measured.
+struct PairedRuns {
+  ResultsStore store;  ///< the database of --db, open for writing
+  RunOutcome outcome;  ///< RunOutcome::run_ids: the runs to load (not the label:
+                       ///< two commands in one second share it)
+  std::string build;   ///< the build label PREFIX-SECONDS
+};
+
+/// Every cell of `a.job` run `runs` times in rounds (so the runs of a cell
+/// alternate A B A B ...) under the build label PREFIX-SECONDS (seconds
+/// since the epoch): planned first (UsageError for a bad job or --set, and
+/// whatever `check_plan` throws, before the database is opened or created),
+/// then measured into the database of --db (open_store).
+PairedRuns run_paired(const PairedRunArgs& a, int runs, const std::string& prefix,
+                      const std::function<void(const std::vector<PlannedJob>&)>& check_plan = {});
 
 /// The fact keys of --accept-env (compare, check, env --diff) as a set.
 /// Throws UsageError naming the key and pointing at docs/environment.md

@@ -1,4 +1,5 @@
 #include "results/compare/comparison.h"
+#include "results/compare/audit.h"
 #include "results/model/metric.h"
 #include "results/model/text.h"
 #include "results/stats/sorting.h"
@@ -960,6 +961,8 @@ Comparison compare_loaded_sides(const ResultsStore& store, const std::vector<Loa
     c.environment.push_back(diff_sides(store, sides[0], sides[i], accepted_env));
     if (auto w = confounder_warning(c.environment.back())) c.warnings.push_back(*w);
   }
+  // The testbox's measured error rates for these cells (`nightjar audit`).
+  for (auto& n : audit_notes(store, c, sides)) c.notes.push_back(std::move(n));
   return c;
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "results/stats/detail.h"
+#include "results/stats/distributions.h"
 
 namespace nightjar::stats {
 
@@ -160,6 +161,18 @@ double percent_change(double base, double now, Direction dir) {
   // Same order of operations as mmtests' pdiff / pndiff.
   return dir == Direction::higher_is_better ? now * 100.0 / base - 100.0
                                             : 100.0 - now * 100.0 / base;
+}
+
+Proportion wilson_interval(std::size_t k, std::size_t n, double confidence) {
+  if (k > n) throw std::invalid_argument("wilson_interval: more successes than trials");
+  if (!(confidence > 0.0 && confidence < 1.0))
+    throw std::invalid_argument("wilson_interval: confidence must be in (0, 1)");
+  if (n == 0) return {kNaN, 0.0, 1.0};
+  const double z = normal_quantile((1.0 + confidence) / 2.0);
+  const double nn = static_cast<double>(n), kk = static_cast<double>(k), z2 = z * z;
+  const double centre = (kk + z2 / 2.0) / (nn + z2);
+  const double half = z * std::sqrt(kk * (nn - kk) / nn + z2 / 4.0) / (nn + z2);
+  return {kk / nn, std::max(0.0, centre - half), std::min(1.0, centre + half)};
 }
 
 }  // namespace nightjar::stats

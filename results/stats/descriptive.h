@@ -85,4 +85,20 @@ std::optional<double> best_mean(std::span<const double> samples, double percent,
 /// reports "undefined"). Percent.
 double percent_change(double base, double now, Direction dir);
 
+/// A proportion k/n with its two-sided confidence interval, all as fractions
+/// in [0, 1].
+struct Proportion {
+  double value = 0, low = 0, high = 1;
+};
+
+/// Wilson's score interval of k successes in n trials at `confidence`
+/// (E. B. Wilson, "Probable inference, the law of succession, and
+/// statistical inference", JASA 22 (1927) 209-212): centre (k + z²/2)/(n + z²),
+/// half-width z·sqrt(k(n−k)/n + z²/4)/(n + z²), z the normal quantile of
+/// (1 + confidence)/2. Unlike the normal approximation it stays inside
+/// [0, 1] and is not empty at k = 0 (an A/A audit's usual count). n = 0
+/// gives value NaN and [0, 1]. Throws std::invalid_argument for k > n or a
+/// confidence outside (0, 1).
+Proportion wilson_interval(std::size_t k, std::size_t n, double confidence = 0.95);
+
 }  // namespace nightjar::stats

@@ -36,6 +36,37 @@ struct StoredCalibration {
   int runs = 0;
 };
 
+/// The audit table (`nightjar audit`, docs/statistics.md "Auditing a
+/// testbox"), created when first written like table calibration: one row
+/// per cell's metric, testbox, mode and injected shift.
+inline constexpr const char* kAuditTableSql =
+    "CREATE TABLE IF NOT EXISTS audit("
+    "workload TEXT NOT NULL, job TEXT NOT NULL, cell TEXT NOT NULL, metric TEXT NOT NULL, "
+    "testbox TEXT NOT NULL, mode TEXT NOT NULL, shift_pct REAL NOT NULL, "
+    "pairs INTEGER NOT NULL, flagged INTEGER NOT NULL, unchanged INTEGER NOT NULL, "
+    "runs_needed REAL, "
+    "measured_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ','now')), "
+    "PRIMARY KEY (workload, job, cell, metric, testbox, mode, shift_pct))";
+
+/// One measured error rate of `compare` on a testbox: `pairs` comparisons of
+/// a cell's two sides measured alike (A/A), with side NEW's samples made
+/// `shift_pct` percent worse (0: the A/A itself).
+struct AuditRow {
+  CalibrationKey key;
+  /// How many runs each side had: "one run per side" or "3 runs per side".
+  std::string mode;
+  double shift_pct = 0;  ///< the injected regression, percent; 0 = A/A
+  int pairs = 0;         ///< comparisons made
+  /// shift 0: pairs whose row was called a regression or an improvement
+  /// (false alarms); shift > 0: pairs whose row was called a regression (hits).
+  int flagged = 0;
+  int unchanged = 0;  ///< pairs whose row was decided unchanged
+  /// Median "needs about N runs per side" of the undecided pairs; NaN when
+  /// none said.
+  double runs_needed = 0;
+  std::string measured_at;  ///< UTC, ISO 8601; set by the store when read
+};
+
 /// One complete run of a cell's history on a testbox (ResultsStore::
 /// cell_history): what the between-run model needs to know whether runs are
 /// alike (same build and kernel, or the same variant over time) and the run's

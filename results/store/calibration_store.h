@@ -4,6 +4,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "results/store/calibration.h"
@@ -25,6 +26,12 @@ class CalibrationStore {
   /// testbox (hostname) that hold valid samples of its metric, ascending by
   /// run id, each with its valid samples: one query. Empty when none.
   virtual std::vector<HistoryRun> cell_history(const CalibrationKey& key) const = 0;
+  /// Stores the rows of one audit (`nightjar audit`), replacing the rows of
+  /// the same key, mode and shift. Table audit, created when first written.
+  virtual void store_audit(const std::vector<AuditRow>& rows) = 0;
+  /// Every stored audit row of `key` (cell, metric, testbox), by mode then
+  /// shift; empty when none (or no table audit).
+  virtual std::vector<AuditRow> audits(const CalibrationKey& key) const = 0;
 
  protected:
   ~CalibrationStore() = default;

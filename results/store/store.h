@@ -238,6 +238,8 @@ class ResultsStore final : public RunWriter,
   // CalibrationStore (calibration.cpp)
   void store_calibration(const CalibrationKey& key, const StoredCalibration& value) override;
   std::optional<StoredCalibration> calibration(const CalibrationKey& key) const override;
+  void store_audit(const std::vector<AuditRow>& rows) override;
+  std::vector<AuditRow> audits(const CalibrationKey& key) const override;
   std::vector<HistoryRun> cell_history(const CalibrationKey& key) const override;
 
  private:
