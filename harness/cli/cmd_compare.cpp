@@ -160,7 +160,8 @@ void add_compare_options(CLI::App* cmd, CompareArgs& a) {
   cmd->add_flag("--why", a.why,
                 "under the verdicts, every monitor row whose change is significant (the metrics' "
                 "test and Benjamini-Hochberg over the monitor rows), largest effect first "
-                "(docs/monitors.md)");
+                "(docs/monitors.md), then the profile symbols whose share of samples moved, "
+                "for perf-profile runs (docs/compare.md)");
   cmd->add_option("--accept-env", a.accept_env,
                   "KEY: a known environment difference (a fact key of docs/environment.md, e.g. "
                   "cpu.microcode): listed as accepted, no warning, no --strict-env exit "
