@@ -169,7 +169,7 @@ ProfileDelta explain_profile(const std::string& cell, std::span<const IterationP
       const auto w = stats::welch_test(vb, vn, alpha);
       if (!w) continue;
       tested.push_back({symbol, self, mean_or_zero(&vb), mean_or_zero(&vn), w->diff, w->diff_lo,
-                        w->diff_hi, w->p, 1});
+                        w->diff_hi, w->p, 1, ""});
       p.push_back(w->p);
     }
   }
@@ -183,6 +183,26 @@ ProfileDelta explain_profile(const std::string& cell, std::span<const IterationP
     return std::abs(x.diff_pts) > std::abs(y.diff_pts);
   });
   return out;
+}
+
+std::string source_function_name(const std::string& symbol) {
+  std::string name = symbol;
+  const std::size_t colons = name.rfind("::");
+  if (colons != std::string::npos) name = name.substr(colons + 2);
+  const std::size_t dot = name.find('.');
+  if (dot != std::string::npos && dot > 0) name.resize(dot);
+  return name;
+}
+
+void attribute_to_commit(WhyBlock& block, const std::string& commit,
+                         const std::map<std::string, std::string>& functions) {
+  block.commit = commit;
+  for (auto& side : block.sides)
+    for (auto& delta : side.profiles)
+      for (auto& m : delta.moved) {
+        auto it = functions.find(source_function_name(m.symbol));
+        m.changed_in = it == functions.end() ? "" : it->second;
+      }
 }
 
 WhyBlock explain_monitors(const Comparison& cmp, const std::vector<LoadedSide>& sides,

@@ -21,6 +21,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <span>
 #include <string>
 #include <vector>
@@ -65,6 +66,9 @@ struct ProfileMove {
   double diff_pts = 0, lo_pts = 0, hi_pts = 0;
   double p = 1;  ///< Welch's two-sided p on the per-iteration shares
   double q = 1;  ///< BH-adjusted over the cell's symbol shares
+  /// The file in which WhyBlock::commit changed this function
+  /// (attribute_to_commit), "" when it did not or no commit was given.
+  std::string changed_in;
 };
 
 /// The profile delta of one cell: NEW against BASE.
@@ -94,7 +98,21 @@ struct WhySide {
 struct WhyBlock {
   std::vector<WhySide> sides;
   double alpha = 0.05;  ///< the FDR level of the family
+  /// The commit the moved symbols were joined to (`--commit`), "" when none.
+  std::string commit;
 };
+
+/// The name a profile symbol has in source: without a compiler suffix
+/// (".isra.0", ".constprop.0", ".part.0", ".cold") and, for a C++ name,
+/// the part after the last "::" ("nightjar::pft::touch" -> "touch").
+std::string source_function_name(const std::string& symbol);
+
+/// Joins the moved symbols of `block` to commit `commit`: each ProfileMove
+/// whose source_function_name is in `functions` (function -> file, as
+/// parse_changed_functions of harness/bisect/git.h gives them) gets
+/// changed_in = its file, and block.commit = `commit`.
+void attribute_to_commit(WhyBlock& block, const std::string& commit,
+                         const std::map<std::string, std::string>& functions);
 
 /// Decides the monitor rows of `cmp` on the samples of `sides` (the loaded
 /// sides the comparison was built from, [0] = BASE) with `options` (as the

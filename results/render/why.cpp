@@ -46,6 +46,12 @@ std::string share_move(const ProfileMove& m) {
                      m.diff_pts, m.lo_pts, m.hi_pts);
 }
 
+// "  — changed by 3f2a1b2c4d5e (mm/memory.c)" or "".
+std::string changed_by(const ProfileMove& m, const std::string& commit) {
+  if (m.changed_in.empty()) return "";
+  return fmt::format("  \u2014 changed by {} ({})", commit.substr(0, 12), m.changed_in);
+}
+
 std::string profile_heading(const WhySide& s, const ProfileDelta& d, double alpha) {
   std::string events =
       d.base_event == d.new_event ? d.base_event : d.base_event + " vs " + d.new_event;
@@ -61,7 +67,8 @@ std::string profile_heading(const WhySide& s, const ProfileDelta& d, double alph
 
 }  // namespace
 
-std::string render_profile_text(const WhySide& side, double alpha, std::size_t limit) {
+std::string render_profile_text(const WhySide& side, double alpha, std::size_t limit,
+                                const std::string& commit) {
   std::string out;
   for (const auto& d : side.profiles) {
     out += "\n" + profile_heading(side, d, alpha) + "\n";
@@ -78,8 +85,8 @@ std::string render_profile_text(const WhySide& side, double alpha, std::size_t l
     for (std::size_t i = 0; i < shown; ++i) w = std::max(w, d.moved[i].symbol.size());
     for (std::size_t i = 0; i < shown; ++i) {
       const auto& m = d.moved[i];
-      out += fmt::format("  {:<{}}  {:<8}  {:<44}  q {:.2g}\n", m.symbol, w,
-                         m.self ? "self" : "children", share_move(m), m.q);
+      out += fmt::format("  {:<{}}  {:<8}  {:<44}  q {:.2g}{}\n", m.symbol, w,
+                         m.self ? "self" : "children", share_move(m), m.q, changed_by(m, commit));
     }
     if (shown < d.moved.size())
       out += fmt::format("  ... {} more (--format json lists them all)\n", d.moved.size() - shown);
@@ -108,7 +115,7 @@ std::string render_why_text(const WhyBlock& block, int precision) {
                          number(e.base_mean, precision), wb, number(e.new_mean, precision), wn,
                          pct(e), ratio(e), q_text(e));
   }
-  for (const auto& s : block.sides) out += render_profile_text(s, block.alpha);
+  for (const auto& s : block.sides) out += render_profile_text(s, block.alpha, 20, block.commit);
   return out;
 }
 
@@ -140,10 +147,10 @@ std::string render_why_markdown(const WhyBlock& block, int precision) {
       out += "|---|---|--:|--:|---|--:|\n";
       for (std::size_t i = 0; i < std::min<std::size_t>(d.moved.size(), 25); ++i) {
         const auto& m = d.moved[i];
-        out +=
-            fmt::format("| `{}` | {} | {:.1f}% | {:.1f}% | {:+.1f} [{:+.1f}, {:+.1f}] | {:.2g} |\n",
-                        m.symbol, m.self ? "self" : "children", m.base_pct, m.new_pct, m.diff_pts,
-                        m.lo_pts, m.hi_pts, m.q);
+        out += fmt::format(
+            "| `{}` | {} | {:.1f}% | {:.1f}% | {:+.1f} [{:+.1f}, {:+.1f}] | {:.2g}{} |\n", m.symbol,
+            m.self ? "self" : "children", m.base_pct, m.new_pct, m.diff_pts, m.lo_pts, m.hi_pts,
+            m.q, changed_by(m, block.commit));
       }
       if (d.moved.size() > 25)
         out += fmt::format("\n{} more in `--format json`.\n", d.moved.size() - 25);
@@ -187,7 +194,8 @@ std::string render_why_json(const WhyBlock& block) {
                            {"lo_pts", num(m.lo_pts)},
                            {"hi_pts", num(m.hi_pts)},
                            {"p", num(m.p)},
-                           {"q", num(m.q)}});
+                           {"q", num(m.q)},
+                           {"changed_in", m.changed_in}});
       profiles.push_back({{"cell", d.cell},
                           {"base_event", d.base_event},
                           {"new_event", d.new_event},
@@ -200,7 +208,8 @@ std::string render_why_json(const WhyBlock& block) {
                           {"family", d.family},
                           {"moved", symbols}});
     }
-    sides.push_back({{"base", s.base},
+    sides.push_back({{"commit", block.commit},
+                     {"base", s.base},
                      {"new", s.side},
                      {"family", s.family},
                      {"moved", moved},

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/bisect/git.h"
 #include "results/compare/why.h"
 #include "results/model/profile.h"
 #include "results/render/why.h"
@@ -263,6 +264,54 @@ TEST(ProfileWhy, EqualProfilesMoveNothingAndOneIterationIsNotTested) {
   EXPECT_EQ(one.family, 0u);
   EXPECT_TRUE(one.moved.empty());
   EXPECT_THROW(explain_profile("cell", base, base, 0), std::invalid_argument);
+}
+
+TEST(ProfileAttribution, HunkHeadersAndDefinitionsNameTheChangedFunctions) {
+  const std::string diff =
+      "diff --git a/mm/memory.c b/mm/memory.c\n"
+      "--- a/mm/memory.c\n"
+      "+++ b/mm/memory.c\n"
+      "@@ -4100,2 +4100,3 @@ static vm_fault_t do_anonymous_page(struct vm_fault *vmf)\n"
+      "-\tif (x)\n"
+      "+\tif (y)\n"
+      "@@ -10,0 +11,4 @@ struct foo {\n"
+      "+static int new_helper(int a)\n"
+      "+{\n"
+      "+\treturn call_it(a);\n"
+      "diff --git a/old.c b/old.c\n"
+      "--- a/old.c\n"
+      "+++ /dev/null\n"
+      "@@ -1,3 +0,0 @@\n"
+      "-void gone(void)\n"
+      "-{\n";
+  const auto changed = parse_changed_functions(diff);
+  EXPECT_EQ(changed.at("do_anonymous_page"), "mm/memory.c");
+  EXPECT_EQ(changed.at("new_helper"), "mm/memory.c");
+  EXPECT_EQ(changed.at("gone"), "old.c");
+  EXPECT_EQ(changed.count("call_it"), 0u);  // a call, not a definition
+  EXPECT_EQ(changed.count("if"), 0u);
+}
+
+TEST(ProfileAttribution, MovedSymbolsChangedByTheCommitAreMarked) {
+  EXPECT_EQ(source_function_name("clear_page_erms.isra.0"), "clear_page_erms");
+  EXPECT_EQ(source_function_name("nightjar::(anonymous namespace)::touch"), "touch");
+  WhyBlock block;
+  WhySide side{"never", "always", 0, {}, {}};
+  ProfileDelta d;
+  d.cell = "cell";
+  d.base_n = d.new_n = 5;
+  d.moved.push_back({"do_anonymous_page", true, 12.3, 3.1, -9.2, -10.1, -8.3, 1e-6, 1e-5, ""});
+  d.moved.push_back({"clear_page_erms", true, 1, 50, 49, 45, 53, 1e-6, 1e-5, ""});
+  side.profiles.push_back(d);
+  block.sides.push_back(side);
+  attribute_to_commit(block, "3f2a1b2c4d5e6f70", {{"do_anonymous_page", "mm/memory.c"}});
+  EXPECT_EQ(block.sides[0].profiles[0].moved[0].changed_in, "mm/memory.c");
+  EXPECT_EQ(block.sides[0].profiles[0].moved[1].changed_in, "");
+  const std::string text = render_why_text(block);
+  EXPECT_NE(text.find("do_anonymous_page  self      12.3% -> 3.1%  (-9.2 pts [-10.1, -8.3])"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("changed by 3f2a1b2c4d5e (mm/memory.c)"), std::string::npos) << text;
 }
 
 }  // namespace
