@@ -1,6 +1,7 @@
 // The git driving room of `nightjar bisect`: see harness/bisect/git.h.
 #include "harness/bisect/git.h"
 
+#include <cctype>
 #include <filesystem>
 #include <iostream>
 #include <sstream>
@@ -140,6 +141,64 @@ std::string cherry_pick(const Git& wt, const std::string& commit) {
   if (said.find("empty") != std::string::npos)
     return "nothing to apply: its change is already there";
   return "cherry-pick failed: " + output_tail(said, 3);
+}
+
+namespace {
+
+// The identifier right before the first '(' of `text`, or "".
+std::string name_before_paren(std::string_view text) {
+  const std::size_t paren = text.find('(');
+  if (paren == std::string_view::npos) return "";
+  std::size_t end = paren;
+  while (end > 0 && text[end - 1] == ' ') --end;
+  std::size_t start = end;
+  auto ident = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  while (start > 0 && ident(text[start - 1])) --start;
+  if (start == end || std::isdigit(static_cast<unsigned char>(text[start]))) return "";
+  return std::string(text.substr(start, end - start));
+}
+
+// A changed line that defines a function: starts at column 0 with a letter
+// or '_' (not a keyword of a statement), names `identifier(`, and does not
+// end with ';' (a declaration or a call).
+bool defines_function(std::string_view line) {
+  if (line.empty() || !(std::isalpha(static_cast<unsigned char>(line[0])) || line[0] == '_'))
+    return false;
+  for (const char* kw :
+       {"if ", "if(", "for ", "while ", "return", "switch", "else", "do ", "case "})
+    if (line.starts_with(kw)) return false;
+  const std::string_view t = trim(line);
+  return t.find('(') != std::string_view::npos && !t.ends_with(';') && !t.ends_with(',');
+}
+
+}  // namespace
+
+std::map<std::string, std::string> parse_changed_functions(const std::string& diff) {
+  std::map<std::string, std::string> out;
+  std::string file, old_file;
+  for (const auto& line : split(diff, '\n')) {
+    if (line.starts_with("--- ")) {
+      old_file = line.starts_with("--- a/") ? line.substr(6) : "";
+    } else if (line.starts_with("+++ ")) {
+      file = line.starts_with("+++ b/") ? line.substr(6) : old_file;
+    } else if (line.starts_with("@@")) {
+      const std::size_t close = line.find("@@", 2);
+      if (close == std::string::npos) continue;
+      const std::string name = name_before_paren(std::string_view(line).substr(close + 2));
+      if (!name.empty() && !file.empty()) out.emplace(name, file);
+    } else if ((line.starts_with("+") || line.starts_with("-")) && !file.empty()) {
+      const std::string_view body = std::string_view(line).substr(1);
+      if (!defines_function(body)) continue;
+      const std::string name = name_before_paren(body);
+      if (!name.empty()) out.emplace(name, file);
+    }
+  }
+  return out;
+}
+
+std::map<std::string, std::string> changed_functions(const Git& git, const std::string& sha) {
+  CommandResult r = git.run({"show", "--format=", "-U0", "--no-color", "--no-ext-diff", "-M", sha});
+  return parse_changed_functions(r.out);
 }
 
 }  // namespace nightjar

@@ -104,4 +104,20 @@ std::vector<std::string> branch_commits(const Git& git, const std::string& p1,
 /// there; "" when it applied.
 std::string cherry_pick(const Git& wt, const std::string& commit);
 
+/// The functions a diff changes, function name -> the file (the new path;
+/// the old one for a deleted file), from `git show`/`git diff` text with
+/// any context: each hunk header's function context ("@@ -1,2 +1,3 @@
+/// static vm_fault_t do_anonymous_page(struct vm_fault *vmf)": git's
+/// funcname, the nearest definition above the hunk) and each added or
+/// removed line that defines a function (a line at column 0 that names
+/// `identifier(` and does not end with ';'). The name is the identifier
+/// before the first '('. A function named in several files keeps the first.
+std::map<std::string, std::string> parse_changed_functions(const std::string& diff);
+
+/// The functions commit `sha` changes against its first parent:
+/// parse_changed_functions of `git show --format= -U0 --no-color
+/// --no-ext-diff SHA` (rename detection on). Throws EnvironmentError with
+/// git's message when git fails.
+std::map<std::string, std::string> changed_functions(const Git& git, const std::string& sha);
+
 }  // namespace nightjar

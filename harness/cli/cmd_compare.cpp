@@ -9,6 +9,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "harness/bisect/git.h"
 #include "harness/cli/commands.h"
 #include "harness/run/until_decided.h"
 #include "results/compare/comparison.h"
@@ -33,6 +34,7 @@ struct CompareArgs {
   bool include_invalid = false;
   bool no_n = false, no_cv = false;
   bool why = false;                     // --why: the "what else changed" block under the verdicts
+  std::string commit, repo = ".";       // --commit REV --repo DIR: join moved symbols to REV
   std::vector<std::string> accept_env;  // --accept-env KEY
   bool strict_env = false;              // --strict-env: exit 5 on a confounder
 };
@@ -72,7 +74,21 @@ ExitCode cmd_compare(const CompareArgs& a, bool gate) {
         "compare: give a BASE and at least one NEW selector, e.g. `nightjar compare "
         "vanilla patched` or `nightjar compare build=v6.17 build=v6.18`");
   const stats::SignificanceOptions options = significance_options(a.test, a.alpha, a.min_effect);
+  if (!a.commit.empty() && !a.why)
+    throw UsageError(
+        "--commit " + a.commit +
+        ": joins the moved profile symbols of --why to a commit; add --why (docs/compare.md "
+        "\"The profile block\")");
   const std::vector<Selector> sides = parse_selectors(a.sides);  // before the database
+  // The commit's changed functions, before the database: a bad --commit or
+  // --repo is said before anything is read.
+  std::string commit;
+  std::map<std::string, std::string> changed;
+  if (!a.commit.empty()) {
+    const Git git(a.repo);
+    commit = resolve_commit(git, a.commit, "--commit");
+    changed = changed_functions(git, commit);
+  }
   check_distinct_sides(sides);
   ResultsStore store = open_existing_store(a.db);
   SideQuery query{a.job, a.workload, a.ignore_params, &workload_catalog(), a.include_invalid};
@@ -87,10 +103,11 @@ ExitCode cmd_compare(const CompareArgs& a, bool gate) {
   const ComparisonFormat* format = find_comparison_format(a.format);
   if (!format)  // --format is checked against the same table when parsed
     throw UsageError("--format: unknown layout '" + a.format + "'");
-  if (a.why)
-    std::cout << render_with_why(a.format, format->render(c, r),
-                                 explain_monitors(c, store, sides, query, options), a.precision);
-  else
+  if (a.why) {
+    WhyBlock why = explain_monitors(c, store, sides, query, options);
+    if (!commit.empty()) attribute_to_commit(why, commit, changed);
+    std::cout << render_with_why(a.format, format->render(c, r), why, a.precision);
+  } else
     std::cout << format->render(c, r);
   std::cout.flush();
   if (a.strict_env) {
@@ -160,7 +177,12 @@ void add_compare_options(CLI::App* cmd, CompareArgs& a) {
   cmd->add_flag("--why", a.why,
                 "under the verdicts, every monitor row whose change is significant (the metrics' "
                 "test and Benjamini-Hochberg over the monitor rows), largest effect first "
-                "(docs/monitors.md)");
+                "(docs/monitors.md), then the profile symbols whose share of samples moved, "
+                "for perf-profile runs (docs/compare.md)");
+  cmd->add_option("--commit", a.commit,
+                  "REV: with --why, mark each moved profile symbol that commit REV changed "
+                  "(the functions of its diff's hunks, in the repository --repo)");
+  cmd->add_option("--repo", a.repo, "DIR: the git repository of --commit")->capture_default_str();
   cmd->add_option("--accept-env", a.accept_env,
                   "KEY: a known environment difference (a fact key of docs/environment.md, e.g. "
                   "cpu.microcode): listed as accepted, no warning, no --strict-env exit "

@@ -240,9 +240,12 @@ class CellRun {
       const auto events_before = memcg_events();
       MonitorSnapshot before = system_.snapshot();
       MonitorSet::Reading extra_before = monitors_ ? monitors_->read() : MonitorSet::Reading{};
+      // perf-profile samples the measured window only (docs/monitors.md).
+      if (monitors_) monitors_->start_profile();
       auto t0 = std::chrono::steady_clock::now();
       IterationResult result = session_->measure();
       double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if (monitors_) monitors_->stop_profile();
       MonitorSet::Reading extra_after = monitors_ ? monitors_->read() : MonitorSet::Reading{};
       MonitorSnapshot after = system_.snapshot();
       // A signal that arrived during the iteration: the iteration may have
@@ -255,7 +258,9 @@ class CellRun {
         return !monitor_selected_row(selected_monitors_, row.first);
       });
       if (monitors_) monitors.merge(monitors_->deltas(extra_before, extra_after));
-      store_.add_iteration(run_id_, i, result, monitors, seconds);
+      const std::optional<IterationProfile> profile =
+          monitors_ ? monitors_->take_profile() : std::nullopt;
+      store_.add_iteration(run_id_, i, result, monitors, seconds, profile ? &*profile : nullptr);
       for (const auto& f : result.flags) progress_.message(fmt::format("iteration {}: {}", i, f));
       if (result.failure) {
         ++failed_;

@@ -4,7 +4,13 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
+#include <set>
 #include <span>
+#include <stdexcept>
+
+#include "results/stats/multiple.h"
+#include "results/stats/tests.h"
 
 namespace nightjar {
 namespace {
@@ -33,7 +39,7 @@ bool all_zero(const std::vector<double>& v) {
 
 WhySide explain_side(const Comparison& cmp, const std::vector<LoadedSide>& sides, std::size_t s,
                      const stats::SignificanceOptions& options) {
-  WhySide out{cmp.sides[0].name, cmp.sides[s].name, 0, {}};
+  WhySide out{cmp.sides[0].name, cmp.sides[s].name, 0, {}, {}};
   std::vector<const ComparisonRow*> rows;
   std::vector<std::pair<const std::vector<double>*, const std::vector<double>*>> samples;
   std::vector<stats::RowInput> family;
@@ -81,7 +87,123 @@ WhySide explain_side(const Comparison& cmp, const std::vector<LoadedSide>& sides
   return out;
 }
 
+// Per-iteration shares (percent) of every symbol, self and children, of
+// the iterations of `profiles` that have samples.
+struct Shares {
+  int n = 0;
+  std::uint64_t samples = 0, lost = 0;
+  std::string event;
+  std::map<std::string, std::vector<double>> self, children;  // symbol -> share per iteration
+};
+
+Shares shares_of(std::span<const IterationProfile> profiles) {
+  Shares out;
+  std::vector<SymbolCounts> counts;
+  for (const auto& p : profiles) {
+    SymbolCounts c = symbol_counts(p.stacks);
+    if (c.samples == 0) continue;
+    if (out.event.empty()) out.event = p.event;
+    out.samples += c.samples;
+    out.lost += p.lost;
+    counts.push_back(std::move(c));
+  }
+  out.n = static_cast<int>(counts.size());
+  for (std::size_t i = 0; i < counts.size(); ++i) {
+    const double total = static_cast<double>(counts[i].samples);
+    auto put = [&](std::map<std::string, std::vector<double>>& into,
+                   const std::map<std::string, std::uint64_t>& from) {
+      for (const auto& [symbol, k] : from) {
+        auto& v = into[symbol];
+        v.resize(counts.size(), 0.0);
+        v[i] = 100.0 * static_cast<double>(k) / total;
+      }
+    };
+    put(out.self, counts[i].self);
+    put(out.children, counts[i].children);
+  }
+  for (auto* m : {&out.self, &out.children})
+    for (auto& [symbol, v] : *m) v.resize(counts.size(), 0.0);
+  return out;
+}
+
+double mean_or_zero(const std::vector<double>* v) {
+  if (!v || v->empty()) return 0;
+  double s = 0;
+  for (double x : *v) s += x;
+  return s / static_cast<double>(v->size());
+}
+
 }  // namespace
+
+ProfileDelta explain_profile(const std::string& cell, std::span<const IterationProfile> base,
+                             std::span<const IterationProfile> now, double alpha) {
+  if (!(alpha > 0 && alpha < 1))
+    throw std::invalid_argument("explain_profile: alpha must be in (0, 1)");
+  const Shares b = shares_of(base), n = shares_of(now);
+  ProfileDelta out;
+  out.cell = cell;
+  out.base_event = b.event;
+  out.new_event = n.event;
+  out.base_n = b.n;
+  out.new_n = n.n;
+  out.base_samples = b.samples;
+  out.new_samples = n.samples;
+  out.base_lost = b.lost;
+  out.new_lost = n.lost;
+  if (b.n < 2 || n.n < 2) return out;
+  std::vector<ProfileMove> tested;
+  std::vector<double> p;
+  for (const bool self : {true, false}) {
+    const auto& bm = self ? b.self : b.children;
+    const auto& nm = self ? n.self : n.children;
+    std::set<std::string> symbols;
+    for (const auto& [s, v] : bm) symbols.insert(s);
+    for (const auto& [s, v] : nm) symbols.insert(s);
+    const std::vector<double> zeros_b(static_cast<std::size_t>(b.n), 0.0),
+        zeros_n(static_cast<std::size_t>(n.n), 0.0);
+    for (const auto& symbol : symbols) {
+      auto ib = bm.find(symbol);
+      auto in = nm.find(symbol);
+      const std::vector<double>& vb = ib == bm.end() ? zeros_b : ib->second;
+      const std::vector<double>& vn = in == nm.end() ? zeros_n : in->second;
+      const auto w = stats::welch_test(vb, vn, alpha);
+      if (!w) continue;
+      tested.push_back({symbol, self, mean_or_zero(&vb), mean_or_zero(&vn), w->diff, w->diff_lo,
+                        w->diff_hi, w->p, 1, ""});
+      p.push_back(w->p);
+    }
+  }
+  out.family = tested.size();
+  const std::vector<double> q = stats::benjamini_hochberg(p);
+  for (std::size_t i = 0; i < tested.size(); ++i) {
+    tested[i].q = q[i];
+    if (q[i] < alpha && tested[i].diff_pts != 0) out.moved.push_back(std::move(tested[i]));
+  }
+  std::stable_sort(out.moved.begin(), out.moved.end(), [](const auto& x, const auto& y) {
+    return std::abs(x.diff_pts) > std::abs(y.diff_pts);
+  });
+  return out;
+}
+
+std::string source_function_name(const std::string& symbol) {
+  std::string name = symbol;
+  const std::size_t colons = name.rfind("::");
+  if (colons != std::string::npos) name = name.substr(colons + 2);
+  const std::size_t dot = name.find('.');
+  if (dot != std::string::npos && dot > 0) name.resize(dot);
+  return name;
+}
+
+void attribute_to_commit(WhyBlock& block, const std::string& commit,
+                         const std::map<std::string, std::string>& functions) {
+  block.commit = commit;
+  for (auto& side : block.sides)
+    for (auto& delta : side.profiles)
+      for (auto& m : delta.moved) {
+        auto it = functions.find(source_function_name(m.symbol));
+        m.changed_in = it == functions.end() ? "" : it->second;
+      }
+}
 
 WhyBlock explain_monitors(const Comparison& cmp, const std::vector<LoadedSide>& sides,
                           const stats::SignificanceOptions& options) {
@@ -98,7 +220,26 @@ WhyBlock explain_monitors(const Comparison& cmp, const ResultsStore& store,
   std::vector<LoadedSide> sides;
   for (std::size_t i = 0; i < selectors.size(); ++i)
     sides.push_back(load_side(store, selectors[i], query, i == 0 ? "BASE" : "NEW"));
-  return explain_monitors(cmp, sides, options);
+  WhyBlock block = explain_monitors(cmp, sides, options);
+  // The profiles of a cell's runs, read once per cell and side.
+  auto profiles = [&store](const CellSamples& cell) {
+    std::vector<IterationProfile> out;
+    for (auto& stored : store.iteration_profiles(cell.run_ids))
+      out.push_back(std::move(stored.profile));
+    return out;
+  };
+  std::map<CellKey, std::vector<IterationProfile>> base;
+  for (const auto& [key, cell] : sides[0].cells) base[key] = profiles(cell);
+  for (std::size_t s = 1; s < sides.size() && s - 1 < block.sides.size(); ++s)
+    for (const auto& [key, cell] : sides[s].cells) {
+      auto b = base.find(key);
+      if (b == base.end() || b->second.empty()) continue;
+      const std::vector<IterationProfile> now = profiles(cell);
+      if (now.empty()) continue;
+      block.sides[s - 1].profiles.push_back(
+          explain_profile(key.cell, b->second, now, options.alpha));
+    }
+  return block;
 }
 
 }  // namespace nightjar

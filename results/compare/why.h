@@ -8,12 +8,25 @@
 // improvement of the rule, with higher taken as better) or not. Rows whose
 // base mean is 0 are undefined for a ratio test; those that went from all
 // zeros to all non-zero, completely separated, are listed first as
-// appeared; a significant change to all zeros is marked vanished. Renderers: results/render/why.h.
+// appeared; a significant change to all zeros is marked vanished.
+//
+// Under the monitor rows, the profile block (perf-profile monitor,
+// docs/compare.md "The profile block"): per cell, each symbol's self share
+// (samples whose leaf frame it is) and children share (samples whose stack
+// holds it) of each iteration's samples, Welch's test on the per-iteration
+// shares of the two sides, Benjamini–Hochberg across every symbol share of
+// the cell, the moved ones ranked by |difference| in percentage points.
+// Renderers: results/render/why.h.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <map>
+#include <span>
 #include <string>
 #include <vector>
+
+#include "results/model/profile.h"
 
 #include "results/compare/comparison.h"
 #include "results/compare/selector.h"
@@ -41,19 +54,65 @@ struct WhyEntry {
   bool appeared = false, vanished = false;
 };
 
+/// One symbol share that moved between the sides' profiles of a cell.
+struct ProfileMove {
+  std::string symbol;  ///< frame name as stored (kernel or program symbol, "[kernel]", ...)
+  /// True: the self share (samples whose leaf frame is the symbol); false:
+  /// the children share (samples whose stack holds it, inclusive).
+  bool self = true;
+  /// Mean over the side's iterations of the share, % of the iteration's samples.
+  double base_pct = 0, new_pct = 0;
+  /// new_pct − base_pct in percentage points, and its (1 − alpha) Welch CI.
+  double diff_pts = 0, lo_pts = 0, hi_pts = 0;
+  double p = 1;  ///< Welch's two-sided p on the per-iteration shares
+  double q = 1;  ///< BH-adjusted over the cell's symbol shares
+  /// The file in which WhyBlock::commit changed this function
+  /// (attribute_to_commit), "" when it did not or no commit was given.
+  std::string changed_in;
+};
+
+/// The profile delta of one cell: NEW against BASE.
+struct ProfileDelta {
+  std::string cell;                   ///< the cell's canonical id (CellKey::cell)
+  std::string base_event, new_event;  ///< the sampled event of each side ("cpu-clock", "cycles")
+  int base_n = 0, new_n = 0;          ///< iterations with samples on each side
+  std::uint64_t base_samples = 0, new_samples = 0;  ///< samples over those iterations
+  std::uint64_t base_lost = 0, new_lost = 0;        ///< samples the kernel dropped
+  std::size_t family = 0;                           ///< symbol shares tested together (BH family)
+  /// Shares with q < alpha, largest |diff_pts| first.
+  std::vector<ProfileMove> moved;
+};
+
 /// The block of one NEW side against the BASE.
 struct WhySide {
   std::string base, side;  ///< side names (selectors as written)
   std::size_t family = 0;  ///< monitor rows in the family (tested together)
   /// Significant rows, largest effect first; appeared/vanished rows first.
   std::vector<WhyEntry> moved;
+  /// The cells whose runs on both sides have perf-profile stacks, in cell
+  /// order (CellKey); empty without profiles.
+  std::vector<ProfileDelta> profiles;
 };
 
 /// The whole block, one WhySide per NEW side.
 struct WhyBlock {
   std::vector<WhySide> sides;
   double alpha = 0.05;  ///< the FDR level of the family
+  /// The commit the moved symbols were joined to (`--commit`), "" when none.
+  std::string commit;
 };
+
+/// The name a profile symbol has in source: without a compiler suffix
+/// (".isra.0", ".constprop.0", ".part.0", ".cold") and, for a C++ name,
+/// the part after the last "::" ("nightjar::pft::touch" -> "touch").
+std::string source_function_name(const std::string& symbol);
+
+/// Joins the moved symbols of `block` to commit `commit`: each ProfileMove
+/// whose source_function_name is in `functions` (function -> file, as
+/// parse_changed_functions of harness/bisect/git.h gives them) gets
+/// changed_in = its file, and block.commit = `commit`.
+void attribute_to_commit(WhyBlock& block, const std::string& commit,
+                         const std::map<std::string, std::string>& functions);
 
 /// Decides the monitor rows of `cmp` on the samples of `sides` (the loaded
 /// sides the comparison was built from, [0] = BASE) with `options` (as the
@@ -63,8 +122,21 @@ struct WhyBlock {
 WhyBlock explain_monitors(const Comparison& cmp, const std::vector<LoadedSide>& sides,
                           const stats::SignificanceOptions& options);
 
+/// The profile delta of cell `cell` from the profiles of its BASE
+/// iterations `base` and NEW iterations `now` (iterations without samples
+/// are left out): per symbol its self and children share of each
+/// iteration's samples in percent (0 in an iteration that did not sample
+/// it), stats::welch_test on those shares at `alpha`, and
+/// stats::benjamini_hochberg over every share tested. A side with fewer
+/// than 2 iterations gives a delta with family 0 and nothing moved. Throws
+/// std::invalid_argument unless 0 < alpha < 1.
+ProfileDelta explain_profile(const std::string& cell, std::span<const IterationProfile> base,
+                             std::span<const IterationProfile> now, double alpha);
+
 /// Loads the sides of `selectors` again (load_side, as compare_selectors
-/// does) and explains `cmp`, the comparison of those selectors.
+/// does) and explains `cmp`, the comparison of those selectors; adds each
+/// side's profile deltas from the perf-profile stacks of the cells' runs
+/// (ResultsStore::iteration_profiles).
 WhyBlock explain_monitors(const Comparison& cmp, const ResultsStore& store,
                           const std::vector<Selector>& selectors, const SideQuery& query,
                           const stats::SignificanceOptions& options);

@@ -40,7 +40,59 @@ std::string heading(const WhySide& s, double alpha) {
       s.side, s.base, s.moved.size(), s.family, alpha);
 }
 
+// "clear_page_erms  self  0.2% -> 61.3%  (+61.1 pts [+58.2, +64.0])".
+std::string share_move(const ProfileMove& m) {
+  return fmt::format("{:.1f}% -> {:.1f}%  ({:+.1f} pts [{:+.1f}, {:+.1f}])", m.base_pct, m.new_pct,
+                     m.diff_pts, m.lo_pts, m.hi_pts);
+}
+
+// "  — changed by 3f2a1b2c4d5e (mm/memory.c)" or "".
+std::string changed_by(const ProfileMove& m, const std::string& commit) {
+  if (m.changed_in.empty()) return "";
+  return fmt::format("  \u2014 changed by {} ({})", commit.substr(0, 12), m.changed_in);
+}
+
+std::string profile_heading(const WhySide& s, const ProfileDelta& d, double alpha) {
+  std::string events =
+      d.base_event == d.new_event ? d.base_event : d.base_event + " vs " + d.new_event;
+  std::string lost;
+  if (d.base_lost + d.new_lost > 0)
+    lost = fmt::format(", {} and {} samples lost", d.base_lost, d.new_lost);
+  return fmt::format(
+      "profile, {} vs {}, {}: {}, {} vs {} iterations, {} vs {} samples{}; {} of {} symbol "
+      "shares moved (Welch on per-iteration shares, BH at q < {}), largest first",
+      s.side, s.base, d.cell, events, d.base_n, d.new_n, d.base_samples, d.new_samples, lost,
+      d.moved.size(), d.family, alpha);
+}
+
 }  // namespace
+
+std::string render_profile_text(const WhySide& side, double alpha, std::size_t limit,
+                                const std::string& commit) {
+  std::string out;
+  for (const auto& d : side.profiles) {
+    out += "\n" + profile_heading(side, d, alpha) + "\n";
+    if (d.base_n < 2 || d.new_n < 2) {
+      out += "  fewer than 2 profiled iterations on a side: not tested\n";
+      continue;
+    }
+    if (d.moved.empty()) {
+      out += "  no symbol's share of samples changed significantly\n";
+      continue;
+    }
+    std::size_t w = 6;
+    const std::size_t shown = std::min(limit, d.moved.size());
+    for (std::size_t i = 0; i < shown; ++i) w = std::max(w, d.moved[i].symbol.size());
+    for (std::size_t i = 0; i < shown; ++i) {
+      const auto& m = d.moved[i];
+      out += fmt::format("  {:<{}}  {:<8}  {:<44}  q {:.2g}{}\n", m.symbol, w,
+                         m.self ? "self" : "children", share_move(m), m.q, changed_by(m, commit));
+    }
+    if (shown < d.moved.size())
+      out += fmt::format("  ... {} more (--format json lists them all)\n", d.moved.size() - shown);
+  }
+  return out;
+}
 
 std::string render_why_text(const WhyBlock& block, int precision) {
   std::string out;
@@ -63,6 +115,7 @@ std::string render_why_text(const WhyBlock& block, int precision) {
                          number(e.base_mean, precision), wb, number(e.new_mean, precision), wn,
                          pct(e), ratio(e), q_text(e));
   }
+  for (const auto& s : block.sides) out += render_profile_text(s, block.alpha, 20, block.commit);
   return out;
 }
 
@@ -82,6 +135,26 @@ std::string render_why_markdown(const WhyBlock& block, int precision) {
                          number(e.base_mean, precision), number(e.new_mean, precision), pct(e),
                          ratio(e), q_text(e));
   }
+  for (const auto& s : block.sides)
+    for (const auto& d : s.profiles) {
+      out += "\n#### Profile: " + s.side + " vs " + s.base + ", " + d.cell + "\n\n" +
+             profile_heading(s, d, block.alpha) + ".\n\n";
+      if (d.moved.empty()) {
+        out += "No symbol's share of samples changed significantly.\n";
+        continue;
+      }
+      out += "| symbol | share | " + s.base + " | " + s.side + " | change pts [CI] | q |\n";
+      out += "|---|---|--:|--:|---|--:|\n";
+      for (std::size_t i = 0; i < std::min<std::size_t>(d.moved.size(), 25); ++i) {
+        const auto& m = d.moved[i];
+        out += fmt::format(
+            "| `{}` | {} | {:.1f}% | {:.1f}% | {:+.1f} [{:+.1f}, {:+.1f}] | {:.2g}{} |\n", m.symbol,
+            m.self ? "self" : "children", m.base_pct, m.new_pct, m.diff_pts, m.lo_pts, m.hi_pts,
+            m.q, changed_by(m, block.commit));
+      }
+      if (d.moved.size() > 25)
+        out += fmt::format("\n{} more in `--format json`.\n", d.moved.size() - 25);
+    }
   return out;
 }
 
@@ -109,7 +182,38 @@ std::string render_why_json(const WhyBlock& block) {
                        {"ratio_hi", opt(e.significance.ratio_hi)},
                        {"appeared", e.appeared},
                        {"vanished", e.vanished}});
-    sides.push_back({{"base", s.base}, {"new", s.side}, {"family", s.family}, {"moved", moved}});
+    ordered_json profiles = ordered_json::array();
+    for (const auto& d : s.profiles) {
+      ordered_json symbols = ordered_json::array();
+      for (const auto& m : d.moved)
+        symbols.push_back({{"symbol", m.symbol},
+                           {"share", m.self ? "self" : "children"},
+                           {"base_pct", num(m.base_pct)},
+                           {"new_pct", num(m.new_pct)},
+                           {"diff_pts", num(m.diff_pts)},
+                           {"lo_pts", num(m.lo_pts)},
+                           {"hi_pts", num(m.hi_pts)},
+                           {"p", num(m.p)},
+                           {"q", num(m.q)},
+                           {"changed_in", m.changed_in}});
+      profiles.push_back({{"cell", d.cell},
+                          {"base_event", d.base_event},
+                          {"new_event", d.new_event},
+                          {"base_iterations", d.base_n},
+                          {"new_iterations", d.new_n},
+                          {"base_samples", d.base_samples},
+                          {"new_samples", d.new_samples},
+                          {"base_lost", d.base_lost},
+                          {"new_lost", d.new_lost},
+                          {"family", d.family},
+                          {"moved", symbols}});
+    }
+    sides.push_back({{"commit", block.commit},
+                     {"base", s.base},
+                     {"new", s.side},
+                     {"family", s.family},
+                     {"moved", moved},
+                     {"profiles", profiles}});
   }
   return sides.dump();
 }

@@ -5,6 +5,7 @@
 // read the record only (docs/monitors.md "Reading the block").
 #pragma once
 
+#include <cstddef>
 #include <string>
 
 #include "results/compare/why.h"
@@ -20,11 +21,27 @@ std::string render_why_text(const WhyBlock& block, int precision = 2);
 /// Markdown: the same as a table per NEW side under "### What else changed".
 std::string render_why_markdown(const WhyBlock& block, int precision = 2);
 
+/// Text of the profile block of one NEW side (docs/compare.md "The profile
+/// block"): per cell a heading (event, iterations and samples per side, how
+/// many of the tested symbol shares moved), then up to `limit` moved shares,
+/// largest |change| first: "symbol  self|children  B% -> N%  (+D pts [lo,
+/// hi])  q Q", and "  — changed by SHA (FILE)" when the share's function
+/// was changed by `commit` (ProfileMove::changed_in). Empty when the side has
+/// no profiles. render_why_text ends with it.
+std::string render_profile_text(const WhySide& side, double alpha, std::size_t limit = 20,
+                                const std::string& commit = "");
+
 /// JSON (one line, no trailing newline): an array with one object per NEW
-/// side {"base","new","family","moved":[{"operation","name","cell",
+/// side {"commit" (`--commit`, or ""),"base","new","family","moved":[
+/// {"operation","name","cell",
 /// "base_mean","new_mean","base_n","new_n","change_pct","effect","verdict",
-/// "p","q","ratio_lo","ratio_hi","appeared","vanished"}]}; non-finite
-/// numbers are null.
+/// "p","q","ratio_lo","ratio_hi","appeared","vanished"}],"profiles":[{"cell",
+/// "base_event","new_event","base_iterations","new_iterations",
+/// "base_samples","new_samples","base_lost","new_lost","family","moved":[
+/// {"symbol","share" ("self"|"children"),"base_pct","new_pct","diff_pts",
+/// "lo_pts","hi_pts","p","q","changed_in"}]}]} (shares in % of samples,
+/// differences in percentage points, changed_in the file --commit changed
+/// the function in or ""); non-finite numbers are null.
 std::string render_why_json(const WhyBlock& block);
 
 }  // namespace nightjar

@@ -144,6 +144,40 @@ std::vector<IterationRow> ResultsStore::iterations(std::int64_t run_id) const {
   return rows;
 }
 
+std::vector<StoredProfile> ResultsStore::iteration_profiles(
+    const std::vector<std::int64_t>& run_ids) const {
+  std::vector<StoredProfile> out;
+  // A read-only database of schema version 8 or older has no profile tables.
+  SQLite::Statement t(database(),
+                      "SELECT 1 FROM sqlite_master WHERE type='table' AND name='profile'");
+  if (!t.executeStep()) return out;
+  SQLite::Statement head(database(),
+                         "SELECT p.iteration, p.event, p.frequency_hz, p.lost FROM profile p "
+                         "JOIN iteration i ON i.run_id=p.run_id AND i.iteration=p.iteration "
+                         "WHERE p.run_id=? AND i.status='ok' ORDER BY p.iteration");
+  SQLite::Statement stacks(database(),
+                           "SELECT s.folded, c.count FROM profile_sample c "
+                           "JOIN profile_stack s ON s.id=c.stack_id "
+                           "WHERE c.run_id=? AND c.iteration=?");
+  for (const std::int64_t run : run_ids) {
+    head.bind(1, run);
+    while (head.executeStep()) {
+      StoredProfile p{run, head.getColumn(0).getInt(), {}};
+      p.profile.event = head.getColumn(1).getString();
+      p.profile.frequency_hz = head.getColumn(2).getDouble();
+      p.profile.lost = static_cast<std::uint64_t>(head.getColumn(3).getInt64());
+      SQLite::bind(stacks, run, p.iteration);
+      while (stacks.executeStep())
+        p.profile.stacks[stacks.getColumn(0).getString()] +=
+            static_cast<std::uint64_t>(stacks.getColumn(1).getInt64());
+      stacks.reset();
+      out.push_back(std::move(p));
+    }
+    head.reset();
+  }
+  return out;
+}
+
 std::map<std::string, std::string> ResultsStore::run_params(std::int64_t run_id) const {
   return read_pairs(database(), "SELECT name, value FROM run_param WHERE run_id=?", run_id);
 }

@@ -29,11 +29,14 @@ class RunWriter {
   virtual std::int64_t begin_run(const NewRun& run) = 0;
   /// Inserts a run directly as skipped with `reason` and returns its id.
   virtual std::int64_t record_skipped(const NewRun& run, const std::string& reason) = 0;
-  /// Commits one iteration (samples, monitor deltas, workload counters, flags)
+  /// Commits one iteration (samples, monitor deltas, workload counters, flags
+  /// and, when `profile` is given, the perf-profile monitor's folded stacks)
   /// in a single transaction. `duration_sec` is its wall time in seconds.
+  /// A profile's stacks are stored once each in profile_stack and counted
+  /// per iteration in profile_sample.
   virtual void add_iteration(std::int64_t run_id, int iteration, const IterationResult& result,
-                             const std::map<std::string, double>& monitors,
-                             double duration_sec) = 0;
+                             const std::map<std::string, double>& monitors, double duration_sec,
+                             const IterationProfile* profile = nullptr) = 0;
   /// Adds a fact to the run's context (workload facts such as cgroup paths).
   virtual void add_context(std::int64_t run_id, const std::string& key,
                            const std::string& value) = 0;
@@ -60,6 +63,12 @@ class RunReader {
   virtual std::vector<SampleRow> monitors(std::int64_t run_id) const = 0;
   /// Iteration rows of one run (ok, failed and invalid), by iteration.
   virtual std::vector<IterationRow> iterations(std::int64_t run_id) const = 0;
+  /// The perf-profile stacks of the iterations of `run_ids` whose status is
+  /// ok (failed and invalid iterations left out), ordered by run and
+  /// iteration; none for runs without them, or a database older than schema
+  /// version 9 (no profile tables).
+  virtual std::vector<StoredProfile> iteration_profiles(
+      const std::vector<std::int64_t>& run_ids) const = 0;
   /// Cell parameters of one run (canonical text).
   virtual std::map<std::string, std::string> run_params(std::int64_t run_id) const = 0;
   /// Context facts of one run.

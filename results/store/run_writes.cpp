@@ -83,11 +83,39 @@ void insert_values(SQLite::Statement& q, std::int64_t run_id, int iteration,
     q.reset();
   }
 }
+
+// The perf-profile stacks of one iteration: each distinct folded stack once
+// in profile_stack (shared by every run), its count in profile_sample.
+void insert_profile(SQLite::Database& db, std::int64_t run_id, int iteration,
+                    const IterationProfile& profile) {
+  SQLite::Statement p(db,
+                      "INSERT INTO profile(run_id, iteration, event, frequency_hz, lost) "
+                      "VALUES(?,?,?,?,?)");
+  SQLite::bind(p, run_id, iteration, profile.event, profile.frequency_hz,
+               static_cast<std::int64_t>(profile.lost));
+  p.exec();
+  SQLite::Statement add(db, "INSERT OR IGNORE INTO profile_stack(folded) VALUES(?)");
+  SQLite::Statement id(db, "SELECT id FROM profile_stack WHERE folded=?");
+  SQLite::Statement count(
+      db, "INSERT INTO profile_sample(run_id, iteration, stack_id, count) VALUES(?,?,?,?)");
+  for (const auto& [stack, n] : profile.stacks) {
+    add.bind(1, stack);
+    add.exec();
+    add.reset();
+    id.bind(1, stack);
+    if (!id.executeStep()) continue;
+    const std::int64_t stack_id = id.getColumn(0).getInt64();
+    id.reset();
+    SQLite::bind(count, run_id, iteration, stack_id, static_cast<std::int64_t>(n));
+    count.exec();
+    count.reset();
+  }
+}
 }  // namespace
 
 void ResultsStore::add_iteration(std::int64_t run_id, int iteration, const IterationResult& result,
-                                 const std::map<std::string, double>& monitors,
-                                 double duration_sec) {
+                                 const std::map<std::string, double>& monitors, double duration_sec,
+                                 const IterationProfile* profile) {
   SQLite::Database& db = database();
   SQLite::Transaction tx(db, SQLite::TransactionBehavior::IMMEDIATE);
   SQLite::Statement it(db,
@@ -127,6 +155,7 @@ void ResultsStore::add_iteration(std::int64_t run_id, int iteration, const Itera
     f.exec();
     f.reset();
   }
+  if (profile) insert_profile(db, run_id, iteration, *profile);
   tx.commit();
 }
 

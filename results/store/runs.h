@@ -13,6 +13,7 @@
 
 #include "results/model/identity.h"
 #include "results/model/params.h"
+#include "results/model/profile.h"
 
 namespace nightjar {
 
@@ -86,6 +87,14 @@ enum class IterationStatus { ok, failed, invalid };
 const char* to_string(IterationStatus s);
 /// Inverse of to_string(IterationStatus); std::nullopt for any other text.
 std::optional<IterationStatus> parse_iteration_status(std::string_view text);
+
+/// The folded stacks of one stored iteration (tables profile, profile_stack
+/// and profile_sample; docs/results.md): the perf-profile monitor's record.
+struct StoredProfile {
+  std::int64_t run_id = 0;
+  int iteration = 0;         ///< 1-based measured iteration
+  IterationProfile profile;  ///< event, frequency, lost samples, stack -> samples
+};
 
 /// One row of the iteration table.
 struct IterationRow {

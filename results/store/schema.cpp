@@ -197,6 +197,31 @@ CREATE TABLE IF NOT EXISTS kernel_config(
   source TEXT NOT NULL,
   text TEXT NOT NULL) WITHOUT ROWID;
 )sql",
+    // 8 -> 9: the perf-profile monitor's folded call stacks (docs/monitors.md
+    // "perf-profile"): per measured iteration the sampled event, its
+    // frequency and the samples the kernel lost (profile), each distinct
+    // folded stack once (profile_stack, shared by every run and iteration),
+    // and how many samples each iteration took of each stack
+    // (profile_sample). Written in the iteration's transaction. IF NOT
+    // EXISTS as for kernel_config: a file whose user_version was set back by
+    // hand keeps its tables.
+    R"sql(
+CREATE TABLE IF NOT EXISTS profile(
+  run_id INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE,
+  iteration INTEGER NOT NULL,
+  event TEXT NOT NULL, frequency_hz REAL NOT NULL, lost INTEGER NOT NULL,
+  PRIMARY KEY(run_id, iteration)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS profile_stack(
+  id INTEGER PRIMARY KEY,
+  folded TEXT NOT NULL UNIQUE);
+CREATE TABLE IF NOT EXISTS profile_sample(
+  run_id INTEGER NOT NULL, iteration INTEGER NOT NULL,
+  stack_id INTEGER NOT NULL REFERENCES profile_stack(id),
+  count INTEGER NOT NULL CHECK(count > 0),
+  PRIMARY KEY(run_id, iteration, stack_id),
+  FOREIGN KEY(run_id, iteration) REFERENCES profile(run_id, iteration) ON DELETE CASCADE)
+  WITHOUT ROWID;
+)sql",
 };
 static_assert(std::size(kMigrations) == ResultsStore::kSchemaVersion);
 

@@ -106,12 +106,13 @@ class ResultsStore final : public RunWriter,
 
   /// The schema version this binary writes, and the newest it knows; a
   /// database whose user_version is outside 0..kSchemaVersion is refused.
-  static constexpr int kSchemaVersion = 8;
+  static constexpr int kSchemaVersion = 9;
   /// The oldest schema version the read-only commands read as it is,
   /// without a migration: version 4, since 4 -> 5 and 6 -> 7 only add
   /// indexes (imports use the first; sides read without the second as they
   /// did before it), 7 -> 8 only adds table kernel_config (read only when it
-  /// exists: kernel_config()) and 5 -> 6 only lets bisect_step.role be `branch`
+  /// exists: kernel_config()), 8 -> 9 only adds the profile tables (read only
+  /// when they exist: iteration_profiles()) and 5 -> 6 only lets bisect_step.role be `branch`
   /// (docs/results.md "Schema versioning"). Older files need a
   /// command that writes, which migrates them.
   static constexpr int kOldestReadableVersion = 4;
@@ -162,7 +163,8 @@ class ResultsStore final : public RunWriter,
   std::int64_t begin_run(const NewRun& run) override;
   std::int64_t record_skipped(const NewRun& run, const std::string& reason) override;
   void add_iteration(std::int64_t run_id, int iteration, const IterationResult& result,
-                     const std::map<std::string, double>& monitors, double duration_sec) override;
+                     const std::map<std::string, double>& monitors, double duration_sec,
+                     const IterationProfile* profile = nullptr) override;
   void add_context(std::int64_t run_id, const std::string& key, const std::string& value) override;
   void add_warning(std::int64_t run_id, const std::string& message) override;
   void finish_run(std::int64_t run_id, RunStatus status, const std::string& reason = "") override;
@@ -173,6 +175,8 @@ class ResultsStore final : public RunWriter,
                                  SampleSet which = SampleSet::valid) const override;
   std::vector<SampleRow> monitors(std::int64_t run_id) const override;
   std::vector<IterationRow> iterations(std::int64_t run_id) const override;
+  std::vector<StoredProfile> iteration_profiles(
+      const std::vector<std::int64_t>& run_ids) const override;
   std::map<std::string, std::string> run_params(std::int64_t run_id) const override;
   std::map<std::string, std::string> run_context(std::int64_t run_id) const override;
   std::map<std::int64_t, std::string> fact_values(const std::string& key) const override;

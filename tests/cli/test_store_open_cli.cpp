@@ -135,7 +135,7 @@ TEST(StoreOpenCli, AnOlderSchemaIsReadOnlyAfterAWriteUpgradesIt) {
   const std::string before = read_file(db);
   auto show = run_nightjar({"show", "--db", db});
   EXPECT_EQ(show.exit_code, 4) << show.err;
-  EXPECT_TRUE(contains(show.err, "schema version 3 is older than this nightjar reads (4 to 8)"))
+  EXPECT_TRUE(contains(show.err, "schema version 3 is older than this nightjar reads (4 to 9)"))
       << show.err;
   EXPECT_EQ(read_file(db), before);
 }
@@ -165,7 +165,7 @@ TEST(StoreOpenCli, Versions4To6AreReadWithoutAMigration) {
     }
     auto run = run_nightjar({"run", dir.write("f.yaml", kJob), "--db", db});
     ASSERT_EQ(run.exit_code, 0) << run.err;
-    EXPECT_EQ(query_one(db, "PRAGMA user_version"), "8");
+    EXPECT_EQ(query_one(db, "PRAGMA user_version"), "9");
     EXPECT_EQ(query_one(db, "SELECT count(*) FROM sqlite_master WHERE name='sample_invalid'"), "1");
   }
 }

@@ -286,11 +286,11 @@ TEST_F(JobTest, MonitorsRefusesUnknownNamesAndOtherShapes) {
   EXPECT_EQ(load_error("workload: fake\nmonitors:\n  - perf-stat\n  - perf-stats\n"),
             "JOB:4: monitors: unknown monitor 'perf-stats' (did you mean 'perf-stat'?); write "
             "`monitors: [perf-stat, meminfo]` (known: vmstat, cpu, perf-stat, memcg, meminfo, "
-            "softirqs, schedstat, interrupts, net; docs/monitors.md)");
+            "softirqs, schedstat, interrupts, net, perf-profile; docs/monitors.md)");
   EXPECT_EQ(load_error("workload: fake\nmonitors: perf-stat\n"),
             "JOB:2: monitors: expected a list of monitor names, found a scalar; write `monitors: "
             "[perf-stat, meminfo]` (known: vmstat, cpu, perf-stat, memcg, meminfo, softirqs, "
-            "schedstat, interrupts, net; docs/monitors.md)");
+            "schedstat, interrupts, net, perf-profile; docs/monitors.md)");
   EXPECT_EQ(load_error("workload: fake\nmonitors: [net, net]\n"),
             "JOB:2: monitors: 'net' given twice; keep one");
 }

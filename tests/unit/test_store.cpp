@@ -419,7 +419,7 @@ TEST(StoreInvalid, MigratesAVersion3DatabaseKeepingEverySample) {
 
   ResultsStore store(path);
   EXPECT_EQ(query_one(path, "PRAGMA user_version"), std::to_string(ResultsStore::kSchemaVersion));
-  EXPECT_EQ(ResultsStore::kSchemaVersion, 8);
+  EXPECT_EQ(ResultsStore::kSchemaVersion, 9);
   EXPECT_EQ(query_one(path, "SELECT count(*) FROM sqlite_master WHERE name='sample_invalid'"), "1");
   EXPECT_EQ(query_one(path, "SELECT count(*) FROM sqlite_master WHERE name='kernel_config'"), "1");
   EXPECT_EQ(query_one(path, "SELECT count(*) FROM iteration WHERE status='ok'"), "2");
@@ -481,7 +481,7 @@ TEST(StoreBisect, MigratesAVersion5DatabaseKeepingEveryStepAndItsRuns) {
   EXPECT_THROW(exec_sql(path, "UPDATE bisect_step SET role='branch'"), std::exception);
 
   ResultsStore store(path);
-  EXPECT_EQ(query_one(path, "PRAGMA user_version"), "8");
+  EXPECT_EQ(query_one(path, "PRAGMA user_version"), "9");
   const std::vector<BisectStep> steps = store.bisect_steps(session);
   ASSERT_EQ(steps.size(), 2u);
   EXPECT_EQ(steps[0].commit + " " + to_string(steps[0].role), "c0 good");

@@ -81,6 +81,18 @@ const std::vector<MonitorInfo>& monitor_catalog() {
        "/proc/net/snmp, /proc/net/netstat",
        "always; meaningful for the network workloads (tcp_sendfile)",
        "two reads; about 130 rows: off by default, select it in network jobs", false},
+      {"perf-profile", "profile.",
+       "call stacks sampled during each measured iteration (kernel and user frames), folded "
+       "(\"root;...;leaf\" -> samples) and stored in tables profile and profile_stack, no "
+       "rows; compare --why tests each symbol's self and children share of samples",
+       "perf_event_open(2) sampling: cycles with a CPU PMU, else cpu-clock, 499 Hz per running "
+       "thread, PERF_SAMPLE_CALLCHAIN, per-CPU ring buffers, inherited by the workload's "
+       "threads and processes; /proc/kallsyms and nightjar's ELF symbols",
+       "CONFIG_PERF_EVENTS; kernel frames need root or CAP_PERFMON (perf_event_paranoid) and "
+       "kernel symbols root or CAP_SYSLOG (kptr_restrict): else user frames or [kernel]",
+       "one sample (a stack walk of a few us) per 2 ms of a running thread; a drain thread; "
+       "symbolizing after each iteration: off by default",
+       false},
   };
   return catalog;
 }
@@ -109,6 +121,13 @@ bool monitor_selected_row(const std::vector<std::string>& selected, std::string_
 MonitorSet::MonitorSet(const std::vector<std::string>& selected, std::string proc_root,
                        const CgroupTree* memcg)
     : selected_(selected), proc_(std::move(proc_root)), memcg_(memcg) {
+  // The profiler before perf-stat: its drain thread then exists before
+  // perf-stat's inherited counters and is not counted by them.
+  if (has("perf-profile")) {
+    profile_ = std::make_unique<PerfProfiler>();
+    for (const auto& why : profile_->unavailable()) unavailable_.push_back("perf-profile: " + why);
+    if (!profile_->open()) profile_.reset();
+  }
   if (has("perf-stat")) {
     perf_ = std::make_unique<PerfStat>();
     for (const auto& [event, why] : perf_->unavailable())
@@ -125,6 +144,19 @@ MonitorSet::MonitorSet(const std::vector<std::string>& selected, std::string pro
 }
 
 MonitorSet::~MonitorSet() = default;
+
+void MonitorSet::start_profile() {
+  if (profile_) profile_->start();
+}
+
+void MonitorSet::stop_profile() {
+  if (profile_) profile_->stop();
+}
+
+std::optional<IterationProfile> MonitorSet::take_profile() {
+  if (!profile_) return std::nullopt;
+  return profile_->take();
+}
 
 bool MonitorSet::has(std::string_view name) const {
   return std::find(selected_.begin(), selected_.end(), name) != selected_.end();

@@ -15,6 +15,8 @@
 #include <string_view>
 #include <vector>
 
+#include "results/model/profile.h"
+#include "workloads/sys/perf_profile.h"
 #include "workloads/sys/perf_stat.h"
 #include "workloads/sys/proc_counters.h"
 
@@ -34,7 +36,8 @@ struct MonitorInfo {
 };
 
 /// Every monitor, in the order of docs/monitors.md: vmstat, cpu, perf-stat,
-/// memcg, meminfo, softirqs, schedstat, interrupts, net.
+/// memcg, meminfo, softirqs, schedstat, interrupts, net, perf-profile (which
+/// has no rows: its folded stacks are stored in tables of their own).
 const std::vector<MonitorInfo>& monitor_catalog();
 
 /// The monitor named `name`, or nullptr.
@@ -80,11 +83,23 @@ class MonitorSet {
   /// and printed once per run.
   const std::vector<std::string>& unavailable() const { return unavailable_; }
 
+  /// perf-profile (PerfProfiler, workloads/sys/perf_profile.h): enables
+  /// sampling; call right before the measured iteration. No-op when
+  /// perf-profile is not selected or could not be opened.
+  void start_profile();
+  /// Disables sampling; call right after the measured iteration, before the
+  /// other monitors are read.
+  void stop_profile();
+  /// The folded stacks sampled between start_profile() and stop_profile();
+  /// std::nullopt when perf-profile is not selected or not open.
+  std::optional<IterationProfile> take_profile();
+
  private:
   bool has(std::string_view name) const;
   std::vector<std::string> selected_;
   std::string proc_;
   const CgroupTree* memcg_;
+  std::unique_ptr<PerfProfiler> profile_;
   std::unique_ptr<PerfStat> perf_;
   std::vector<std::string> unavailable_;
 };

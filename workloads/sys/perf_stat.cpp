@@ -33,7 +33,9 @@ int open_counter(const PerfEventSpec& e, bool exclude_kernel) {
   return perf_event_open(&attr);
 }
 
-std::string why_unavailable(int err) {
+}  // namespace
+
+std::string perf_event_refusal(int err) {
   switch (err) {
     case ENOENT:
     case EOPNOTSUPP:
@@ -50,8 +52,6 @@ std::string why_unavailable(int err) {
       return "perf_event_open failed: " + errno_text(err);
   }
 }
-
-}  // namespace
 
 const std::vector<PerfEventSpec>& perf_stat_events() {
   static const std::vector<PerfEventSpec> events = {
@@ -79,7 +79,7 @@ PerfStat::PerfStat() {
       }
     }
     if (fd < 0) {
-      unavailable_[e.name] = why_unavailable(errno);
+      unavailable_[e.name] = perf_event_refusal(errno);
       continue;
     }
     open_.push_back({e.name, fd});

@@ -77,6 +77,13 @@ class PerfStat {
   std::string note_;
 };
 
+/// Why perf_event_open(2) refused an event, from its errno: no PMU offers it
+/// (ENOENT, EOPNOTSUPP, ENODEV), not permitted (EACCES, EPERM:
+/// perf_event_paranoid), no perf events in the kernel (ENOSYS), else the
+/// errno's text. Shared by perf-stat and perf-profile
+/// (workloads/sys/perf_profile.h).
+std::string perf_event_refusal(int err);
+
 /// Per-iteration deltas of two readings (`before` first): "perf.<event>" =
 /// (count delta) · (enabled delta)/(running delta) (the scaling perf stat
 /// applies to a multiplexed counter), omitted when the counter never ran in
