@@ -29,6 +29,7 @@
 #include <nlohmann/json.hpp>
 
 #include "results/model/exit_codes.h"
+#include "results/model/identity.h"
 #include "results/model/text.h"
 #include "workloads/sys/process.h"
 #include "workloads/sys/signals.h"
@@ -301,6 +302,11 @@ struct VmSetup {
   json spec;
   std::vector<std::string> host_job_paths;
   std::string cgroup2_options;
+  /// Of one kernel: the text of the config-<release> beside its image
+  /// (KernelImage::config), "" when absent. The guest sends only the
+  /// config's hash; a hash that matches this text stores the text with the
+  /// kernel (the kconfig diff of docs/environment.md needs it).
+  std::string kernel_config;
 };
 
 void warn_tcg(const Accelerator& accel) {
@@ -552,6 +558,9 @@ void read_guest_line(const json& j, GuestReport& g, const VmSetup& v,
   if (t == "hello") {
     g.have_hello = true;
     g.kernel = identity_from_json(j.at("kernel"));
+    if (!g.kernel.config_hash.empty() && !v.kernel_config.empty() &&
+        fnv1a64_hex(v.kernel_config) == g.kernel.config_hash)
+      g.kernel.config_text = v.kernel_config;
     const json& tb = j.at("testbox");
     g.box.hostname = tb.value("hostname", "nightjar-vm");
     g.box.cpu_model = tb.value("cpu_model", "");
@@ -693,7 +702,10 @@ bool run_one_kernel(const std::string& image, const std::vector<PlannedJob>& pla
   auto facts = session_facts(v, q, k);
   std::vector<std::string> warnings;
   if (!v.accel_warning.empty()) warnings.push_back(v.accel_warning);
-  GuestReport g = read_guest_report(lines, v, facts, warnings, end.seconds, store, outcome);
+  VmSetup with_config = v;
+  if (!k.config.empty()) with_config.kernel_config = read_whole_file(k.config);
+  GuestReport g =
+      read_guest_report(lines, with_config, facts, warnings, end.seconds, store, outcome);
   std::cerr << fmt::format(
       "nightjar: kernel {}: qemu ran {:.1f} s ({}); the guest reached nightjar's init after {} "
       "(guest clock)\n",
