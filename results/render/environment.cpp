@@ -89,11 +89,39 @@ std::string render_environment_section(const std::vector<EnvironmentDiff>& diffs
     if (d.empty()) continue;
     out += "  " + environment_header(d) + "\n" + fact_lines(d, "    ");
     if (d.kconfig && d.kconfig->count() > 0) {
-      const std::vector<std::string> lines = kconfig_lines(*d.kconfig);
-      const std::size_t shown = std::min(lines.size(), max_options);
-      out += "    kernel config: " + kconfig_count_text(*d.kconfig) +
-             (shown < lines.size() ? fmt::format("; the first {}:", shown) : ":") + "\n";
-      for (std::size_t i = 0; i < shown; ++i) out += "      " + lines[i] + "\n";
+      // Every group on wrapped lines, one option after another, so that a
+      // kernel comparison names its options (the 47 between Debian's
+      // generic and PREEMPT_RT kernels fit in a dozen lines); at most
+      // `max_options`, the changed ones first: a changed option is a choice
+      // (CONFIG_PREEMPT_VOLUNTARY y -> n), most removed and added ones
+      // follow from one.
+      out += "    kernel config: " + kconfig_count_text(*d.kconfig) + ":\n";
+      std::size_t left = max_options;
+      auto group = [&](const char* name, const std::vector<KconfigChange>& changes, char kind) {
+        if (changes.empty() || left == 0) return;
+        std::string line = fmt::format("      {} ({}):", name, changes.size());
+        std::size_t shown = 0;
+        for (const auto& c : changes) {
+          if (left == 0) break;
+          const std::string item =
+              " " + kconfig_line(c, kind) + (shown + 1 < changes.size() ? "," : "");
+          if (line.size() + item.size() > 100) {
+            out += line + "\n";
+            line = "        " + item.substr(1);
+          } else {
+            line += item;
+          }
+          ++shown;
+          --left;
+        }
+        out += line + "\n";
+      };
+      group("changed", d.kconfig->changed, ' ');
+      group("added", d.kconfig->added, '+');
+      group("removed", d.kconfig->removed, '-');
+      if (left == 0 && max_options < d.kconfig->count())
+        out += fmt::format("      ... {} more: `nightjar env --diff {} {}` lists every one\n",
+                           d.kconfig->count() - max_options, d.base_name, d.now_name);
     } else if (!d.kconfig_note.empty()) {
       out += "    kernel config: " + d.kconfig_note + "\n";
     }

@@ -42,10 +42,13 @@ std::string render_environment_diff(const EnvironmentDiff& diff);
 
 /// The environment section of compare's text layouts: "" when every diff is
 /// empty; else "environment:" and, per NEW side with differences, the facts
-/// as render_environment_diff does, and at most `max_options` kconfig lines
-/// (removed, changed, added) after "kernel config: <count text>; the first
-/// N:" when there are more.
+/// as render_environment_diff does, then "kernel config: <count text>:" and
+/// the options by group ("changed (9): CONFIG_A y -> n, CONFIG_B 1 -> 0,
+/// ..." then added, then removed: a changed option is a choice, most added
+/// and removed ones follow from it), on lines of at most 100 columns, at
+/// most `max_options` in all and then "... N more: `nightjar env --diff A
+/// B` lists every one".
 std::string render_environment_section(const std::vector<EnvironmentDiff>& diffs,
-                                       std::size_t max_options = 20);
+                                       std::size_t max_options = 100);
 
 }  // namespace nightjar

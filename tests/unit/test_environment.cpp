@@ -3,6 +3,7 @@
 // its text, results/render/environment.{h,cpp}.
 #include "results/compare/environment.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "results/render/environment.h"
@@ -135,15 +136,29 @@ TEST(EnvironmentRender, SectionShowsTheFirstOptionsWithTheCount) {
   d.base_name = "kernel=a";
   d.now_name = "kernel=b";
   d.facts.push_back({"kernel.config_hash", "h1", "h2", true, false});
-  d.kconfig = diff_kconfig("CONFIG_A=y\nCONFIG_B=y\nCONFIG_C=y\n", "CONFIG_D=y\n");
-  const std::string s = render_environment_section({d}, 2);
-  EXPECT_EQ(s,
+  d.kconfig =
+      diff_kconfig("CONFIG_A=y\nCONFIG_B=y\nCONFIG_C=y\nCONFIG_E=m\n", "CONFIG_D=y\nCONFIG_E=y\n");
+  EXPECT_EQ(render_environment_section({d}, 3),
             "\nenvironment:\n"
             "  BASE kernel=a vs NEW kernel=b: 1 fact differs (1 intended, 0 confounders)\n"
             "    intended    kernel.config_hash  h1 -> h2\n"
-            "    kernel config: 4 options differ (3 removed, 1 added, 0 changed); the first 2:\n"
-            "      -CONFIG_A y\n"
-            "      -CONFIG_B y\n");
+            "    kernel config: 5 options differ (3 removed, 1 added, 1 changed):\n"
+            "      changed (1): CONFIG_E m -> y\n"
+            "      added (1): +CONFIG_D y\n"
+            "      removed (3): -CONFIG_A y,\n"
+            "      ... 2 more: `nightjar env --diff kernel=a kernel=b` lists every one\n");
+  // Long groups wrap at 100 columns under their group.
+  std::string many;
+  for (int i = 0; i < 12; ++i) many += fmt::format("CONFIG_OPTION_NUMBER_{}=y\n", i);
+  d.kconfig = diff_kconfig(many, "");
+  const std::string s = render_environment_section({d});
+  EXPECT_NE(s.find("      removed (12): -CONFIG_OPTION_NUMBER_0 y, -CONFIG_OPTION_NUMBER_1 y,"),
+            std::string::npos)
+      << s;
+  EXPECT_NE(s.find("\n        -CONFIG_OPTION_NUMBER_"), std::string::npos) << s;
+  EXPECT_NE(s.find("-CONFIG_OPTION_NUMBER_9 y\n"), std::string::npos) << s;  // the last, no comma
+  for (std::size_t at = 0, nl; (nl = s.find('\n', at)) != std::string::npos; at = nl + 1)
+    EXPECT_LE(nl - at, 100u) << s.substr(at, nl - at);
 }
 
 }  // namespace
