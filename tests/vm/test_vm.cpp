@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "test_support.h"
 
@@ -31,20 +32,33 @@ std::string image(const std::string& flavour) {
   return kernel_image(flavour);
 }
 
-std::string skip_reason() {
+// Why the guest tests cannot run here ("" when they can): they need qemu,
+// nightjar-static and the Debian kernel images of every flavour in `flavours`.
+std::string skip_reason(const std::vector<std::string>& flavours = {"amd64", "rt-amd64"}) {
   if (system("command -v qemu-system-x86_64 >/dev/null 2>&1") != 0)
     return "qemu-system-x86_64 is not installed (ci/fetch-kernels.sh installs it)";
   std::string guest = fs::path(NIGHTJAR_BINARY).parent_path() / "nightjar-static";
   if (access(guest.c_str(), X_OK) != 0)
     return "no " + guest + " (configure with -DNIGHTJAR_STATIC=ON)";
-  if (image("amd64").empty() || image("rt-amd64").empty())
-    return "no Debian kernel images in " + kernels_dir() +
-           " (run ci/fetch-kernels.sh, or set NIGHTJAR_KERNELS)";
+  for (const auto& flavour : flavours)
+    if (image(flavour).empty())
+      return "no Debian " + flavour + " kernel image in " + kernels_dir() +
+             " (run ci/fetch-kernels.sh, or set NIGHTJAR_KERNELS)";
   return "";
 }
 
 // Its `vm:` key reaches the guest's cgroup2 mount (docs/jobs.md); pft does
 // not use cgroups, so the figures do not depend on it.
+// The perf-profile monitor in a guest (docs/monitors.md "perf-profile"):
+// its folded stacks come home with the iterations.
+const char* kProfileJob = R"(workload: pft
+description: pft with call-stack profiles, small enough for TCG
+params: {clients: 1, mode: threads, size: 32M}
+iterations: 2
+warmup: 0
+monitors: [perf-stat, perf-profile]
+)";
+
 const char* kJob = R"(workload: pft
 description: pft quick, small enough for TCG
 params: {clients: 1, mode: threads, size: 32M}
@@ -179,6 +193,33 @@ TEST(Vm, PftOnGenericAndRtKernelsStoredWithTheirOwnReleaseAndCompared) {
   std::cout << cmp.out.substr(0, cmp.out.find("Hmean") == std::string::npos
                                      ? 0
                                      : cmp.out.find('\n', cmp.out.find("Hmean")) + 1);
+  EXPECT_EQ(qemu_processes(dir.path()), 0);
+}
+
+TEST(Vm, GuestProfilesComeHomeWithTheirIterations) {
+  std::string why = skip_reason({"amd64"});
+  if (!why.empty()) GTEST_SKIP() << why;
+  TempDir dir;
+  std::string job = dir.write("pft-profile-vm.yaml", kProfileJob);
+  std::string db = dir.path() + "/r.db";
+  auto r = run_nightjar({"run", job, "--db", db, "--kernel", image("amd64"), "--vm-memory", "512",
+                         "--vm-timeout", "300", "--vm-keep", dir.path()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(query_one(db, "SELECT count(*) FROM run WHERE status='complete'"), "1");
+  // Both measured iterations have a profile, with the event the guest used
+  // (cpu-clock under TCG: no PMU) and samples.
+  EXPECT_EQ(query_one(db, "SELECT count(*) FROM profile WHERE event IN ('cpu-clock', 'cycles')"),
+            "2")
+      << query_one(db, "SELECT group_concat(event, ',') FROM profile");
+  EXPECT_NE(query_one(db, "SELECT sum(count) FROM profile_sample"), "0");
+  // Kernel frames named from the guest's /proc/kallsyms: pft's faults.
+  EXPECT_NE(
+      query_one(db, "SELECT count(*) FROM profile_stack WHERE folded LIKE '%handle_mm_fault%'"),
+      "0")
+      << query_one(db,
+                   "SELECT group_concat(folded, char(10)) FROM (SELECT folded FROM "
+                   "profile_stack LIMIT 10)");
+  EXPECT_EQ(query_one(db, "SELECT count(*) FROM flag WHERE message LIKE '%profile record%'"), "0");
   EXPECT_EQ(qemu_processes(dir.path()), 0);
 }
 
