@@ -223,6 +223,43 @@ TEST(Vm, GuestProfilesComeHomeWithTheirIterations) {
   EXPECT_EQ(qemu_processes(dir.path()), 0);
 }
 
+// A guest whose run line holds a corrupt profile record (sent by a --vm-init
+// script over the real results port): an error naming the field, the run
+// and its samples stored, the iteration without its profile.
+TEST(Vm, ACorruptProfileRecordFromTheGuestIsAnErrorNamingTheField) {
+  std::string why = skip_reason({"amd64"});
+  if (!why.empty()) GTEST_SKIP() << why;
+  TempDir dir;
+  std::string job = dir.write("pft-profile-vm.yaml", kProfileJob);
+  std::string lines = dir.write(
+      "lines.jsonl",
+      R"({"t":"hello","kernel":{"release":"6.1.0-57-amd64"},"testbox":{"hostname":"nightjar-vm","cpus":2},"uptime":3.0}
+{"t":"plan","runs":[{"job":"pft-profile-vm","variant":"","cell":"clients=1 mode=threads size=32M","job_index":0}]}
+{"t":"run","job":"pft-profile-vm","workload":"pft","cell_id":"clients=1 mode=threads size=32M","variant":"","status":"complete","params":{"clients":{"text":"1","number":1}},"iterations_data":[{"i":1,"metrics":{"faults_per_sec":100},"profile":{"event":"cpu-clock","frequency_hz":499,"lost":0,"stacks":{"[unknown];exc_page_fault":3}}},{"i":2,"metrics":{"faults_per_sec":101},"profile":{"event":"cpu-clock","stacks":{"[unknown];exc_page_fault":"many"}}}]}
+{"t":"done","interrupted":false}
+)");
+  std::string db = dir.path() + "/r.db";
+  auto r = run_nightjar({"run", job, "--db", db, "--kernel", image("amd64"), "--vm-memory", "512",
+                         "--vm-file", lines + "=/lines.jsonl", "--vm-init",
+                         "cat /lines.jsonl > \"$port\"", "--vm-timeout", "300", "--vm-keep",
+                         dir.path()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("nightjar: error: run pft-profile-vm [] clients=1 mode=threads size=32M "
+                       "from the guest: iteration 2: the guest's profile record is corrupt "
+                       "(profile.stacks[\"[unknown];exc_page_fault\"]: expected an integer >= 1, "
+                       "got \"many\"); stored without its profile"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(query_one(db, "SELECT count(*) FROM run WHERE status='complete'"), "1");
+  EXPECT_EQ(query_one(db, "SELECT count(*) FROM sample WHERE metric='faults_per_sec'"), "2");
+  EXPECT_EQ(query_one(db, "SELECT group_concat(iteration) FROM profile"), "1");
+  EXPECT_EQ(query_one(db,
+                      "SELECT count(*) FROM flag WHERE message LIKE 'iteration 2: the "
+                      "guest''s profile record is corrupt (profile.stacks[%'"),
+            "1");
+  EXPECT_EQ(qemu_processes(dir.path()), 0);
+}
+
 TEST(Vm, PanicAndHangAreFailedRunsWithTheConsoleTail) {
   std::string why = skip_reason();
   if (!why.empty()) GTEST_SKIP() << why;
