@@ -28,6 +28,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "harness/vm/guest_record.h"
 #include "results/model/exit_codes.h"
 #include "results/model/identity.h"
 #include "results/model/text.h"
@@ -129,65 +130,6 @@ json identity_to_json(const KernelIdentity& k) {
 
 std::string run_key(const std::string& job, const std::string& variant, const std::string& cell) {
   return job + "\x1f" + variant + "\x1f" + cell;
-}
-
-// Stores one "run" line of the guest. Returns its status.
-RunStatus import_run(const json& r, const KernelIdentity& kernel, const Testbox& testbox,
-                     const std::vector<std::string>& host_job_paths,
-                     const std::map<std::string, std::string>& extra_context,
-                     const std::vector<std::string>& extra_warnings, ResultsStore& store,
-                     std::int64_t& id) {
-  NewRun run;
-  run.job = r.at("job").get<std::string>();
-  std::size_t index = r.value("job_index", 0);
-  run.job_path = index < host_job_paths.size() ? host_job_paths[index] : r.value("job_path", "");
-  run.cell.workload = r.at("workload").get<std::string>();
-  for (const auto& [name, v] : r.at("params").items())
-    run.cell.params[name] = ParamValue{v.at("text").get<std::string>(), v.value("number", 0.0)};
-  run.variant = r.at("variant").get<std::string>();
-  run.build = r.value("build", "");
-  run.iterations = r.value("iterations", 0);
-  run.warmup = r.value("warmup", 0);
-  run.kernel = kernel;
-  run.testbox = testbox;
-  const json context = r.value("context", json::object());
-  for (const auto& [k, v] : context.items()) run.context[k] = v.get<std::string>();
-  for (const auto& [k, v] : extra_context) run.context[k] = v;
-  const std::optional<RunStatus> status = parse_run_status(r.at("status").get<std::string>());
-  const std::string reason = r.value("reason", "");
-  if (status == RunStatus::skipped) {
-    id = store.record_skipped(run, reason);
-    return RunStatus::skipped;
-  }
-  id = store.begin_run(run);
-  for (const auto& w : extra_warnings) store.add_warning(id, w);
-  const json warnings = r.value("warnings", json::array());
-  for (const auto& w : warnings) store.add_warning(id, w.get<std::string>());
-  const json iterations = r.value("iterations_data", json::array());
-  for (const auto& it : iterations) {
-    IterationResult result;
-    const std::optional<IterationStatus> it_status =
-        parse_iteration_status(it.value("status", "ok"));
-    if (it_status == IterationStatus::failed) result.failure = it.value("reason", "failed");
-    if (it_status == IterationStatus::invalid) result.invalid = it.value("reason", "invalid");
-    const json metrics = it.value("metrics", json::object());
-    for (const auto& [k, v] : metrics.items()) result.metrics[k] = v.get<double>();
-    // The guest's runner marked them already (impossible_value()).
-    const json invalid = it.value("invalid", json::object());
-    for (const auto& [k, v] : invalid.items()) result.invalid_metrics[k] = v.get<std::string>();
-    const json flags = it.value("flags", json::array());
-    for (const auto& f : flags) result.flags.push_back(f.get<std::string>());
-    std::map<std::string, double> monitors;
-    const json mons = it.value("monitors", json::object());
-    for (const auto& [k, v] : mons.items()) monitors[k] = v.get<double>();
-    store.add_iteration(id, it.at("i").get<int>(), result, monitors, it.value("duration", 0.0));
-  }
-  // A run the guest left running (it stopped inside it), or a status this
-  // binary does not know, is stored failed.
-  const RunStatus s =
-      status == RunStatus::complete || status == RunStatus::aborted ? *status : RunStatus::failed;
-  store.finish_run(id, s, reason);
-  return s;
 }
 
 void count_status(RunOutcome& o, RunStatus s) {
@@ -584,7 +526,8 @@ void read_guest_line(const json& j, GuestReport& g, const VmSetup& v,
   } else if (t == "run" && g.have_hello) {
     facts["vm.session_seconds"] = fmt::format("{:.1f}", session_s);
     std::int64_t id = 0;
-    RunStatus s = import_run(j, g.kernel, g.box, v.host_job_paths, facts, warnings, store, id);
+    RunStatus s =
+        import_guest_run(j, g.kernel, g.box, v.host_job_paths, facts, warnings, store, id);
     outcome.run_ids.push_back(id);
     count_status(outcome, s);
     g.reported.insert(run_key(j.at("job").get<std::string>(), j.at("variant").get<std::string>(),
@@ -804,7 +747,9 @@ class Port {
     }
   }
   void send(const json& j) {
-    std::string text = j.dump() + "\n";
+    // Replacing bytes that are not UTF-8 (a [program] frame is the comm the
+    // kernel reported) instead of throwing.
+    std::string text = j.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
     std::size_t off = 0;
     while (off < text.size()) {
       ssize_t n = write(fd_, text.data() + off, text.size() - off);
@@ -818,44 +763,6 @@ class Port {
  private:
   int fd_ = -1;
 };
-
-json export_run(const ResultsStore& store, std::int64_t id, std::size_t job_index) {
-  const std::optional<RunRecord> run = store.run_record(id);
-  if (!run) return {};
-  json r;
-  r["t"] = "run";
-  r["job_index"] = job_index;
-  r["job"] = run->job;
-  r["job_path"] = run->job_path;
-  r["workload"] = run->workload;
-  r["cell_id"] = run->cell;
-  r["variant"] = run->variant;
-  r["build"] = run->build;
-  r["status"] = to_string(run->status);
-  r["reason"] = run->reason;
-  r["iterations"] = run->iterations;
-  r["warmup"] = run->warmup;
-  json params = json::object();
-  for (const auto& [name, value] : run->params)
-    params[name] = {{"text", value.text}, {"number", value.number}};
-  r["params"] = params;
-  json context = json::object();
-  for (const auto& [k, v] : run->context) context[k] = v;
-  r["context"] = context;
-  r["warnings"] = run->warnings;
-  json its = json::array();
-  for (const auto& i : run->iteration_data)
-    its.push_back({{"i", i.row.iteration},
-                   {"status", to_string(i.row.status)},
-                   {"reason", i.row.reason},
-                   {"duration", i.row.duration_sec},
-                   {"metrics", i.metrics},
-                   {"invalid", i.invalid},
-                   {"monitors", i.monitors},
-                   {"flags", i.flags}});
-  r["iterations_data"] = its;
-  return r;
-}
 
 }  // namespace
 
@@ -914,7 +821,7 @@ int guest_run_main(const std::string& port_path, const std::string& spec_path) {
       PlannedJob one = plan[i];
       one.cells = {cell};
       RunOutcome o = execute_runs({one}, options, store);
-      for (auto id : o.run_ids) port.send(export_run(store, id, i));
+      for (auto id : o.run_ids) port.send(export_guest_run(store, id, i));
       any_failed = any_failed || o.failed > 0;
       if (o.interrupted) {
         was_interrupted = true;

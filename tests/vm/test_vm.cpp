@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "test_support.h"
 
@@ -31,20 +32,33 @@ std::string image(const std::string& flavour) {
   return kernel_image(flavour);
 }
 
-std::string skip_reason() {
+// Why the guest tests cannot run here ("" when they can): they need qemu,
+// nightjar-static and the Debian kernel images of every flavour in `flavours`.
+std::string skip_reason(const std::vector<std::string>& flavours = {"amd64", "rt-amd64"}) {
   if (system("command -v qemu-system-x86_64 >/dev/null 2>&1") != 0)
     return "qemu-system-x86_64 is not installed (ci/fetch-kernels.sh installs it)";
   std::string guest = fs::path(NIGHTJAR_BINARY).parent_path() / "nightjar-static";
   if (access(guest.c_str(), X_OK) != 0)
     return "no " + guest + " (configure with -DNIGHTJAR_STATIC=ON)";
-  if (image("amd64").empty() || image("rt-amd64").empty())
-    return "no Debian kernel images in " + kernels_dir() +
-           " (run ci/fetch-kernels.sh, or set NIGHTJAR_KERNELS)";
+  for (const auto& flavour : flavours)
+    if (image(flavour).empty())
+      return "no Debian " + flavour + " kernel image in " + kernels_dir() +
+             " (run ci/fetch-kernels.sh, or set NIGHTJAR_KERNELS)";
   return "";
 }
 
 // Its `vm:` key reaches the guest's cgroup2 mount (docs/jobs.md); pft does
 // not use cgroups, so the figures do not depend on it.
+// The perf-profile monitor in a guest (docs/monitors.md "perf-profile"):
+// its folded stacks come home with the iterations.
+const char* kProfileJob = R"(workload: pft
+description: pft with call-stack profiles, small enough for TCG
+params: {clients: 1, mode: threads, size: 32M}
+iterations: 2
+warmup: 0
+monitors: [perf-stat, perf-profile]
+)";
+
 const char* kJob = R"(workload: pft
 description: pft quick, small enough for TCG
 params: {clients: 1, mode: threads, size: 32M}
@@ -185,6 +199,70 @@ TEST(Vm, PftOnGenericAndRtKernelsStoredWithTheirOwnReleaseAndCompared) {
   std::cout << cmp.out.substr(0, cmp.out.find("Hmean") == std::string::npos
                                      ? 0
                                      : cmp.out.find('\n', cmp.out.find("Hmean")) + 1);
+  EXPECT_EQ(qemu_processes(dir.path()), 0);
+}
+
+TEST(Vm, GuestProfilesComeHomeWithTheirIterations) {
+  std::string why = skip_reason({"amd64"});
+  if (!why.empty()) GTEST_SKIP() << why;
+  TempDir dir;
+  std::string job = dir.write("pft-profile-vm.yaml", kProfileJob);
+  std::string db = dir.path() + "/r.db";
+  auto r = run_nightjar({"run", job, "--db", db, "--kernel", image("amd64"), "--vm-memory", "512",
+                         "--vm-timeout", "300", "--vm-keep", dir.path()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(query_one(db, "SELECT count(*) FROM run WHERE status='complete'"), "1");
+  // Both measured iterations have a profile, with the event the guest used
+  // (cpu-clock under TCG: no PMU) and samples.
+  EXPECT_EQ(query_one(db, "SELECT count(*) FROM profile WHERE event IN ('cpu-clock', 'cycles')"),
+            "2")
+      << query_one(db, "SELECT group_concat(event, ',') FROM profile");
+  EXPECT_NE(query_one(db, "SELECT sum(count) FROM profile_sample"), "0");
+  // Kernel frames named from the guest's /proc/kallsyms: pft's faults.
+  EXPECT_NE(
+      query_one(db, "SELECT count(*) FROM profile_stack WHERE folded LIKE '%handle_mm_fault%'"),
+      "0")
+      << query_one(db,
+                   "SELECT group_concat(folded, char(10)) FROM (SELECT folded FROM "
+                   "profile_stack LIMIT 10)");
+  EXPECT_EQ(query_one(db, "SELECT count(*) FROM flag WHERE message LIKE '%profile record%'"), "0");
+  EXPECT_EQ(qemu_processes(dir.path()), 0);
+}
+
+// A guest whose run line holds a corrupt profile record (sent by a --vm-init
+// script over the real results port): an error naming the field, the run
+// and its samples stored, the iteration without its profile.
+TEST(Vm, ACorruptProfileRecordFromTheGuestIsAnErrorNamingTheField) {
+  std::string why = skip_reason({"amd64"});
+  if (!why.empty()) GTEST_SKIP() << why;
+  TempDir dir;
+  std::string job = dir.write("pft-profile-vm.yaml", kProfileJob);
+  std::string lines = dir.write(
+      "lines.jsonl",
+      R"({"t":"hello","kernel":{"release":"6.1.0-57-amd64"},"testbox":{"hostname":"nightjar-vm","cpus":2},"uptime":3.0}
+{"t":"plan","runs":[{"job":"pft-profile-vm","variant":"","cell":"clients=1 mode=threads size=32M","job_index":0}]}
+{"t":"run","job":"pft-profile-vm","workload":"pft","cell_id":"clients=1 mode=threads size=32M","variant":"","status":"complete","params":{"clients":{"text":"1","number":1}},"iterations_data":[{"i":1,"metrics":{"faults_per_sec":100},"profile":{"event":"cpu-clock","frequency_hz":499,"lost":0,"stacks":{"[unknown];exc_page_fault":3}}},{"i":2,"metrics":{"faults_per_sec":101},"profile":{"event":"cpu-clock","stacks":{"[unknown];exc_page_fault":"many"}}}]}
+{"t":"done","interrupted":false}
+)");
+  std::string db = dir.path() + "/r.db";
+  auto r = run_nightjar({"run", job, "--db", db, "--kernel", image("amd64"), "--vm-memory", "512",
+                         "--vm-file", lines + "=/lines.jsonl", "--vm-init",
+                         "cat /lines.jsonl > \"$port\"", "--vm-timeout", "300", "--vm-keep",
+                         dir.path()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("nightjar: error: run pft-profile-vm [] clients=1 mode=threads size=32M "
+                       "from the guest: iteration 2: the guest's profile record is corrupt "
+                       "(profile.stacks[\"[unknown];exc_page_fault\"]: expected an integer >= 1, "
+                       "got \"many\"); stored without its profile"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(query_one(db, "SELECT count(*) FROM run WHERE status='complete'"), "1");
+  EXPECT_EQ(query_one(db, "SELECT count(*) FROM sample WHERE metric='faults_per_sec'"), "2");
+  EXPECT_EQ(query_one(db, "SELECT group_concat(iteration) FROM profile"), "1");
+  EXPECT_EQ(query_one(db,
+                      "SELECT count(*) FROM flag WHERE message LIKE 'iteration 2: the "
+                      "guest''s profile record is corrupt (profile.stacks[%'"),
+            "1");
   EXPECT_EQ(qemu_processes(dir.path()), 0);
 }
 
