@@ -28,9 +28,12 @@ bool has_flame_graphs(const WhyBlock& block);
 /// The standalone HTML page: a title naming the sides, a legend ("red: more
 /// in NEW (SELECTOR), blue: fewer than BASE (SELECTOR)"), and per NEW side
 /// and cell with profiles a section (`<section class="flame">`) with the
-/// cell, both sides' samples, iterations and events, and the graph in
-/// `<div class="flame-graph">` (d3-flame-graph's SVG, one `<rect>` a
-/// frame; hovering a frame shows its samples on both sides and the delta).
+/// cell, both sides' samples, iterations and events, and two graphs
+/// (d3-flame-graph's SVG, one `<rect>` a frame; hovering a frame shows its
+/// samples on both sides and the delta): NEW's stacks in
+/// `<div class="flame-graph new-graph">`, then BASE's stacks with the same
+/// colours in `<div class="flame-graph base-graph">`, where the paths that
+/// NEW lost entirely (no width in the first) show.
 /// `back` is a link shown at the top ("" = none), for the published site.
 std::string render_flame_html(const WhyBlock& block, const std::string& title,
                               const std::string& back = "");

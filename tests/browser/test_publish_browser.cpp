@@ -402,14 +402,14 @@ TEST_F(PublishBrowser, FlameGraphPageDrawsRedAndBlueFramesAndNamesTheSides) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
 
   const std::string dom = chromium("--dump-dom", "file://" + page, dir.path(), 5000);
-  // d3-flame-graph drew an SVG in the graph's div, a <rect> per frame: all,
-  // main, f, g, h and n (k has no NEW samples).
-  EXPECT_EQ(count(dom, "<svg"), 1u) << dom.substr(0, 2000);
+  // d3-flame-graph drew two SVGs, NEW's stacks and BASE's, a <rect> per
+  // frame: all, main, f, g, h and n (NEW), all, main, f, g, h and k (BASE).
+  EXPECT_EQ(count(dom, "<svg"), 2u) << dom.substr(0, 2000);
   EXPECT_TRUE(std::regex_search(dom, std::regex("<svg[^>]*class=\"[^\"]*d3-flame-graph")));
   const FlameFills fills = flame_fills(dom);
-  EXPECT_EQ(fills.rects, 6u);
-  EXPECT_EQ(fills.red, 1u);     // h: +250 samples in NEW
-  EXPECT_EQ(fills.blue, 1u);    // g: −250
+  EXPECT_EQ(fills.rects, 12u);
+  EXPECT_EQ(fills.red, 2u);     // h: +250 samples in NEW, in both graphs
+  EXPECT_EQ(fills.blue, 3u);    // g: −250, in both; k: only in BASE
   EXPECT_EQ(fills.orange, 1u);  // n: only in NEW
   EXPECT_NE(dom.find("red: more in NEW (b)"), std::string::npos);
   EXPECT_NE(dom.find("blue: fewer than BASE (a)"), std::string::npos);
@@ -431,8 +431,8 @@ TEST_F(PublishBrowser, FlameGraphPageDrawsRedAndBlueFramesAndNamesTheSides) {
   Image img;
   ASSERT_EQ(decode_png(read_file(png), img), "");
   EXPECT_EQ(img.width, std::uint32_t(kWidth));
-  EXPECT_GT(pixels_near(img, 0xe36c6c), 1000u) << png;
-  EXPECT_GT(pixels_near(img, 0x3333e3), 1000u) << png;
   if (const char* keep = std::getenv("NIGHTJAR_BROWSER_KEEP"))
     fs::copy_file(png, fs::path(keep) / "flame.png", fs::copy_options::overwrite_existing);
+  EXPECT_GT(pixels_near(img, 0xe36c6c), 1000u) << png;
+  EXPECT_GT(pixels_near(img, 0x3333e3), 1000u) << png;
 }

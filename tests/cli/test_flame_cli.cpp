@@ -33,7 +33,7 @@ std::string slurp(const std::string& path) {
 double delta_of(const std::string& html, const std::string& name) {
   std::smatch m;
   const std::regex re("\\{\"name\":\"" + name +
-                      "\",\"value\":[0-9]+,\"base\":[0-9]+,\"delta\":(-?[0-9.e+-]+)");
+                      "\",\"value\":[0-9]+,\"other\":[0-9]+,\"delta\":(-?[0-9.e+-]+)");
   if (!std::regex_search(html, m, re)) {
     ADD_FAILURE() << "no frame " << name;
     return 0;
@@ -70,8 +70,16 @@ TEST(FlameCli, CompareWritesTheDifferentialPage) {
   EXPECT_NEAR(delta_of(html, "g"), -250, 1e-9);
   EXPECT_NEAR(delta_of(html, "n"), 50, 1e-9);
   EXPECT_NEAR(delta_of(html, "main"), 0, 1e-9);
-  // k has no NEW samples: no width, not in the drawn data.
-  EXPECT_EQ(html.find("{\"name\":\"k\""), std::string::npos);
+  // Two graphs, NEW's stacks then BASE's: k (no NEW samples) only in
+  // BASE's, n (no BASE samples) only in NEW's, h in both.
+  const auto k = html.find("{\"name\":\"k\""), n = html.find("{\"name\":\"n\"");
+  const auto second = html.find("id=\"flame-data-0b\"");
+  ASSERT_NE(second, std::string::npos);
+  EXPECT_GT(k, second);
+  EXPECT_EQ(html.find("{\"name\":\"k\"", k + 1), std::string::npos);
+  EXPECT_LT(n, second);
+  EXPECT_EQ(html.find("{\"name\":\"n\"", n + 1), std::string::npos);
+  EXPECT_GT(html.find("{\"name\":\"h\"", second), second);
   // The vendored scripts are inline: the page needs no network.
   EXPECT_NE(html.find("d3-flame-graph"), std::string::npos);
   EXPECT_EQ(html.find("<script src"), std::string::npos);
