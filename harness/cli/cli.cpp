@@ -10,6 +10,8 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <iostream>
 #include <optional>
@@ -142,6 +144,20 @@ stats::SignificanceOptions significance_options(const std::string& test, double 
   options.alpha = alpha;
   options.min_effect_pct = min_effect;
   return options;
+}
+
+void write_file_replacing(const std::string& path, const std::string& text,
+                          const std::string& hint) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    f << text;
+    f.close();
+    if (!f) throw EnvironmentError("cannot write " + tmp + ": " + errno_text(errno) + "; " + hint);
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) throw EnvironmentError("cannot rename " + tmp + " to " + path + ": " + ec.message());
 }
 
 ResultsStore open_existing_store(const std::string& db_flag) {

@@ -18,6 +18,7 @@
 #include "results/model/exit_codes.h"
 #include "results/model/text.h"
 #include "results/render/compare.h"
+#include "results/render/flame.h"
 #include "results/render/why.h"
 #include "workloads/workload.h"
 
@@ -35,6 +36,7 @@ struct CompareArgs {
   bool no_n = false, no_cv = false;
   bool why = false;                     // --why: the "what else changed" block under the verdicts
   std::string commit, repo = ".";       // --commit REV --repo DIR: join moved symbols to REV
+  std::string flamegraph;               // --flamegraph FILE.html: the differential flame graph
   std::vector<std::string> accept_env;  // --accept-env KEY
   bool strict_env = false;              // --strict-env: exit 5 on a confounder
 };
@@ -79,6 +81,10 @@ ExitCode cmd_compare(const CompareArgs& a, bool gate) {
         "--commit " + a.commit +
         ": joins the moved profile symbols of --why to a commit; add --why (docs/compare.md "
         "\"The profile block\")");
+  if (!a.flamegraph.empty() && !a.why)
+    throw UsageError("--flamegraph " + a.flamegraph +
+                     ": draws the profile delta of --why; add --why (docs/compare.md \"The "
+                     "flame graph\")");
   const std::vector<Selector> sides = parse_selectors(a.sides);  // before the database
   // The commit's changed functions, before the database: a bad --commit or
   // --repo is said before anything is read.
@@ -106,6 +112,18 @@ ExitCode cmd_compare(const CompareArgs& a, bool gate) {
   if (a.why) {
     WhyBlock why = explain_monitors(c, store, sides, query, options);
     if (!commit.empty()) attribute_to_commit(why, commit, changed);
+    if (!a.flamegraph.empty()) {
+      if (!has_flame_graphs(why))
+        throw UsageError("--flamegraph " + a.flamegraph +
+                         ": no cell has perf-profile samples on both sides; run the job with "
+                         "the perf-profile monitor (`monitors: [perf-profile]`, e.g. "
+                         "jobs/pft-thp-profile.yaml) or leave --flamegraph out");
+      std::string title = "Differential flame graph: " + a.sides[0] + " vs ";
+      for (std::size_t i = 1; i < a.sides.size(); ++i) title += (i > 1 ? ", " : "") + a.sides[i];
+      write_file_replacing(a.flamegraph, render_flame_html(why, title),
+                           "check that --flamegraph names a file in a writable directory");
+      std::cerr << "nightjar: wrote the differential flame graph to " << a.flamegraph << "\n";
+    }
     std::cout << render_with_why(a.format, format->render(c, r), why, a.precision);
   } else
     std::cout << format->render(c, r);
@@ -182,6 +200,10 @@ void add_compare_options(CLI::App* cmd, CompareArgs& a) {
   cmd->add_option("--commit", a.commit,
                   "REV: with --why, mark each moved profile symbol that commit REV changed "
                   "(the functions of its diff's hunks, in the repository --repo)");
+  cmd->add_option("--flamegraph", a.flamegraph,
+                  "FILE.html: with --why, write a differential flame graph of the profile delta "
+                  "(NEW's stacks coloured red where NEW has more samples than BASE, blue fewer; "
+                  "a standalone page, docs/compare.md \"The flame graph\")");
   cmd->add_option("--repo", a.repo, "DIR: the git repository of --commit")->capture_default_str();
   cmd->add_option("--accept-env", a.accept_env,
                   "KEY: a known environment difference (a fact key of docs/environment.md, e.g. "

@@ -22,11 +22,13 @@
 #include "plots/svg.h"
 #include "results/compare/audit.h"
 #include "results/compare/trend.h"
+#include "results/compare/why.h"
 #include "results/io/csv.h"
 #include "results/model/exit_codes.h"
 #include "results/model/identity.h"
 #include "results/model/text.h"
 #include "results/render/compare.h"
+#include "results/render/flame.h"
 #include "results/render/html_site.h"
 #include "workloads/workload.h"
 
@@ -175,13 +177,16 @@ bool add_comparison(const ResultsStore& store, const std::vector<Selector>& sele
   for (const auto& s : selectors) sc.title += (sc.title.empty() ? "" : " vs ") + s.text;
   try {
     SideQuery query{job, "", {}, &workload_catalog(), false};
-    sc.comparison =
-        compare_selectors(store, selectors, query, significance_options("welch", 0.05, 1.0));
+    const stats::SignificanceOptions options = significance_options("welch", 0.05, 1.0);
+    sc.comparison = compare_selectors(store, selectors, query, options);
+    sc.why = explain_monitors(sc.comparison, store, selectors, query, options);
   } catch (const UsageError& e) {
     site.notes.push_back("comparison " + sc.title + " left out: " + e.what());
     return false;
   }
-  sc.page = "compare/" + fnv1a64_hex(job + '\n' + sc.title) + ".html";
+  const std::string id = fnv1a64_hex(job + '\n' + sc.title);
+  sc.page = "compare/" + id + ".html";
+  if (has_flame_graphs(sc.why)) sc.flame_page = "flame/" + id + ".html";
   sc.mmtests = render_mmtests(sc.comparison);
   site.comparisons.push_back(std::move(sc));
   return true;
@@ -257,17 +262,7 @@ void add_bisects(const ResultsStore& store, const std::map<std::string, JobRuns>
 }
 
 void write_file(const fs::path& path, const std::string& text) {
-  fs::path tmp = path;
-  tmp += ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    f << text;
-    f.close();
-    if (!f)
-      throw EnvironmentError("publish: cannot write " + tmp.string() + ": " + errno_text(errno) +
-                             "; check that -o names a writable directory");
-  }
-  fs::rename(tmp, path);
+  write_file_replacing(path.string(), text, "check that -o names a writable directory (publish)");
 }
 
 ExitCode cmd_publish(const PublishArgs& a) {
@@ -310,7 +305,7 @@ ExitCode cmd_publish(const PublishArgs& a) {
     return badness(x.series) < badness(y.series);
   });
   std::error_code ec;
-  for (const char* sub : {"cells", "compare", "bisect"}) {
+  for (const char* sub : {"cells", "compare", "bisect", "flame"}) {
     fs::create_directories(fs::path(a.out) / sub, ec);
     if (ec)
       throw EnvironmentError("publish: cannot create " + (fs::path(a.out) / sub).string() + ": " +
@@ -321,6 +316,10 @@ ExitCode cmd_publish(const PublishArgs& a) {
     write_file(fs::path(a.out) / c.page, render_site_cell_html(site, c));
   for (const auto& c : site.comparisons)
     write_file(fs::path(a.out) / c.page, render_site_comparison_html(site, c));
+  for (const auto& c : site.comparisons)
+    if (!c.flame_page.empty())
+      write_file(fs::path(a.out) / c.flame_page,
+                 render_flame_html(c.why, "Differential flame graph: " + c.title, "../" + c.page));
   for (const auto& b : site.bisects)
     write_file(fs::path(a.out) / b.page, render_site_bisect_html(site, b));
   for (const auto& n : site.notes) std::cerr << "nightjar: " << n << "\n";

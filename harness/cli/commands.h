@@ -96,6 +96,13 @@ ResultsStore open_store(const std::string& db_flag);
 /// creates it), EnvironmentError (4) when it cannot be read.
 ResultsStore open_existing_store(const std::string& db_flag);
 
+/// Writes `text` to `path` through PATH.tmp and a rename, so that a failed
+/// write leaves no half file. Throws EnvironmentError (4) naming the file
+/// and `hint` (what to check, e.g. "check that -o names a writable
+/// directory").
+void write_file_replacing(const std::string& path, const std::string& text,
+                          const std::string& hint);
+
 /// CLI11 checks of a number option whose messages say what to write
 /// (docs/input.md "Messages"); CLI11 puts the option's name first:
 /// "--iterations: must be at least 1". A value that is not a decimal

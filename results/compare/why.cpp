@@ -133,7 +133,49 @@ double mean_or_zero(const std::vector<double>* v) {
   return s / static_cast<double>(v->size());
 }
 
+// Adds `samples` of one folded stack to `root` on side `now` (or BASE).
+void add_stack(FlameNode& root, const std::string& stack, std::uint64_t samples, bool now) {
+  FlameNode* node = &root;
+  (now ? node->now : node->base) += samples;
+  std::size_t at = 0;
+  while (at <= stack.size()) {
+    std::size_t end = stack.find(';', at);
+    if (end == std::string::npos) end = stack.size();
+    const std::string frame = stack.substr(at, end - at);
+    at = end + 1;
+    auto it = std::find_if(node->children.begin(), node->children.end(),
+                           [&frame](const FlameNode& c) { return c.name == frame; });
+    if (it == node->children.end()) {
+      node->children.push_back(FlameNode{frame, 0, 0, 0, {}});
+      it = node->children.end() - 1;
+    }
+    node = &*it;
+    (now ? node->now : node->base) += samples;
+  }
+}
+
+void finish_flame(FlameNode& node, double scale) {
+  node.delta = static_cast<double>(node.now) - static_cast<double>(node.base) * scale;
+  std::sort(node.children.begin(), node.children.end(),
+            [](const FlameNode& a, const FlameNode& b) { return a.name < b.name; });
+  for (auto& c : node.children) finish_flame(c, scale);
+}
+
 }  // namespace
+
+FlameNode merge_flame(std::span<const IterationProfile> base, std::span<const IterationProfile> now,
+                      double* scale) {
+  FlameNode root{"all", 0, 0, 0, {}};
+  for (const bool is_new : {false, true})
+    for (const auto& p : is_new ? now : base)
+      for (const auto& [stack, samples] : p.stacks)
+        if (!stack.empty() && samples > 0) add_stack(root, stack, samples, is_new);
+  const double s =
+      root.base > 0 ? static_cast<double>(root.now) / static_cast<double>(root.base) : 1.0;
+  finish_flame(root, s);
+  if (scale) *scale = s;
+  return root;
+}
 
 ProfileDelta explain_profile(const std::string& cell, std::span<const IterationProfile> base,
                              std::span<const IterationProfile> now, double alpha) {
@@ -150,6 +192,7 @@ ProfileDelta explain_profile(const std::string& cell, std::span<const IterationP
   out.new_samples = n.samples;
   out.base_lost = b.lost;
   out.new_lost = n.lost;
+  out.flame = merge_flame(base, now, &out.flame_scale);
   if (b.n < 2 || n.n < 2) return out;
   std::vector<ProfileMove> tested;
   std::vector<double> p;

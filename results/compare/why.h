@@ -71,6 +71,18 @@ struct ProfileMove {
   std::string changed_in;
 };
 
+/// One frame of the merged differential flame graph of a cell
+/// (`compare --why --flamegraph`, docs/compare.md "The flame graph"): the
+/// call path from the root to this frame, with the samples of each side
+/// whose stack begins with that path, summed over the side's iterations.
+struct FlameNode {
+  std::string name;                 ///< the frame ("all" at the root)
+  std::uint64_t base = 0, now = 0;  ///< inclusive samples of the path, BASE and NEW
+  /// now − base·scale (ProfileDelta::flame_scale): > 0 more in NEW, < 0 fewer.
+  double delta = 0;
+  std::vector<FlameNode> children;  ///< by name
+};
+
 /// The profile delta of one cell: NEW against BASE.
 struct ProfileDelta {
   std::string cell;                   ///< the cell's canonical id (CellKey::cell)
@@ -81,6 +93,12 @@ struct ProfileDelta {
   std::size_t family = 0;                           ///< symbol shares tested together (BH family)
   /// Shares with q < alpha, largest |diff_pts| first.
   std::vector<ProfileMove> moved;
+  /// The merged stacks of both sides (merge_flame); root "all".
+  FlameNode flame;
+  /// new_samples / base_samples: BASE counts are scaled by it in
+  /// FlameNode::delta, so that a side with more iterations or a longer
+  /// window does not look hotter everywhere (1 when BASE has no samples).
+  double flame_scale = 1;
 };
 
 /// The block of one NEW side against the BASE.
@@ -132,6 +150,15 @@ WhyBlock explain_monitors(const Comparison& cmp, const std::vector<LoadedSide>& 
 /// std::invalid_argument unless 0 < alpha < 1.
 ProfileDelta explain_profile(const std::string& cell, std::span<const IterationProfile> base,
                              std::span<const IterationProfile> now, double alpha);
+
+/// The merged differential flame graph of BASE iterations `base` and NEW
+/// iterations `now`: every folded stack's samples summed over the side's
+/// iterations, merged into one tree of call paths (root "all", frames split
+/// at ';', children ordered by name), each node holding both sides'
+/// inclusive samples and delta = now − base·scale with scale =
+/// `now` samples / `base` samples (1 when `base` has none).
+FlameNode merge_flame(std::span<const IterationProfile> base, std::span<const IterationProfile> now,
+                      double* scale = nullptr);
 
 /// Loads the sides of `selectors` again (load_side, as compare_selectors
 /// does) and explains `cmp`, the comparison of those selectors; adds each

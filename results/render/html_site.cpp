@@ -138,6 +138,8 @@ constexpr const char* kCompare = R"TPL({{{head}}}<h2>Sides</h2>
 {{/sides}}</tbody>
 </table></div>
 <p class="verdict-line"><strong>{{verdict}}</strong></p>
+{{#flame_page}}<p class="flame-link"><a href="../{{flame_page}}">differential flame graph</a> of the perf-profile samples (red: more in NEW, blue: fewer than BASE)</p>
+{{/flame_page}}
 <h2>Metrics</h2>
 <div class="scroll"><table class="compare">
 <thead><tr><th>cell</th><th>metric</th>{{#side_names}}<th>{{.}}: mean</th>{{/side_names}}{{#new_names}}<th>{{.}}: %change</th><th>verdict</th><th>p</th><th>q</th>{{/new_names}}{{#side_names}}<th>{{.}}: CoeffVar</th><th>n</th><th>within / between-run CoeffVar</th>{{/side_names}}</tr></thead>
@@ -558,6 +560,7 @@ std::string render_site_comparison_html(const SiteIndex& site, const SiteCompari
   d.set("head", head(info, "nightjar: " + sc.title));
   d.set("sides", comparison_sides(c));
   d.set("verdict", c.verdict);
+  if (!sc.flame_page.empty()) d.set("flame_page", sc.flame_page);
   std::vector<std::string> names;
   for (const auto& side : c.sides) names.push_back(side.name);
   d.set("side_names", list_of(names));

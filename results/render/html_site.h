@@ -14,6 +14,7 @@
 
 #include "results/compare/comparison.h"
 #include "results/compare/trend.h"
+#include "results/compare/why.h"
 #include "results/store/bisect_log.h"
 
 namespace nightjar {
@@ -38,6 +39,12 @@ struct SiteComparison {
   std::string page;       ///< "compare/ID.html", relative to the index
   Comparison comparison;  ///< as compare_selectors built it
   std::string mmtests;    ///< the record in `compare`'s default layout (render_mmtests)
+  /// `compare --why`'s block of the comparison (explain_monitors), whose
+  /// profile deltas the flame page draws (results/render/flame.h).
+  WhyBlock why;
+  /// "flame/ID.html" when a cell of the comparison has perf-profile samples
+  /// on both sides (has_flame_graphs), linked from its page; "" otherwise.
+  std::string flame_page;
 };
 
 /// One published bisect session: its record, its steps and where its page is.
@@ -113,7 +120,8 @@ std::string render_site_cell_html(const SiteIndex& site, const SiteCell& cell);
 /// per NEW side %change, the verdict with its reason, p and q; then per side
 /// CoeffVar, n with invalid samples, within/between-run CoeffVar; every
 /// table in a box that scrolls on its own when wider than the window),
-/// the monitor rows, the unmatched cells, the warnings and notes, and the
+/// a link to the flame page when it has one (c.flame_page), the monitor
+/// rows, the unmatched cells, the warnings and notes, and the
 /// same record as `nightjar compare` prints it (mmtests layout, in <pre>).
 std::string render_site_comparison_html(const SiteIndex& site, const SiteComparison& c);
 

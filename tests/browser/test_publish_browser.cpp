@@ -15,6 +15,11 @@
 //  - `--screenshot` of both pages: a PNG of the window's size (decoded with
 //    libpng) whose pixels of the figure's line colour show that the figure
 //    is drawn;
+//  - the differential flame graph page of `compare --why --flamegraph`
+//    (tests/profile_fixture.h, docs/compare.md "The flame graph"): the SVG
+//    that d3-flame-graph drew has a rectangle per frame, a red frame (more
+//    in NEW) and a blue one (fewer), the legend names both sides, and the
+//    screenshot shows both colours;
 //  - a 16-night history with a fourth cell stepping +8% three nights before
 //    the end (issue 36): the index, a cell page and the latest comparison's
 //    page fit the window, and each index row's status states the same
@@ -33,6 +38,7 @@
 #include <string>
 #include <vector>
 
+#include "profile_fixture.h"
 #include "publish_fixture.h"
 #include "test_support.h"
 #include "workloads/sys/process.h"
@@ -53,7 +59,11 @@ std::string chromium_path() {
 
 // Runs headless Chromium on `url` with `mode` ("--dump-dom" or
 // "--screenshot=PATH"); its stdout. Fails the test when it does not exit 0.
-std::string chromium(const std::string& mode, const std::string& url, const std::string& dir) {
+// `settle_ms` > 0 lets the page's timers run that long (virtual time) before
+// the DOM or the screenshot is taken: d3's transitions set the flame
+// graph's widths and labels on timers.
+std::string chromium(const std::string& mode, const std::string& url, const std::string& dir,
+                     int settle_ms = 0) {
   static int profile = 0;
   std::string profile_dir = dir + "/profile" + std::to_string(++profile);
   fs::create_directories(profile_dir);
@@ -70,8 +80,9 @@ std::string chromium(const std::string& mode, const std::string& url, const std:
                "--hide-scrollbars",
                "--user-data-dir=" + profile_dir,
                "--window-size=" + std::to_string(kWidth) + "," + std::to_string(kHeight),
-               mode,
-               url};
+               mode};
+  if (settle_ms > 0) spec.argv.push_back("--virtual-time-budget=" + std::to_string(settle_ms));
+  spec.argv.push_back(url);
   spec.timeout_sec = 90;
   nightjar::CommandResult r = nightjar::run_command(spec);
   EXPECT_TRUE(r.started) << r.error;
@@ -355,3 +366,73 @@ TEST_F(PublishBrowser, LongHistoryFitsTheWindowAndStatusAgreesWithVerdict) {
 }
 
 }  // namespace
+
+namespace {
+
+// The frames' fills in a flame graph's DOM, by colour: red (more samples in
+// NEW: rgb(220,x,x), x < 220), blue (fewer: rgb(x,x,220)), orange (only in
+// NEW: rgb(255,190,90)); d3-flame-graph's differentialColorMapper.
+struct FlameFills {
+  std::size_t rects = 0, red = 0, blue = 0, orange = 0;
+};
+
+FlameFills flame_fills(const std::string& dom) {
+  FlameFills f;
+  static const std::regex fill("<rect[^>]*fill=\"rgb\\(([0-9]+), ?([0-9]+), ?([0-9]+)\\)\"");
+  for (auto it = std::sregex_iterator(dom.begin(), dom.end(), fill); it != std::sregex_iterator();
+       ++it) {
+    const int r = std::stoi((*it)[1]), g = std::stoi((*it)[2]), b = std::stoi((*it)[3]);
+    ++f.rects;
+    if (r == 220 && g == b && g < 220) ++f.red;
+    if (b == 220 && r == g && r < 220) ++f.blue;
+    if (r == 255 && g == 190 && b == 90) ++f.orange;
+  }
+  return f;
+}
+
+}  // namespace
+
+TEST_F(PublishBrowser, FlameGraphPageDrawsRedAndBlueFramesAndNamesTheSides) {
+  TempDir dir;
+  const std::string db = profile_fixture_db(dir);
+  ASSERT_FALSE(HasFailure());
+  fs::create_directories(dir.path() + "/site");
+  const std::string page = dir.path() + "/site/flame.html";
+  auto r = run_nightjar({"compare", "a", "b", "--db", db, "--why", "--flamegraph", page});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+
+  const std::string dom = chromium("--dump-dom", "file://" + page, dir.path(), 5000);
+  // d3-flame-graph drew two SVGs, NEW's stacks and BASE's, a <rect> per
+  // frame: all, main, f, g, h and n (NEW), all, main, f, g, h and k (BASE).
+  EXPECT_EQ(count(dom, "<svg"), 2u) << dom.substr(0, 2000);
+  EXPECT_TRUE(std::regex_search(dom, std::regex("<svg[^>]*class=\"[^\"]*d3-flame-graph")));
+  const FlameFills fills = flame_fills(dom);
+  EXPECT_EQ(fills.rects, 12u);
+  EXPECT_EQ(fills.red, 2u);     // h: +250 samples in NEW, in both graphs
+  EXPECT_EQ(fills.blue, 3u);    // g: −250, in both; k: only in BASE
+  EXPECT_EQ(fills.orange, 1u);  // n: only in NEW
+  EXPECT_NE(dom.find("red: more in NEW (b)"), std::string::npos);
+  EXPECT_NE(dom.find("blue: fewer than BASE (a)"), std::string::npos);
+  // The frames' widths were set (transitions ran): h is wider than n.
+  std::smatch h, n;
+  ASSERT_TRUE(std::regex_search(
+      dom, h, std::regex("<g[^>]*name=\"h\"[^>]*>\\s*<rect[^>]*width=\"([0-9.]+)\"")))
+      << dom.substr(0, 4000);
+  ASSERT_TRUE(std::regex_search(
+      dom, n, std::regex("<g[^>]*name=\"n\"[^>]*>\\s*<rect[^>]*width=\"([0-9.]+)\"")));
+  EXPECT_GT(std::stod(h[1].str()), 3 * std::stod(n[1].str()));
+  // The sample counts are on the page (the fixture's 5 iterations a side).
+  EXPECT_NE(dom.find("samples in 5 iteration(s) (cpu-clock)"), std::string::npos);
+
+  // The screenshot: both colours drawn (fill-opacity 0.8 on white: red
+  // rgb(220,71,71) shows as about (227,108,108), blue (0,0,220) as (51,51,227)).
+  const std::string png = dir.path() + "/flame.png";
+  chromium("--screenshot=" + png, "file://" + page, dir.path(), 5000);
+  Image img;
+  ASSERT_EQ(decode_png(read_file(png), img), "");
+  EXPECT_EQ(img.width, std::uint32_t(kWidth));
+  if (const char* keep = std::getenv("NIGHTJAR_BROWSER_KEEP"))
+    fs::copy_file(png, fs::path(keep) / "flame.png", fs::copy_options::overwrite_existing);
+  EXPECT_GT(pixels_near(img, 0xe36c6c), 1000u) << png;
+  EXPECT_GT(pixels_near(img, 0x3333e3), 1000u) << png;
+}

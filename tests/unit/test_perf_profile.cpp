@@ -314,5 +314,73 @@ TEST(ProfileAttribution, MovedSymbolsChangedByTheCommitAreMarked) {
   EXPECT_NE(text.find("changed by 3f2a1b2c4d5e (mm/memory.c)"), std::string::npos) << text;
 }
 
+const FlameNode* child(const FlameNode& n, const std::string& name) {
+  for (const auto& c : n.children)
+    if (c.name == name) return &c;
+  return nullptr;
+}
+
+// The merged differential tree (docs/compare.md "The flame graph"): the
+// stacks of each side summed over its iterations, merged into call paths,
+// each node with both sides' inclusive samples and delta = now − base·scale,
+// scale = NEW samples / BASE samples (here 40/20 = 2).
+TEST(ProfileFlame, MergesStacksPerPathWithScaledDeltas) {
+  const std::vector<IterationProfile> base = {profile_of({{"main;f;g", 8}, {"main;f;h", 2}}),
+                                              profile_of({{"main;f;g", 8}, {"main;f;h", 2}})};
+  const std::vector<IterationProfile> now = {
+      profile_of({{"main;f;g", 6}, {"main;f;h", 30}, {"main;n", 4}})};
+  double scale = 0;
+  const FlameNode root = merge_flame(base, now, &scale);
+  EXPECT_DOUBLE_EQ(scale, 2.0);
+  EXPECT_EQ(root.name, "all");
+  EXPECT_EQ(root.base, 20u);
+  EXPECT_EQ(root.now, 40u);
+  EXPECT_DOUBLE_EQ(root.delta, 0);
+  ASSERT_EQ(root.children.size(), 1u);
+  const FlameNode& main = root.children[0];
+  EXPECT_EQ(main.name, "main");
+  EXPECT_EQ(main.base, 20u);
+  EXPECT_EQ(main.now, 40u);
+  ASSERT_EQ(main.children.size(), 2u);
+  EXPECT_EQ(main.children[0].name, "f");  // children by name
+  EXPECT_EQ(main.children[1].name, "n");
+  const FlameNode* f = child(main, "f");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->base, 20u);
+  EXPECT_EQ(f->now, 36u);
+  EXPECT_DOUBLE_EQ(f->delta, -4);
+  const FlameNode* g = child(*f, "g");
+  const FlameNode* h = child(*f, "h");
+  ASSERT_TRUE(g && h);
+  EXPECT_EQ(g->base, 16u);
+  EXPECT_EQ(g->now, 6u);
+  EXPECT_DOUBLE_EQ(g->delta, 6 - 32);  // fewer in NEW: blue
+  EXPECT_EQ(h->base, 4u);
+  EXPECT_EQ(h->now, 30u);
+  EXPECT_DOUBLE_EQ(h->delta, 30 - 8);  // more in NEW: red
+  const FlameNode* n = child(main, "n");
+  ASSERT_NE(n, nullptr);
+  EXPECT_EQ(n->base, 0u);
+  EXPECT_DOUBLE_EQ(n->delta, 4);  // only in NEW
+  EXPECT_TRUE(g->children.empty());
+
+  // explain_profile records the same tree and scale.
+  const ProfileDelta d = explain_profile("cell", base, now, 0.05);
+  EXPECT_DOUBLE_EQ(d.flame_scale, 2.0);
+  EXPECT_EQ(d.flame.now, 40u);
+  ASSERT_EQ(d.flame.children.size(), 1u);
+  EXPECT_EQ(d.flame.children[0].children.size(), 2u);
+}
+
+// Without BASE samples the scale is 1 and every delta is NEW's samples.
+TEST(ProfileFlame, NoBaseSamplesScaleOne) {
+  const std::vector<IterationProfile> now = {profile_of({{"main;f", 3}})};
+  double scale = 0;
+  const FlameNode root = merge_flame({}, now, &scale);
+  EXPECT_DOUBLE_EQ(scale, 1.0);
+  EXPECT_DOUBLE_EQ(root.delta, 3);
+  EXPECT_EQ(root.children.at(0).children.at(0).name, "f");
+}
+
 }  // namespace
 }  // namespace nightjar
