@@ -108,7 +108,9 @@ cat "$dir"/keep/*/results.jsonl >"$dir/results.json" 2>/dev/null
 printf '{"kernel": "%s", "seconds": %d}\n' "${image##*/vmlinuz-}" $(($(date +%s) - start)) >"$dir/meta.json"
 grep -ah 'nightjar-guest:\|^\[ *\(OK\|FAILED\|SKIPPED\|PASSED\) *\]' "$dir"/keep/*/console.log
 echo "guest:boot: $(($(date +%s) - start)) s under $(grep -o 'booting qemu ([A-Z]*' "$dir/run.err" | cut -d'(' -f2)"
-if ! jq -e '.testsuites' "$dir/results.json" >/dev/null 2>&1; then
+# jq 1.6 exits 0 on an empty file: a guest that hung or was killed before
+# it sent its report leaves one, and must fail here, not pass.
+if [ ! -s "$dir/results.json" ] || ! jq -e '.testsuites' "$dir/results.json" >/dev/null 2>&1; then
   echo "no gtest report from the guest; console tail:"
   tail -n 30 "$dir"/keep/*/console.log
   rm -f "$dir/results.json"
