@@ -277,7 +277,7 @@ struct ExecConfig {
   std::vector<MetricDescriptor> metrics;  ///< declared (without the built-ins)
 };
 
-ExecConfig config_of(const Cell& cell) {
+ExecConfig exec_config_of(const Cell& cell) {
   ExecConfig c;
   const std::string& command = cell.text("command");
   if (cell.flag("shell"))
@@ -419,7 +419,7 @@ class ExecWorkload : public Workload {
       throw ParamError{"command",
                        "required; write the program and its arguments, such as "
                        "`command: ./bench --size 1M`"};
-    ExecConfig c = config_of(cell);  // throws ParamError for command/metrics
+    ExecConfig c = exec_config_of(cell);  // throws ParamError for command/metrics
     if (c.rule == ParseRule::regex) {
       if (c.regex.empty())
         throw ParamError{"regex",
@@ -448,7 +448,7 @@ class ExecWorkload : public Workload {
     return std::nullopt;
   }
   std::unique_ptr<CellSession> start(const Cell& cell, RunContext& ctx) const override {
-    ExecConfig c = config_of(cell);
+    ExecConfig c = exec_config_of(cell);
     // A program that cannot be found fails every iteration the same way: say
     // so once, as a failed run.
     const std::string& program = c.argv.front();

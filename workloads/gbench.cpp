@@ -69,7 +69,7 @@ struct GbenchConfig {
   GbenchOptions options() const { return {time_unit, counters}; }
 };
 
-GbenchConfig config_of(const Cell& cell) {
+GbenchConfig gbench_config_of(const Cell& cell) {
   GbenchConfig c;
   c.binary = cell.text("binary");
   c.filter = cell.text("filter");
@@ -296,7 +296,7 @@ class GbenchWorkload : public Workload {
   }
   std::vector<MetricDescriptor> cell_metrics(const Cell& cell) const override {
     try {
-      GbenchConfig c = config_of(cell);
+      GbenchConfig c = gbench_config_of(cell);
       std::string error;
       return declared_metrics(c, list_benchmarks(c, error));
     } catch (const std::exception&) {
@@ -312,10 +312,10 @@ class GbenchWorkload : public Workload {
       throw ParamError{"binary",
                        "required; write the path of a Google Benchmark executable, such as "
                        "`binary: build/bench/micro_bench`"};
-    (void)config_of(cell);  // throws ParamError for args/counters
+    (void)gbench_config_of(cell);  // throws ParamError for args/counters
   }
   std::unique_ptr<CellSession> start(const Cell& cell, RunContext& ctx) const override {
-    GbenchConfig c = config_of(cell);
+    GbenchConfig c = gbench_config_of(cell);
     if (c.binary.find('/') != std::string::npos && ::access(c.binary.c_str(), X_OK) != 0)
       throw EnvironmentError(fmt::format("gbench: cannot run '{}': {}; build it, or fix `binary`",
                                          c.binary, std::strerror(errno)));

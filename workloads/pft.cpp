@@ -89,12 +89,6 @@ std::int64_t timeval_ns(const timeval& tv) noexcept {
          static_cast<std::int64_t>(tv.tv_usec) * 1000;
 }
 
-/// The size as the job wrote it plus its byte count: "20%mem (4.7 GiB)".
-std::string size_text(const Cell& cell, std::uint64_t bytes) {
-  std::string text = cell.has("size") ? cell.text("size") : std::to_string(bytes);
-  return text + " (" + human_bytes(bytes) + ")";
-}
-
 /// The first line of a small sysfs/procfs file, "" when unreadable.
 std::string first_line(const char* path) {
   std::ifstream in(path);

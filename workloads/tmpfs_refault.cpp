@@ -170,7 +170,11 @@ void fill_unit(Pattern pattern, std::uint64_t unit, std::uint64_t seed, char* ou
 
 enum ChildKind : int { kWriter = 1, kReader = 2 };
 
+}  // namespace
+
 /// What a writer or reader reports (SharedRecords), once its work is done.
+/// Outside the anonymous namespace: RefaultRig::ChildOutcome (declared in
+/// the header, so of external linkage) holds one.
 struct ChildReport {
   int done = 0;   ///< 1: the fields below are complete
   int error = 0;  ///< errno of the failing call, 0 = none
@@ -178,6 +182,8 @@ struct ChildReport {
   std::uint64_t bytes = 0;
   std::int64_t t0_ns = 0, t1_ns = 0;  ///< CLOCK_MONOTONIC around the work
 };
+
+namespace {
 
 /// Everything the child needs, prepared before spawn() so it allocates
 /// nothing (the worker contract of workloads/sys/process.h).
@@ -982,11 +988,6 @@ class TmpfsRefaultSession : public CellSession {
   bool hot_reread_;
   int iteration_ = 0;
 };
-
-std::string size_text(const Cell& cell, std::uint64_t bytes) {
-  std::string text = cell.has("size") ? cell.text("size") : std::to_string(bytes);
-  return text + " (" + human_bytes(bytes) + ")";
-}
 
 /// The `tmpfs_refault` workload.
 ///

@@ -33,16 +33,6 @@ constexpr std::size_t kMaxCells = 1'000'000;
 
 // ---- message helpers ---------------------------------------------------------
 
-// "path:line: field: message" (or "path: field: message" when the line is
-// unknown). Every job-file error goes through here so the form is uniform.
-[[noreturn]] void fail(const std::string& path, int line, std::string_view field,
-                       const std::string& message) {
-  std::string where = path;
-  if (!path.empty() && line > 0) where += fmt::format(":{}", line);
-  if (where.empty()) throw UsageError(fmt::format("{}: {}", field, message));
-  throw UsageError(fmt::format("{}: {}: {}", where, field, message));
-}
-
 std::size_t edit_distance(std::string_view a, std::string_view b) {
   std::vector<std::size_t> row(b.size() + 1);
   for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
@@ -105,8 +95,9 @@ std::optional<std::string> scalar_text(const YAML::Node& node, const std::string
                                        std::string_view expected) {
   if (node.IsScalar()) return node.Scalar();
   if (!node.IsDefined() || node.IsNull()) return null_literal(node, source);
-  fail(path, line, field,
-       fmt::format("expected {}, found {}; write {}", expected, kind_name(node), expected));
+  fail_job_field(
+      path, line, field,
+      fmt::format("expected {}, found {}; write {}", expected, kind_name(node), expected));
 }
 
 // A percentage such as `2%` or `2` (>= 0, finite) of `min_effect:`.
@@ -125,8 +116,9 @@ double parse_percent_field(const YAML::Node& node, const std::string& source,
     v = -1;
   }
   if (!(v >= 0.0) || !std::isfinite(v))
-    fail(path, line, field,
-         fmt::format("'{}' is not a percentage >= 0; write {}", text.value_or(""), expected));
+    fail_job_field(
+        path, line, field,
+        fmt::format("'{}' is not a percentage >= 0; write {}", text.value_or(""), expected));
   return v;
 }
 
@@ -152,23 +144,25 @@ int parse_int_field(const YAML::Node& node, const std::string& source, const std
   const std::string expected =
       fmt::format("a whole number of at least {} such as {}", min, example);
   std::optional<std::string> text = scalar_text(node, source, path, line, field, expected);
-  if (!text) fail(path, line, field, fmt::format("no value; write {}", expected));
+  if (!text) fail_job_field(path, line, field, fmt::format("no value; write {}", expected));
   std::string_view t = *text;
   bool neg = !t.empty() && t.front() == '-';
   std::string_view digits = neg ? t.substr(1) : t;
   bool ok = !digits.empty() &&
             std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; });
   if (!ok)
-    fail(path, line, field, fmt::format("'{}' is not a whole number; write {}", t, expected));
+    fail_job_field(path, line, field,
+                   fmt::format("'{}' is not a whole number; write {}", t, expected));
   long long v = 0;
   for (char c : digits) {
     v = v * 10 + (c - '0');
     if (v > std::numeric_limits<int>::max())
-      fail(path, line, field, fmt::format("'{}' is too large; write {}", t, expected));
+      fail_job_field(path, line, field, fmt::format("'{}' is too large; write {}", t, expected));
   }
   if (neg) v = -v;
   if (v < min)
-    fail(path, line, field, fmt::format("{} is below the minimum {}; write {}", v, min, expected));
+    fail_job_field(path, line, field,
+                   fmt::format("{} is below the minimum {}; write {}", v, min, expected));
   return static_cast<int>(v);
 }
 
@@ -233,9 +227,10 @@ int second_document_marker(const std::string& source) {
 // bounds the nodes visited (aliases can make a small file a huge tree).
 void apply_merge_keys(YAML::Node node, const std::string& path, int depth, std::size_t& budget) {
   if (depth > 64 || budget == 0)
-    fail(path, line_of(node, 0), "job",
-         "nested or aliased too deeply (more than 64 levels or 100000 nodes); write the job "
-         "without that many aliases");
+    fail_job_field(
+        path, line_of(node, 0), "job",
+        "nested or aliased too deeply (more than 64 levels or 100000 nodes); write the job "
+        "without that many aliases");
   --budget;
   if (node.IsSequence()) {
     for (std::size_t i = 0; i < node.size(); ++i)
@@ -254,8 +249,8 @@ void apply_merge_keys(YAML::Node node, const std::string& path, int depth, std::
     }
     merge_line = line_of(k, 0);
     if (++merges > 1)
-      fail(path, merge_line, "<<",
-           "given twice in one mapping; keep one, with a list [*a, *b] to merge several");
+      fail_job_field(path, merge_line, "<<",
+                     "given twice in one mapping; keep one, with a list [*a, *b] to merge several");
     const std::string how =
         "merge a mapping: write `<<: *NAME` with `&NAME` on a mapping (under a top-level key "
         "starting with x-), or a list of them such as `<<: [*a, *b]`";
@@ -264,12 +259,12 @@ void apply_merge_keys(YAML::Node node, const std::string& path, int depth, std::
     } else if (v.IsSequence()) {
       for (const auto& element : v) {
         if (!element.IsMap())
-          fail(path, line_of(element, merge_line), "<<",
-               fmt::format("a list element is {}; {}", kind_name(element), how));
+          fail_job_field(path, line_of(element, merge_line), "<<",
+                         fmt::format("a list element is {}; {}", kind_name(element), how));
         sources.push_back(element);
       }
     } else {
-      fail(path, merge_line, "<<", fmt::format("found {}; {}", kind_name(v), how));
+      fail_job_field(path, merge_line, "<<", fmt::format("found {}; {}", kind_name(v), how));
     }
   }
   if (merges == 0) return;
@@ -329,19 +324,19 @@ std::vector<std::string> parse_monitors(const YAML::Node& node, const std::strin
   const std::string example =
       "`monitors: [perf-stat, meminfo]` (known: " + join(known, ", ") + "; docs/monitors.md)";
   if (!node.IsSequence())
-    fail(path, line_of(node, key_line), "monitors",
-         fmt::format("expected a list of monitor names, found {}; write {}", kind_name(node),
-                     example));
+    fail_job_field(path, line_of(node, key_line), "monitors",
+                   fmt::format("expected a list of monitor names, found {}; write {}",
+                               kind_name(node), example));
   std::vector<std::string> out;
   for (const auto& item : node) {
     const int line = line_of(item, key_line);
     const std::string name = item.IsScalar() ? item.Scalar() : std::string();
     if (!find_monitor(name))
-      fail(path, line, "monitors",
-           fmt::format("unknown monitor '{}'{}; write {}", name, did_you_mean(name, known),
-                       example));
+      fail_job_field(path, line, "monitors",
+                     fmt::format("unknown monitor '{}'{}; write {}", name,
+                                 did_you_mean(name, known), example));
     if (std::find(out.begin(), out.end(), name) != out.end())
-      fail(path, line, "monitors", fmt::format("'{}' given twice; keep one", name));
+      fail_job_field(path, line, "monitors", fmt::format("'{}' given twice; keep one", name));
     out.push_back(name);
   }
   return out;
@@ -351,25 +346,26 @@ std::vector<std::string> parse_monitors(const YAML::Node& node, const std::strin
 void parse_vm(JobFile& job, const YAML::Node& node, const std::string& source, int key_line) {
   const std::string example = "`vm: {cgroup2_options: memory_recursiveprot}`";
   if (!node.IsMap())
-    fail(job.path, line_of(node, key_line), "vm",
-         fmt::format("expected a mapping, found {}; write {}, or remove the key", kind_name(node),
-                     example));
+    fail_job_field(job.path, line_of(node, key_line), "vm",
+                   fmt::format("expected a mapping, found {}; write {}, or remove the key",
+                               kind_name(node), example));
   for (const auto& entry : node) {
     const int kline = line_of(entry.first, key_line);
     const std::string key = entry.first.IsScalar() ? entry.first.Scalar() : std::string();
     if (key != "cgroup2_options")
-      fail(job.path, kline, "vm." + key,
-           fmt::format("unknown key{}; the key of `vm:` is cgroup2_options, as in {}",
-                       did_you_mean(key, {"cgroup2_options"}), example));
+      fail_job_field(job.path, kline, "vm." + key,
+                     fmt::format("unknown key{}; the key of `vm:` is cgroup2_options, as in {}",
+                                 did_you_mean(key, {"cgroup2_options"}), example));
     const std::string expected =
         "a comma list of cgroup2 mount options such as memory_recursiveprot, or \"\" for the "
         "kernel's defaults";
     std::optional<std::string> text =
         scalar_text(entry.second, source, job.path, kline, "vm.cgroup2_options", expected);
     if (!text)
-      fail(job.path, kline, "vm.cgroup2_options", fmt::format("no value; write {}", expected));
+      fail_job_field(job.path, kline, "vm.cgroup2_options",
+                     fmt::format("no value; write {}", expected));
     if (std::string problem = cgroup2_options_problem(*text); !problem.empty())
-      fail(job.path, line_of(entry.second, kline), "vm.cgroup2_options", problem);
+      fail_job_field(job.path, line_of(entry.second, kline), "vm.cgroup2_options", problem);
     job.vm_cgroup2_options = *text;
   }
 }
@@ -378,54 +374,59 @@ void load_params(JobFile& job, const YAML::Node& node, const std::string& source
                  JobErrors& errors) {
   if (!node.IsDefined() || node.IsNull()) return;  // `params:` with nothing: no parameters
   if (!node.IsMap())
-    fail(job.path, key_line, "params",
-         fmt::format("expected a mapping of parameter names to values, found {}; write "
-                     "`params:` followed by indented `NAME: VALUE` lines such as `clients: [1, 2]`",
-                     kind_name(node)));
+    fail_job_field(
+        job.path, key_line, "params",
+        fmt::format("expected a mapping of parameter names to values, found {}; write "
+                    "`params:` followed by indented `NAME: VALUE` lines such as `clients: [1, 2]`",
+                    kind_name(node)));
   for (const auto& entry : node)
     errors.check([&] {
       int kline = line_of(entry.first, key_line);
       if (!entry.first.IsScalar())
-        fail(job.path, kline, "params",
-             fmt::format("a parameter name must be a plain name, found {}; write `NAME: VALUE`",
-                         kind_name(entry.first)));
+        fail_job_field(
+            job.path, kline, "params",
+            fmt::format("a parameter name must be a plain name, found {}; write `NAME: VALUE`",
+                        kind_name(entry.first)));
       const std::string name = entry.first.Scalar();
       const std::string field = "params." + name;
       if (job.params.count(name))
-        fail(job.path, kline, field,
-             fmt::format("given twice (first on line {}); keep one, with a list [a, b] for several "
-                         "values",
-                         job.param_lines[name]));
+        fail_job_field(
+            job.path, kline, field,
+            fmt::format("given twice (first on line {}); keep one, with a list [a, b] for several "
+                        "values",
+                        job.param_lines[name]));
       const YAML::Node& value = entry.second;
       std::vector<JobValue> values;
       const std::string expected =
           fmt::format("a value such as `{}: 4` or a list such as `{}: [1, 2]`", name, name);
       if (value.IsSequence()) {
         if (value.size() == 0)
-          fail(job.path, kline, field,
-               fmt::format("empty list; write at least one value, {}", expected));
+          fail_job_field(job.path, kline, field,
+                         fmt::format("empty list; write at least one value, {}", expected));
         for (const auto& element : value) {
           int eline = line_of(element, kline);
           if (element.IsMap() || element.IsSequence())
-            fail(job.path, eline, field,
-                 fmt::format("a list element is {}; lists hold plain values, write {}",
-                             kind_name(element), expected));
+            fail_job_field(job.path, eline, field,
+                           fmt::format("a list element is {}; lists hold plain values, write {}",
+                                       kind_name(element), expected));
           std::optional<std::string> text =
               scalar_text(element, source, job.path, eline, field, expected);
           if (!text)
-            fail(job.path, eline, field, fmt::format("empty list element; write {}", expected));
+            fail_job_field(job.path, eline, field,
+                           fmt::format("empty list element; write {}", expected));
           values.push_back(JobValue{*text, eline});
         }
       } else if (value.IsMap()) {
-        fail(job.path, kline, field,
-             fmt::format("a nested mapping is not a parameter value; write {}", expected));
+        fail_job_field(
+            job.path, kline, field,
+            fmt::format("a nested mapping is not a parameter value; write {}", expected));
       } else {
         std::optional<std::string> text =
             scalar_text(value, source, job.path, kline, field, expected);
         // An absent value's mark points past the key; report the key's line.
         if (!text)
-          fail(job.path, kline, field,
-               fmt::format("no value; write {}, or remove the key", expected));
+          fail_job_field(job.path, kline, field,
+                         fmt::format("no value; write {}, or remove the key", expected));
         values.push_back(JobValue{*text, line_of(value, kline)});
       }
       job.params.emplace(name, std::move(values));
@@ -441,9 +442,10 @@ YAML::Node load_document(const std::string& source, const std::string& path) {
   // never returns on some malformed second documents (yaml-cpp 0.7; found
   // by fuzz/fuzz_job.cpp: "workload: fake\n---\n,'").
   if (const int line = second_document_marker(source); line > 0)
-    fail(path, line, "---",
-         "a second YAML document; a job file holds one job: remove this `---` and what follows, "
-         "or put that job in a file of its own");
+    fail_job_field(
+        path, line, "---",
+        "a second YAML document; a job file holds one job: remove this `---` and what follows, "
+        "or put that job in a file of its own");
   try {
     root = YAML::Load(source);
   } catch (const YAML::ParserException& e) {
@@ -464,14 +466,16 @@ std::string parse_workload_name(const YAML::Node& value, const std::string& sour
                                                 "a workload name such as `workload: pft`");
   std::vector<std::string> names = workload_names();
   if (!name || name->empty())
-    fail(path, kline, "workload",
-         fmt::format("no workload named; write `workload: NAME` with one of {} (run `nightjar "
-                     "list` to see them)",
-                     join(names)));
+    fail_job_field(
+        path, kline, "workload",
+        fmt::format("no workload named; write `workload: NAME` with one of {} (run `nightjar "
+                    "list` to see them)",
+                    join(names)));
   if (find_workload(*name) == nullptr)
-    fail(path, kline, "workload",
-         fmt::format("unknown workload '{}'{}; run `nightjar list` to see the workloads ({})",
-                     *name, did_you_mean(*name, names), join(names)));
+    fail_job_field(
+        path, kline, "workload",
+        fmt::format("unknown workload '{}'{}; run `nightjar list` to see the workloads ({})", *name,
+                    did_you_mean(*name, names), join(names)));
   return *name;
 }
 
@@ -482,13 +486,14 @@ std::string parse_variant_label(const YAML::Node& value, const std::string& sour
   std::optional<std::string> v = scalar_text(value, source, path, kline, "variant",
                                              "a variant label such as `variant: vanilla`");
   if (!v || v->empty())
-    fail(path, kline, "variant",
-         "no label; write a variant label such as `variant: vanilla`, or remove the key");
+    fail_job_field(path, kline, "variant",
+                   "no label; write a variant label such as `variant: vanilla`, or remove the key");
   if (std::string problem = label_problem(*v); !problem.empty())
-    fail(path, kline, "variant",
-         fmt::format("'{}' {}; a label is 1 to {} bytes of printable UTF-8 (docs/input.md "
-                     "\"Labels\")",
-                     echo_input(*v), problem, kMaxLabelBytes));
+    fail_job_field(
+        path, kline, "variant",
+        fmt::format("'{}' {}; a label is 1 to {} bytes of printable UTF-8 (docs/input.md "
+                    "\"Labels\")",
+                    echo_input(*v), problem, kMaxLabelBytes));
   return *v;
 }
 
@@ -499,10 +504,10 @@ void check_default_variant(const JobFile& job, int line) {
   std::vector<std::string> names;
   for (const auto& v : job.variants) names.push_back(v.name);
   if (std::find(names.begin(), names.end(), job.variant) == names.end())
-    fail(job.path, line, "variant",
-         fmt::format("'{}' is not one of the job's variants{}; write one of {} or remove "
-                     "`variant:` to run them all",
-                     job.variant, did_you_mean(job.variant, names), join(names)));
+    fail_job_field(job.path, line, "variant",
+                   fmt::format("'{}' is not one of the job's variants{}; write one of {} or remove "
+                               "`variant:` to run them all",
+                               job.variant, did_you_mean(job.variant, names), join(names)));
 }
 
 }  // namespace
@@ -519,14 +524,16 @@ JobFile parse_job(const std::string& source, const std::string& path) {
   job.name = std::filesystem::path(path).stem().string();
 
   if (!root.IsDefined() || root.IsNull())
-    fail(path, 0, "workload",
-         "the job file is empty; write at least `workload: NAME` (run `nightjar list` to see the "
-         "workloads)");
+    fail_job_field(
+        path, 0, "workload",
+        "the job file is empty; write at least `workload: NAME` (run `nightjar list` to see the "
+        "workloads)");
   if (!root.IsMap())
-    fail(path, line_of(root, 1), "job",
-         fmt::format("expected a mapping of keys ({}), found {}; write `workload: NAME` and the "
-                     "other keys one per line",
-                     kKnownKeys, kind_name(root)));
+    fail_job_field(
+        path, line_of(root, 1), "job",
+        fmt::format("expected a mapping of keys ({}), found {}; write `workload: NAME` and the "
+                    "other keys one per line",
+                    kKnownKeys, kind_name(root)));
 
   std::map<std::string, int> seen;
   bool have_workload = false;
@@ -536,15 +543,16 @@ JobFile parse_job(const std::string& source, const std::string& path) {
     errors.check([&] {
       int kline = line_of(entry.first, 0);
       if (!entry.first.IsScalar())
-        fail(path, kline, "job",
-             fmt::format("a key must be a plain name, found {}; known keys are {}",
-                         kind_name(entry.first), kKnownKeys));
+        fail_job_field(path, kline, "job",
+                       fmt::format("a key must be a plain name, found {}; known keys are {}",
+                                   kind_name(entry.first), kKnownKeys));
       const std::string key = entry.first.Scalar();
       const YAML::Node& value = entry.second;
       // x-NAME: free for anchors (`x-defaults: &d {...}`), as docker compose does.
       if (key.rfind("x-", 0) == 0) return;
       if (auto it = seen.find(key); it != seen.end())
-        fail(path, kline, key, fmt::format("given twice (first on line {}); keep one", it->second));
+        fail_job_field(path, kline, key,
+                       fmt::format("given twice (first on line {}); keep one", it->second));
       seen.emplace(key, kline);
 
       if (key == "workload") {
@@ -566,10 +574,11 @@ JobFile parse_job(const std::string& source, const std::string& path) {
         load_params(job, value, source, kline, errors);
       } else if (key == "cgroup") {
         if (!value.IsMap())
-          fail(path, line_of(value, kline), key,
-               fmt::format("expected a mapping, found {}; write `cgroup:` followed by indented "
-                           "settings, or remove the key",
-                           kind_name(value)));
+          fail_job_field(
+              path, line_of(value, kline), key,
+              fmt::format("expected a mapping, found {}; write `cgroup:` followed by indented "
+                          "settings, or remove the key",
+                          kind_name(value)));
         cgroup_node = value;
         job.cgroup_line = kline;
       } else if (key == "variants") {
@@ -584,14 +593,15 @@ JobFile parse_job(const std::string& source, const std::string& path) {
         std::vector<std::string> known = {"workload",   "description", "params",  "iterations",
                                           "warmup",     "variant",     "cgroup",  "variants",
                                           "min_effect", "vm",          "monitors"};
-        fail(path, kline, key,
-             fmt::format("unknown key{}; known keys are {}", did_you_mean(key, known), kKnownKeys));
+        fail_job_field(
+            path, kline, key,
+            fmt::format("unknown key{}; known keys are {}", did_you_mean(key, known), kKnownKeys));
       }
     });
   if (!have_workload && !seen.count("workload"))
     errors.check([&] {
-      fail(path, 0, "workload",
-           "missing; add `workload: NAME` (run `nightjar list` to see the workloads)");
+      fail_job_field(path, 0, "workload",
+                     "missing; add `workload: NAME` (run `nightjar list` to see the workloads)");
     });
   errors.check([&] { job.cgroup = parse_cgroup_spec(cgroup_node, path); });
   if (job.variants_line > 0)
@@ -680,7 +690,8 @@ using Origin = MatrixValue::Origin;
                              const std::string& message) {
   if (origin.kind == Origin::Kind::set)
     throw UsageError(fmt::format("--set {}: {}", name, message));
-  fail(job.path, origin.kind == Origin::Kind::job ? origin.line : 0, "params." + name, message);
+  fail_job_field(job.path, origin.kind == Origin::Kind::job ? origin.line : 0, "params." + name,
+                 message);
 }
 
 }  // namespace
@@ -718,9 +729,9 @@ Matrix plan_matrix(const JobFile& job, const Workload& workload,
         key_line = it->second;
       else if (!values.empty())
         key_line = values.front().line;
-      if (!by_name.count(name)) fail(job.path, key_line, "params." + name, unknown(name));
+      if (!by_name.count(name)) fail_job_field(job.path, key_line, "params." + name, unknown(name));
       if (values.empty())
-        fail(job.path, key_line, "params." + name, "no value; write a value or a list");
+        fail_job_field(job.path, key_line, "params." + name, "no value; write a value or a list");
       auto& axis = raw[name];
       for (const auto& v : values)
         axis.push_back(RawValue{v.text, Origin{Origin::Kind::job, v.line}});
@@ -741,10 +752,11 @@ Matrix plan_matrix(const JobFile& job, const Workload& workload,
       // An empty default makes a parameter required, except a text one, whose
       // default is then the empty text (params.h).
       if (d.default_value.empty() && d.type != ParamType::text)
-        fail(job.path, 0, "params." + d.name,
-             fmt::format("required parameter has no value; add `{}: VALUE` under params ({}){}",
-                         d.name, d.doc.empty() ? to_string(d.type) : d.doc,
-                         " or pass --set " + d.name + "=VALUE"));
+        fail_job_field(
+            job.path, 0, "params." + d.name,
+            fmt::format("required parameter has no value; add `{}: VALUE` under params ({}){}",
+                        d.name, d.doc.empty() ? to_string(d.type) : d.doc,
+                        " or pass --set " + d.name + "=VALUE"));
       raw[d.name].push_back(RawValue{d.default_value, Origin{Origin::Kind::fallback, 0}});
     });
 
@@ -770,9 +782,10 @@ Matrix plan_matrix(const JobFile& job, const Workload& workload,
   m.cells = 1;
   for (const auto& a : m.axes) {
     if (__builtin_mul_overflow(m.cells, a.size(), &m.cells) || m.cells > kMaxCells)
-      fail(job.path, 0, "params",
-           fmt::format("the matrix has more than {} cells; shorten some lists or split the job",
-                       kMaxCells));
+      fail_job_field(
+          job.path, 0, "params",
+          fmt::format("the matrix has more than {} cells; shorten some lists or split the job",
+                      kMaxCells));
   }
   return m;
 }
@@ -800,7 +813,8 @@ std::vector<Cell> expand_cells(const Matrix& m, const JobFile& job, const Worklo
         std::size_t a = static_cast<std::size_t>(pos - axis_names.begin());
         fail_value(job, e.field, axes[a][index[a]].origin, e.message);
       }
-      fail(job.path, 0, e.field.empty() ? std::string("params") : "params." + e.field, e.message);
+      fail_job_field(job.path, 0, e.field.empty() ? std::string("params") : "params." + e.field,
+                     e.message);
     }
     if (ids.insert(cell.id()).second) cells.push_back(std::move(cell));
     for (std::size_t a = axes.size(); a-- > 0;) {
@@ -815,6 +829,14 @@ std::vector<Cell> expand_matrix(const JobFile& job, const Workload& workload,
                                 const std::vector<SetOverride>& overrides,
                                 const MachineFacts& machine) {
   return expand_cells(plan_matrix(job, workload, overrides, machine), job, workload, machine);
+}
+
+[[noreturn]] void fail_job_field(const std::string& path, int line, std::string_view field,
+                                 const std::string& message) {
+  std::string where = path;
+  if (!path.empty() && line > 0) where += fmt::format(":{}", line);
+  if (where.empty()) throw UsageError(fmt::format("{}: {}", field, message));
+  throw UsageError(fmt::format("{}: {}: {}", where, field, message));
 }
 
 }  // namespace nightjar

@@ -19,14 +19,6 @@ namespace {
 
 constexpr const char* kVariantKeys = "sysfs, procfs, sysctl, cgroup, description";
 
-[[noreturn]] void fail(const std::string& path, int line, const std::string& field,
-                       const std::string& message) {
-  std::string where = path;
-  if (!path.empty() && line > 0) where += fmt::format(":{}", line);
-  if (where.empty()) throw UsageError(fmt::format("{}: {}", field, message));
-  throw UsageError(fmt::format("{}: {}: {}", where, field, message));
-}
-
 bool valid_name(const std::string& name) {
   if (name.empty() || name.size() > 64) return false;
   return std::all_of(name.begin(), name.end(), [](char c) {
@@ -39,19 +31,20 @@ void parse_knobs(VariantSpec& v, const std::string& kind, const YAML::Node& node
                  const std::string& job_path, int kline) {
   const std::string field = "variants." + v.name + "." + kind;
   if (!node.IsMap() || node.size() == 0)
-    fail(job_path, line_of(node, kline), field,
-         fmt::format("expected a mapping of {} to values, found {}; write {}",
-                     kind == "sysctl" ? "sysctl names" : "paths",
-                     node.IsMap() ? "an empty mapping" : kind_name(node), knob_example(kind)));
+    fail_job_field(
+        job_path, line_of(node, kline), field,
+        fmt::format("expected a mapping of {} to values, found {}; write {}",
+                    kind == "sysctl" ? "sysctl names" : "paths",
+                    node.IsMap() ? "an empty mapping" : kind_name(node), knob_example(kind)));
   for (const auto& entry : node) {
     int line = line_of(entry.first, kline);
     if (!entry.first.IsScalar())
-      fail(job_path, line, field,
-           fmt::format("a knob name must be a plain path, found {}; write {}",
-                       kind_name(entry.first), knob_example(kind)));
+      fail_job_field(job_path, line, field,
+                     fmt::format("a knob name must be a plain path, found {}; write {}",
+                                 kind_name(entry.first), knob_example(kind)));
     std::string problem;
     std::string path = normalise_knob_path(kind, entry.first.Scalar(), problem);
-    if (path.empty()) fail(job_path, line, field, problem);
+    if (path.empty()) fail_job_field(job_path, line, field, problem);
     const YAML::Node& value = entry.second;
     std::string text;
     if (value.IsScalar()) {
@@ -60,25 +53,26 @@ void parse_knobs(VariantSpec& v, const std::string& kind, const YAML::Node& node
       // tcp_wmem: [4096, 65536, 4194304] -> "4096 65536 4194304"
       for (const auto& e : value) {
         if (!e.IsScalar())
-          fail(job_path, line_of(e, line), field + "." + entry.first.Scalar(),
-               fmt::format("a list element is {}; write plain values such as [4096, 65536, "
-                           "4194304]",
-                           kind_name(e)));
+          fail_job_field(
+              job_path, line_of(e, line), field + "." + entry.first.Scalar(),
+              fmt::format("a list element is {}; write plain values such as [4096, 65536, "
+                          "4194304]",
+                          kind_name(e)));
         text += (text.empty() ? "" : " ") + e.Scalar();
       }
     } else {
-      fail(job_path, line_of(value, line), field + "." + entry.first.Scalar(),
-           fmt::format("expected the value to write, found {}; write {}", kind_name(value),
-                       knob_example(kind)));
+      fail_job_field(job_path, line_of(value, line), field + "." + entry.first.Scalar(),
+                     fmt::format("expected the value to write, found {}; write {}",
+                                 kind_name(value), knob_example(kind)));
     }
     if (text.find('\n') != std::string::npos)
-      fail(job_path, line_of(value, line), field + "." + entry.first.Scalar(),
-           "the value spans several lines; write it on one line");
+      fail_job_field(job_path, line_of(value, line), field + "." + entry.first.Scalar(),
+                     "the value spans several lines; write it on one line");
     for (const auto& k : v.knobs)
       if (k.path == path)
-        fail(job_path, line, field,
-             fmt::format("{} is set twice in variant {} (first on line {}); keep one", path, v.name,
-                         k.line));
+        fail_job_field(job_path, line, field,
+                       fmt::format("{} is set twice in variant {} (first on line {}); keep one",
+                                   path, v.name, k.line));
     v.knobs.push_back(Knob{path, text, line});
   }
 }
@@ -103,31 +97,34 @@ std::vector<VariantSpec> parse_variants(const YAML::Node& node, const std::strin
       "`variants:` followed by indented `NAME: {sysfs: {PATH: VALUE}}` lines such as "
       "`thp-never: {sysfs: {/sys/kernel/mm/transparent_hugepage/enabled: never}}`";
   if (!node.IsMap() || node.size() == 0)
-    fail(job_path, line_of(node, key_line), "variants",
-         fmt::format("expected a mapping of variant names to their knobs, found {}; write {}",
-                     node.IsMap() ? "an empty mapping" : kind_name(node), example));
+    fail_job_field(
+        job_path, line_of(node, key_line), "variants",
+        fmt::format("expected a mapping of variant names to their knobs, found {}; write {}",
+                    node.IsMap() ? "an empty mapping" : kind_name(node), example));
   std::vector<VariantSpec> out;
   for (const auto& entry : node) {
     int line = line_of(entry.first, key_line);
     if (!entry.first.IsScalar())
-      fail(job_path, line, "variants",
-           fmt::format("a variant name must be a plain name, found {}; write {}",
-                       kind_name(entry.first), example));
+      fail_job_field(job_path, line, "variants",
+                     fmt::format("a variant name must be a plain name, found {}; write {}",
+                                 kind_name(entry.first), example));
     VariantSpec v;
     v.name = entry.first.Scalar();
     v.line = line;
     const std::string field = "variants." + v.name;
     if (!valid_name(v.name))
-      fail(job_path, line, field,
-           "a variant name is 1 to 64 letters, digits, '.', '_', '+' or '-'; write a name such "
-           "as thp-never");
+      fail_job_field(
+          job_path, line, field,
+          "a variant name is 1 to 64 letters, digits, '.', '_', '+' or '-'; write a name such "
+          "as thp-never");
     if (v.name == "all")
-      fail(job_path, line, field,
-           "'all' is reserved (`--variant all` selects every variant); choose another name");
+      fail_job_field(
+          job_path, line, field,
+          "'all' is reserved (`--variant all` selects every variant); choose another name");
     for (const auto& other : out)
       if (other.name == v.name)
-        fail(job_path, line, field,
-             fmt::format("given twice (first on line {}); keep one", other.line));
+        fail_job_field(job_path, line, field,
+                       fmt::format("given twice (first on line {}); keep one", other.line));
     const YAML::Node& body = entry.second;
     if (body.IsNull() || !body.IsDefined()) {
       v.cgroup = parse_cgroup_spec(job_cgroup, job_path);
@@ -135,37 +132,39 @@ std::vector<VariantSpec> parse_variants(const YAML::Node& node, const std::strin
       continue;
     }
     if (!body.IsMap())
-      fail(job_path, line_of(body, line), field,
-           fmt::format("expected a mapping with keys {}, found {}; write {} (or `{}: {{}}` for a "
-                       "label only)",
-                       kVariantKeys, kind_name(body), example, v.name));
+      fail_job_field(
+          job_path, line_of(body, line), field,
+          fmt::format("expected a mapping with keys {}, found {}; write {} (or `{}: {{}}` for a "
+                      "label only)",
+                      kVariantKeys, kind_name(body), example, v.name));
     std::map<std::string, int> seen;
     YAML::Node cgroup_override;
     for (const auto& kv : body) {
       int kline = line_of(kv.first, line);
       if (!kv.first.IsScalar())
-        fail(job_path, kline, field,
-             fmt::format("a key must be a plain name, found {}; known keys are {}",
-                         kind_name(kv.first), kVariantKeys));
+        fail_job_field(job_path, kline, field,
+                       fmt::format("a key must be a plain name, found {}; known keys are {}",
+                                   kind_name(kv.first), kVariantKeys));
       const std::string key = kv.first.Scalar();
       if (auto it = seen.find(key); it != seen.end())
-        fail(job_path, kline, field + "." + key,
-             fmt::format("given twice (first on line {}); keep one", it->second));
+        fail_job_field(job_path, kline, field + "." + key,
+                       fmt::format("given twice (first on line {}); keep one", it->second));
       seen.emplace(key, kline);
       if (key == "sysfs" || key == "procfs" || key == "sysctl") {
         parse_knobs(v, key, kv.second, job_path, kline);
       } else if (key == "cgroup") {
         if (!kv.second.IsMap())
-          fail(job_path, line_of(kv.second, kline), field + ".cgroup",
-               fmt::format("expected a mapping, found {}; write `cgroup: {{top: {{memory.min: "
-                           "64M}}}}` (keys as in the job's cgroup: section)",
-                           kind_name(kv.second)));
+          fail_job_field(
+              job_path, line_of(kv.second, kline), field + ".cgroup",
+              fmt::format("expected a mapping, found {}; write `cgroup: {{top: {{memory.min: "
+                          "64M}}}}` (keys as in the job's cgroup: section)",
+                          kind_name(kv.second)));
         cgroup_override = kv.second;
         v.cgroup_line = kline;
       } else if (key == "description") {
         if (!kv.second.IsScalar())
-          fail(job_path, kline, field + ".description",
-               fmt::format("expected one line of text, found {}", kind_name(kv.second)));
+          fail_job_field(job_path, kline, field + ".description",
+                         fmt::format("expected one line of text, found {}", kind_name(kv.second)));
         v.description = kv.second.Scalar();
       } else {
         std::string hint;
@@ -173,8 +172,8 @@ std::vector<VariantSpec> parse_variants(const YAML::Node& node, const std::strin
         if (key == "proc") hint = " (did you mean 'procfs'?)";
         if (key == "sysctls") hint = " (did you mean 'sysctl'?)";
         if (key == "cgroups") hint = " (did you mean 'cgroup'?)";
-        fail(job_path, kline, field + "." + key,
-             fmt::format("unknown key{}; a variant's keys are {}", hint, kVariantKeys));
+        fail_job_field(job_path, kline, field + "." + key,
+                       fmt::format("unknown key{}; a variant's keys are {}", hint, kVariantKeys));
       }
     }
     v.cgroup = parse_cgroup_spec(merged_cgroup(job_cgroup, cgroup_override), job_path);

@@ -5,6 +5,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "harness/job/variants.h"
@@ -15,6 +16,11 @@ namespace nightjar {
 /// 1-based line of a YAML node (for "FILE:LINE" in errors), or `fallback`
 /// when yaml-cpp has no mark for it. Shared by the job and variant parsers.
 int line_of(const YAML::Node& node, int fallback);
+/// Throws UsageError "path:line: field: message" ("path: field: message" when
+/// the line is unknown, "field: message" without a path): every job-file and
+/// variant error goes through here so that the form is uniform.
+[[noreturn]] void fail_job_field(const std::string& path, int line, std::string_view field,
+                                 const std::string& message);
 /// "a list", "a mapping", "a scalar" or "nothing": a node's kind for errors.
 const char* kind_name(const YAML::Node& node);
 

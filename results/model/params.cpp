@@ -563,4 +563,9 @@ std::string human_bytes(std::uint64_t bytes) {
   return buf;
 }
 
+std::string size_text(const Cell& cell, std::uint64_t bytes) {
+  std::string text = cell.has("size") ? cell.text("size") : std::to_string(bytes);
+  return text + " (" + human_bytes(bytes) + ")";
+}
+
 }  // namespace nightjar

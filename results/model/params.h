@@ -105,4 +105,9 @@ std::string format_size(std::uint64_t bytes);
 /// "23.5 MiB"; below 1 KiB the exact count, "512 bytes". For messages.
 std::string human_bytes(std::uint64_t bytes);
 
+/// A cell's `size` as the job wrote it, then its byte count in human units:
+/// "20%mem (4.7 GiB)"; the bare byte count when the cell has no `size`. For
+/// the workloads' messages about sizes (pft, tmpfs_refault).
+std::string size_text(const Cell& cell, std::uint64_t bytes);
+
 }  // namespace nightjar

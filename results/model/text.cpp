@@ -5,8 +5,11 @@
 
 #include <time.h>
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <ctime>
 
 #include <system_error>
@@ -15,6 +18,20 @@ namespace nightjar {
 
 namespace {
 constexpr std::string_view kBlanks = " \t\r\n\v\f";
+}
+
+std::string rstrip_spaces(std::string s) {
+  while (!s.empty() && s.back() == ' ') s.pop_back();
+  return s;
+}
+
+std::string p_text(double p) {
+  return p < 1e-4 ? fmt::format("{:.1e}", p) : fmt::format("{:.4f}", p);
+}
+
+std::string table_number(double v) {
+  if (!std::isfinite(v)) return "undefined";
+  return std::abs(v) < 100 ? fmt::format("{:.4f}", v) : fmt::format("{:.2f}", v);
 }
 
 std::string_view trim(std::string_view s) {

@@ -12,6 +12,19 @@
 
 namespace nightjar {
 
+/// `s` without its trailing spaces (only ' '): the padding of a table's last
+/// column, cut before the line is printed.
+std::string rstrip_spaces(std::string s);
+
+/// A p- or q-value for tables and notes: 4 decimals, scientific below 1e-4
+/// ("0.0312", "3.2e-07").
+std::string p_text(double p);
+
+/// A measured value for tables: 4 decimals below 100, 2 from 100 up, as
+/// mmtests' tables print them ("0.1234", "2154.27"); "undefined" when not
+/// finite.
+std::string table_number(double v);
+
 /// `s` without leading and trailing blanks (space, tab, CR, LF, VT, FF).
 std::string_view trim(std::string_view s);
 

@@ -10,11 +10,11 @@ namespace nightjar {
 namespace {
 
 // Shortest text that reads back as the same double; empty when undefined.
-std::string num(double v) {
+std::string csv_num(double v) {
   return std::isfinite(v) ? fmt::format("{}", v) : "";
 }
-std::string num(const std::optional<double>& v) {
-  return v ? num(*v) : "";
+std::string csv_num(const std::optional<double>& v) {
+  return v ? csv_num(*v) : "";
 }
 
 // The columns of every line, before the optional ones.
@@ -76,27 +76,27 @@ std::vector<std::string> row_fields(const Comparison& c, const ComparisonRow& ro
       std::to_string(n.runs),
       std::to_string(b.summary.n),
       std::to_string(n.summary.n),
-      num(b.mean),
-      num(n.mean),
-      num(b.summary.coeff_var),
-      num(n.summary.coeff_var),
-      num(row.change_pct[s]),
-      num(row.plain_change_pct[s]),
+      csv_num(b.mean),
+      csv_num(n.mean),
+      csv_num(b.summary.coeff_var),
+      csv_num(n.summary.coeff_var),
+      csv_num(row.change_pct[s]),
+      csv_num(row.plain_change_pct[s]),
       sig ? std::string(stats::to_string(sig->verdict)) : "",
-      sig ? num(sig->p) : "",
-      sig ? num(sig->q) : "",
-      sig ? num(sig->ratio_lo) : "",
-      sig ? num(sig->ratio_hi) : "",
+      sig ? csv_num(sig->p) : "",
+      sig ? csv_num(sig->q) : "",
+      sig ? csv_num(sig->ratio_lo) : "",
+      sig ? csv_num(sig->ratio_hi) : "",
       sig ? (std::isinf(sig->smallest_detectable_change_pct)
                  ? "inf"
-                 : num(sig->smallest_detectable_change_pct))
+                 : csv_num(sig->smallest_detectable_change_pct))
           : "",
       sig && sig->iterations_needed ? std::to_string(*sig->iterations_needed) : "",
       sig ? sig->reason : "",
-      num(b.within_cv_pct),
-      num(b.between_cv_pct),
-      num(n.within_cv_pct),
-      num(n.between_cv_pct),
+      csv_num(b.within_cv_pct),
+      csv_num(b.between_cv_pct),
+      csv_num(n.within_cv_pct),
+      csv_num(n.between_cv_pct),
       sig ? std::string(stats::to_string(sig->basis)) : "",
       sig && sig->runs_needed ? std::to_string(*sig->runs_needed) : "",
   };

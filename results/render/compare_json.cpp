@@ -10,11 +10,11 @@ namespace {
 
 using nlohmann::ordered_json;
 
-ordered_json num(double v) {
+ordered_json json_num(double v) {
   return std::isfinite(v) ? ordered_json(v) : ordered_json(nullptr);
 }
-ordered_json num(const std::optional<double>& v) {
-  return v ? num(*v) : ordered_json(nullptr);
+ordered_json json_num(const std::optional<double>& v) {
+  return v ? json_num(*v) : ordered_json(nullptr);
 }
 
 const char* kind_name(ComparisonRow::Kind k) {
@@ -27,17 +27,17 @@ ordered_json side_figures(const SideFigures& f) {
   if (f.invalid > 0) j["invalid"] = f.invalid;  // absent: none
   j.update(ordered_json{{"runs", f.runs},
                         {"aborted_runs", f.aborted_runs},
-                        {"mean", num(f.mean)},
-                        {"min", num(s.n ? s.min : NAN)},
-                        {"max", num(s.n ? s.max : NAN)},
-                        {"amean", num(s.n ? s.amean : NAN)},
-                        {"hmean", num(s.hmean)},
-                        {"gmean", num(s.gmean)},
-                        {"median", num(s.n ? s.median : NAN)},
-                        {"stddev", num(s.stddev)},
-                        {"coeff_var", num(s.coeff_var)},
-                        {"within_run_coeff_var", num(f.within_cv_pct)},
-                        {"between_run_coeff_var", num(f.between_cv_pct)}});
+                        {"mean", json_num(f.mean)},
+                        {"min", json_num(s.n ? s.min : NAN)},
+                        {"max", json_num(s.n ? s.max : NAN)},
+                        {"amean", json_num(s.n ? s.amean : NAN)},
+                        {"hmean", json_num(s.hmean)},
+                        {"gmean", json_num(s.gmean)},
+                        {"median", json_num(s.n ? s.median : NAN)},
+                        {"stddev", json_num(s.stddev)},
+                        {"coeff_var", json_num(s.coeff_var)},
+                        {"within_run_coeff_var", json_num(f.within_cv_pct)},
+                        {"between_run_coeff_var", json_num(f.between_cv_pct)}});
   if (f.emulated) j["emulated"] = true;  // absent: no run under qemu TCG
   return j;
 }
@@ -77,12 +77,12 @@ ordered_json environment_json(const Comparison& c) {
 // its between-run source, what an undecided row needs, and the reason.
 void add_significance(ordered_json& ch, const stats::Significance& sig) {
   ch["verdict"] = std::string(stats::to_string(sig.verdict));
-  ch["p"] = num(sig.p);
-  ch["q"] = num(sig.q);
+  ch["p"] = json_num(sig.p);
+  ch["q"] = json_num(sig.q);
   ch["ratio_ci"] = (sig.ratio_lo && sig.ratio_hi)
-                       ? ordered_json::array({num(sig.ratio_lo), num(sig.ratio_hi)})
+                       ? ordered_json::array({json_num(sig.ratio_lo), json_num(sig.ratio_hi)})
                        : ordered_json(nullptr);
-  ch["smallest_detectable_change_pct"] = num(sig.smallest_detectable_change_pct);
+  ch["smallest_detectable_change_pct"] = json_num(sig.smallest_detectable_change_pct);
   ch["basis"] = std::string(stats::to_string(sig.basis));
   // Where a side with one run took its between-run variation from
   // (docs/statistics.md "Where the between-run variation comes from").
@@ -92,7 +92,7 @@ void add_significance(ordered_json& ch, const stats::Significance& sig) {
   ch["min_effect_pct"] = sig.min_effect_pct;
   ch["equivalence_ci"] =
       (sig.equivalence_lo && sig.equivalence_hi)
-          ? ordered_json::array({num(sig.equivalence_lo), num(sig.equivalence_hi)})
+          ? ordered_json::array({json_num(sig.equivalence_lo), json_num(sig.equivalence_hi)})
           : ordered_json(nullptr);
   ch["runs_needed"] = sig.runs_needed ? ordered_json(*sig.runs_needed) : ordered_json(nullptr);
   ch["iterations_needed"] =
@@ -156,16 +156,16 @@ std::string render_json(const Comparison& c) {
     ordered_json stats_lines = ordered_json::array();
     for (const auto& l : row.lines) {
       ordered_json values = ordered_json::array(), pcts = ordered_json::array();
-      for (double v : l.value) values.push_back(num(v));
-      for (double v : l.pct) pcts.push_back(num(v));
+      for (double v : l.value) values.push_back(json_num(v));
+      for (double v : l.pct) pcts.push_back(json_num(v));
       stats_lines.push_back({{"stat", l.name}, {"values", values}, {"pct_change", pcts}});
     }
     r["stats"] = std::move(stats_lines);
     ordered_json changes = ordered_json::array();
     for (std::size_t s = 1; s < row.sides.size(); ++s) {
       ordered_json ch{{"side", s},
-                      {"pct_change", num(row.change_pct[s])},
-                      {"plain_change_pct", num(row.plain_change_pct[s])}};
+                      {"pct_change", json_num(row.change_pct[s])},
+                      {"plain_change_pct", json_num(row.plain_change_pct[s])}};
       if (const auto& sig = row.significance[s]) add_significance(ch, *sig);
       changes.push_back(std::move(ch));
     }

@@ -5,15 +5,12 @@
 #include <cmath>
 #include <cstdint>
 
+#include "results/model/text.h"
 #include "results/render/compare.h"
 #include "results/render/environment.h"
 
 namespace nightjar {
 namespace {
-
-void rstrip(std::string& s) {
-  while (!s.empty() && s.back() == ' ') s.pop_back();
-}
 
 // Averages: %.2f below 1000, integer otherwise, %.4g above 1e8.
 std::string average(const SideFigures& f) {
@@ -98,7 +95,7 @@ std::string render_lkp(const Comparison& c, const RenderOptions& o) {
     h4 += "          |                \\";
   }
   for (auto* h : {&h1, &h2, &h3, &h4}) {
-    rstrip(*h);
+    *h = rstrip_spaces(std::move(*h));
     out += *h + "\n";
   }
   for (const auto& row : c.rows) {

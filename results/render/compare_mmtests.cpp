@@ -7,15 +7,12 @@
 #include <utility>
 #include <vector>
 
+#include "results/model/text.h"
 #include "results/render/compare.h"
 #include "results/render/environment.h"
 
 namespace nightjar {
 namespace {
-
-void rstrip(std::string& s) {
-  while (!s.empty() && s.back() == ' ') s.pop_back();
-}
 
 bool starred(const ComparisonRow& row, const StatLine& line, std::size_t side) {
   if (!line.main || side >= row.significance.size() || !row.significance[side]) return false;
@@ -82,8 +79,8 @@ std::string header_rows(const Comparison& c, const Widths& d) {
     h1 += fmt::format("{:>{}}", top, d.col_w());
     h2 += fmt::format("{:>{}}", bottom, d.col_w());
   }
-  rstrip(h1);
-  rstrip(h2);
+  h1 = rstrip_spaces(std::move(h1));
+  h2 = rstrip_spaces(std::move(h2));
   return (h1.empty() ? "" : h1 + "\n") + h2 + "\n";
 }
 
@@ -117,7 +114,7 @@ std::string render_mmtests(const Comparison& c, const RenderOptions& o) {
   // the tag (the columns before it keep their widths).
   auto end_line = [&](std::string l, const ComparisonRow& row) {
     if (row_emulated(row)) l += std::string(" ") + kEmulationTag;
-    rstrip(l);
+    l = rstrip_spaces(std::move(l));
     out += l + "\n";
   };
   auto block = [&](ComparisonRow::Kind kind) {

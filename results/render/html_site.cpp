@@ -223,10 +223,6 @@ std::string value_text(double v) {
   return std::isfinite(v) ? fmt::format("{:.6g}", v) : "undefined";
 }
 
-std::string p_text(double p) {
-  return p < 1e-4 ? fmt::format("{:.1e}", p) : fmt::format("{:.4f}", p);
-}
-
 // The page header; `back`: a page one folder below the index, with a link to it.
 std::string head(const HtmlPageInfo& info, const std::string& title, bool back = true) {
   mu::data d;

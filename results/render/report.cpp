@@ -136,11 +136,6 @@ std::vector<std::string> wrap(const std::string& text, std::size_t width,
   return lines;
 }
 
-std::string rstrip(std::string s) {
-  while (!s.empty() && s.back() == ' ') s.pop_back();
-  return s;
-}
-
 std::string md_escape(const std::string& s) {
   std::string out;
   for (char ch : s) {
@@ -275,7 +270,7 @@ void render_blocks(std::ostringstream& out, const Comparison& c, const Section& 
       v += emulation_tag(row->sides[i]);
       std::string line = labels[i] + std::string(label_width - labels[i].size() + 2, ' ') + v;
       if (line.size() <= static_cast<std::size_t>(o.max_width)) {
-        out << rstrip(line) << "\n";
+        out << rstrip_spaces(line) << "\n";
       } else {
         // Too wide: the label on its own line(s), the value indented below.
         for (const auto& l : wrap(labels[i], o.max_width)) out << l << "\n";
@@ -313,7 +308,7 @@ std::string render_table_text(const Table& t, const Comparison& c, const std::st
         line.push_back(v);
       }
       // A row holding figures of runs under qemu TCG ends with the tag.
-      if (row_emulated(*row)) line.back() = rstrip(line.back()) + " " + kEmulationTag;
+      if (row_emulated(*row)) line.back() = rstrip_spaces(line.back()) + " " + kEmulationTag;
       cells.push_back(std::move(line));
     }
     return cells;
@@ -331,7 +326,7 @@ std::string render_table_text(const Table& t, const Comparison& c, const std::st
         if (j) s += " | ";
         s += line[j] + std::string(w[j] - line[j].size(), ' ');
       }
-      return rstrip(s);
+      return rstrip_spaces(s);
     };
     std::vector<std::string> lines{render_line(header)};
     for (const auto& line : cells) lines.push_back(render_line(line));

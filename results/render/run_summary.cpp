@@ -7,16 +7,10 @@
 #include <map>
 #include <set>
 
+#include "results/model/text.h"
 #include "results/render/table.h"
 
 namespace nightjar {
-
-namespace {
-// Numbers for humans: 4 decimals below 100, 2 above, like mmtests' tables.
-std::string number(double v) {
-  return std::abs(v) < 100 ? fmt::format("{:.4f}", v) : fmt::format("{:.2f}", v);
-}
-}  // namespace
 
 std::string render_run_summary(const std::vector<RunSummary>& runs) {
   using A = TextTable::Align;
@@ -58,10 +52,11 @@ std::string render_run_summary(const std::vector<RunSummary>& runs) {
       row(run, first,
           {first ? run.cell : "", m.metric, m.unit, n, mean_label(m.mean),
            !any           ? "-"
-           : m.mean_value ? number(*m.mean_value)
+           : m.mean_value ? table_number(*m.mean_value)
                           : "undefined",
            m.n >= 2 && std::isfinite(m.coeff_var) ? fmt::format("{:.2f}%", m.coeff_var) : "-",
-           any ? number(m.min) : "-", any ? number(m.max) : "-", first ? run.status : ""});
+           any ? table_number(m.min) : "-", any ? table_number(m.max) : "-",
+           first ? run.status : ""});
       first = false;
     }
   }

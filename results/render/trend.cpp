@@ -6,20 +6,12 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "results/model/text.h"
 #include "results/render/table.h"
 
 namespace nightjar {
 
 namespace {
-
-std::string number(double v) {
-  if (!std::isfinite(v)) return "undefined";
-  return std::abs(v) < 100 ? fmt::format("{:.4f}", v) : fmt::format("{:.2f}", v);
-}
-
-std::string p_text(double p) {
-  return p < 1e-4 ? fmt::format("{:.1e}", p) : fmt::format("{:.4f}", p);
-}
 
 using stats::verdict_word;
 
@@ -39,8 +31,8 @@ std::string possible_text(const TrendSeries& s, const stats::ChangePoint& cp) {
   return fmt::format(
       "possible change since night {} ({}), needs confirmation ({} night{}): {} -> {}, {:.2f}% "
       "{}, p {}",
-      cp.index + 1, s.points[cp.index].build, k, k == 1 ? "" : "s", number(cp.mean_before),
-      number(cp.mean_after), cp.pct_change, verdict_word(cp), p_text(cp.p));
+      cp.index + 1, s.points[cp.index].build, k, k == 1 ? "" : "s", table_number(cp.mean_before),
+      table_number(cp.mean_after), cp.pct_change, verdict_word(cp), p_text(cp.p));
 }
 
 // "possible change at night 3 (b3), a short segment (2 | 2 nights): 100.0000
@@ -50,8 +42,8 @@ std::string short_text(const TrendSeries& s, const stats::ChangePoint& cp) {
       "possible change at night {} ({}), a short segment ({} | {} nights): {} -> {}, {:.2f}% {}, "
       "p {}",
       cp.index + 1, s.points[cp.index].build, cp.index - cp.segment_begin,
-      cp.segment_end - cp.index, number(cp.mean_before), number(cp.mean_after), cp.pct_change,
-      verdict_word(cp), p_text(cp.p));
+      cp.segment_end - cp.index, table_number(cp.mean_before), table_number(cp.mean_after),
+      cp.pct_change, verdict_word(cp), p_text(cp.p));
 }
 
 }  // namespace
@@ -75,8 +67,9 @@ std::string render_trend_text(const TrendReport& r, bool history) {
                   {A::left, A::left, A::right, A::right, A::right, A::right, A::left, A::left});
       for (const auto& cp : s.change_points) {
         const TrendPoint& p = s.points[cp.index];
-        t.add_row({"  " + p.build, p.date, number(cp.mean_before), number(cp.mean_after),
-                   fmt::format("{:.2f}%", cp.pct_change), p_text(cp.p), verdict_word(cp),
+        t.add_row({"  " + p.build, p.date, table_number(cp.mean_before),
+                   table_number(cp.mean_after), fmt::format("{:.2f}%", cp.pct_change), p_text(cp.p),
+                   verdict_word(cp),
                    fmt::format("{} | {}", cp.index - cp.segment_begin, cp.segment_end - cp.index)});
       }
       out += t.render();
@@ -105,7 +98,7 @@ std::string render_trend_text(const TrendReport& r, bool history) {
         t.add_row({"  " + std::to_string(i + 1), p.build, p.date, std::to_string(p.run_ids.size()),
                    std::to_string(p.n) +
                        (p.invalid ? fmt::format(" ({} invalid)", p.invalid) : std::string()),
-                   number(p.mean),
+                   table_number(p.mean),
                    std::isfinite(p.coeff_var) ? fmt::format("{:.2f}%", p.coeff_var) : "-", mark});
       }
       out += "\n" + t.render();
@@ -132,8 +125,8 @@ std::string render_trend_markdown(const TrendReport& r) {
     for (const auto& cp : s.change_points) {
       const TrendPoint& p = s.points[cp.index];
       out += fmt::format("| {} | {} | {} | {} | {:.2f}% | {} | {} |\n", p.build, p.date,
-                         number(cp.mean_before), number(cp.mean_after), cp.pct_change, p_text(cp.p),
-                         verdict_word(cp));
+                         table_number(cp.mean_before), table_number(cp.mean_after), cp.pct_change,
+                         p_text(cp.p), verdict_word(cp));
     }
   }
   for (const auto& n : r.notes) out += "\n- note: " + n;
