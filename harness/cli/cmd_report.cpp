@@ -21,9 +21,11 @@
 #include "harness/job/job.h"
 #include "results/compare/comparison.h"
 #include "results/compare/selector.h"
+#include "results/compare/why.h"
 #include "results/model/text.h"
 #include "results/render/compare.h"
 #include "results/render/report.h"
+#include "results/render/why.h"
 #include "workloads/workload.h"
 
 namespace nightjar {
@@ -37,6 +39,7 @@ struct ReportArgs {
   double alpha = 0.05, min_effect = 1.0;
   int precision = 1;
   bool include_invalid = false;
+  bool why = false;
 };
 
 const std::set<std::string> kRunAttributes = {"kernel", "build", "variant", "testbox"};
@@ -156,6 +159,7 @@ ExitCode cmd_report(const ReportArgs& a) {
   const SideQuery query{a.job, a.workload, a.ignore_params, &workload_catalog(), a.include_invalid};
   std::vector<std::unique_ptr<Comparison>> comparisons;
   std::vector<ReportGroup> groups;
+  std::vector<std::vector<Selector>> group_sides;  // per group: --why explains the same runs
   if (kRunAttributes.count(a.group)) {
     const auto values = common_values(store, selectors, query, a.group);
     if (values.empty())
@@ -173,11 +177,13 @@ ExitCode cmd_report(const ReportArgs& a) {
       for (std::size_t i = 0; i < c->sides.size(); ++i) c->sides[i].name = a.sides[i];
       groups.push_back({group_title(store, *c, a.group, v, group_labels), c.get()});
       comparisons.push_back(std::move(c));
+      group_sides.push_back(narrowed_sides);
     }
   } else {
     comparisons.push_back(
         std::make_unique<Comparison>(compare_selectors(store, selectors, query, options)));
     groups.push_back({"", comparisons.back().get()});
+    group_sides.push_back(selectors);
   }
 
   if (a.format == "mmtests") {
@@ -194,6 +200,15 @@ ExitCode cmd_report(const ReportArgs& a) {
   } else {
     std::cout << render_report(groups, o);
   }
+  if (a.why)
+    for (std::size_t g = 0; g < groups.size(); ++g) {
+      const WhyBlock why =
+          explain_monitors(*groups[g].comparison, store, group_sides[g], query, options);
+      if (!groups[g].title.empty()) std::cout << "\n" << groups[g].title << ":\n";
+      std::cout << (a.format == "markdown"  ? render_why_markdown(why)
+                    : a.format == "mmtests" ? render_why_text(why)
+                                            : render_why_changelog(why));
+    }
   std::cout.flush();
   return ExitCode::ok;
 }
@@ -256,6 +271,10 @@ Subcommand add_report_command(CLI::App& app) {
       ->allow_extra_args(false);
   cmd->add_flag("--include-invalid", a->include_invalid,
                 "also pool the samples stored invalid, for inspection (the legend says so)");
+  cmd->add_flag("--why", a->why,
+                "after the tables, what else changed: the monitor rows and the profile symbols "
+                "that moved, as compare --why decides them (docs/compare.md \"The profile "
+                "block\"); at most 72 columns in the changelog format");
   s.run = [a] { return cmd_report(*a); };
   return s;
 }

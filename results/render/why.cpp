@@ -6,6 +6,9 @@
 #include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <vector>
+
+#include "results/model/text.h"
 
 namespace nightjar {
 namespace {
@@ -119,6 +122,72 @@ std::string render_why_text(const WhyBlock& block, int precision) {
   return out;
 }
 
+namespace {
+
+// `words` filled into lines of at most `width` columns, each starting with
+// `indent` (the first with `first` instead).
+std::string fill(const std::vector<std::string>& words, std::size_t width, const std::string& first,
+                 const std::string& indent) {
+  std::string out, line = first;
+  bool empty = true;
+  for (const auto& w : words) {
+    if (!empty && line.size() + 1 + w.size() > width) {
+      out += line + "\n";
+      line = indent;
+      empty = true;
+    }
+    line += (empty ? "" : " ") + w;
+    empty = false;
+  }
+  return out + line + "\n";
+}
+
+}  // namespace
+
+std::string render_why_changelog(const WhyBlock& block, std::size_t width, std::size_t limit) {
+  std::string out;
+  const std::size_t name_w = width > 44 ? width - 44 : 12;
+  for (const auto& s : block.sides) {
+    out += "\n" + fill(split_blanks(fmt::format(
+                           "What else changed, {} vs {}: {} of {} monitor rows moved (BH, q < "
+                           "{}).",
+                           s.side, s.base, s.moved.size(), s.family, block.alpha)),
+                       width, "", "  ");
+    for (std::size_t i = 0; i < std::min(limit, s.moved.size()); ++i) {
+      const auto& e = s.moved[i];
+      std::string r = ratio(e);
+      if (const auto sp = r.find(' '); sp != std::string::npos) r = r.substr(0, sp);
+      out +=
+          rstrip_spaces(fmt::format("  {:<{}}  {:>9}  {:<9}  q {}", cut_middle(e.operation, name_w),
+                                    name_w, pct(e), r, q_text(e))
+                            .substr(0, width)) +
+          "\n";
+    }
+    if (s.moved.size() > limit)
+      out += fmt::format("  ... {} more (compare --why)\n", s.moved.size() - limit);
+    for (const auto& d : s.profiles) {
+      out += fill(split_blanks(fmt::format(
+                      "Profile of {} ({}, {} vs {} iterations): {} of {} symbol shares moved.",
+                      d.cell, d.base_event, d.base_n, d.new_n, d.moved.size(), d.family)),
+                  width, "", "  ");
+      for (std::size_t i = 0; i < std::min(limit, d.moved.size()); ++i) {
+        const auto& m = d.moved[i];
+        out += rstrip_spaces(fmt::format("  {:<{}}  {:<8}  {:>5.1f}% -> {:>5.1f}%  {:+.1f} pts",
+                                         cut_middle(m.symbol, name_w), name_w,
+                                         m.self ? "self" : "children", m.base_pct, m.new_pct,
+                                         m.diff_pts)) +
+               "\n";
+        if (!m.changed_in.empty())
+          out += fmt::format("    changed by {} ({})\n", block.commit.substr(0, 12),
+                             cut_middle(m.changed_in, width - 30));
+      }
+      if (d.moved.size() > limit)
+        out += fmt::format("  ... {} more (compare --why)\n", d.moved.size() - limit);
+    }
+  }
+  return out;
+}
+
 std::string render_why_markdown(const WhyBlock& block, int precision) {
   std::string out;
   for (const auto& s : block.sides) {
@@ -157,6 +226,22 @@ std::string render_why_markdown(const WhyBlock& block, int precision) {
     }
   return out;
 }
+
+namespace {
+
+// {"name","base","new","delta","children":[...]}: the merged tree as stored.
+nlohmann::ordered_json flame_json(const FlameNode& n) {
+  nlohmann::ordered_json children = nlohmann::ordered_json::array();
+  for (const auto& c : n.children) children.push_back(flame_json(c));
+  return {{"name", n.name},
+          {"base", n.base},
+          {"new", n.now},
+          {"delta", std::isfinite(n.delta) ? nlohmann::ordered_json(n.delta)
+                                           : nlohmann::ordered_json(nullptr)},
+          {"children", std::move(children)}};
+}
+
+}  // namespace
 
 std::string render_why_json(const WhyBlock& block) {
   using nlohmann::ordered_json;
@@ -206,7 +291,9 @@ std::string render_why_json(const WhyBlock& block) {
                           {"base_lost", d.base_lost},
                           {"new_lost", d.new_lost},
                           {"family", d.family},
-                          {"moved", symbols}});
+                          {"moved", symbols},
+                          {"flame_scale", num(d.flame_scale)},
+                          {"flame", flame_json(d.flame)}});
     }
     sides.push_back({{"commit", block.commit},
                      {"base", s.base},

@@ -7,6 +7,8 @@
 // errors (without --why, without profiles) exit 2 and write nothing.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -134,6 +136,74 @@ TEST(FlameCli, FlamegraphNeedsWhyAndProfiles) {
       << r.err;
   EXPECT_TRUE(r.out.empty()) << r.out;
   EXPECT_FALSE(fs::exists(page));
+}
+
+}  // namespace
+
+namespace {
+
+// The child of `node` named `name`, or null.
+const nlohmann::json* child_named(const nlohmann::json& node, const std::string& name) {
+  for (const auto& c : node["children"])
+    if (c["name"] == name) return &c;
+  return nullptr;
+}
+
+TEST(FlameCli, JsonCarriesTheMergedTreeOfEveryProfiledCell) {
+  TempDir dir;
+  const std::string db = profile_fixture_db(dir);
+  auto r = run_nightjar({"compare", "a", "b", "--db", db, "--why", "--format", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& profile = j["why"][0]["profiles"][0];
+  EXPECT_DOUBLE_EQ(profile["flame_scale"].get<double>(),
+                   profile["new_samples"].get<double>() / profile["base_samples"].get<double>());
+  const auto& root = profile["flame"];
+  EXPECT_EQ(root["name"], "all");
+  EXPECT_EQ(root["base"], profile["base_samples"]);
+  EXPECT_EQ(root["new"], profile["new_samples"]);
+  // main;f;h: 5 iterations of 20+i%2 in a and of 70+i%2 in b (250 more);
+  // main;k 10 per iteration only in a, main;n only in b.
+  const auto* main = child_named(root, "main");
+  ASSERT_NE(main, nullptr) << root.dump();
+  const auto* f = child_named(*main, "f");
+  ASSERT_NE(f, nullptr);
+  const auto* h = child_named(*f, "h");
+  ASSERT_NE(h, nullptr);
+  EXPECT_EQ((*h)["base"].get<int>() + 250, (*h)["new"].get<int>());
+  EXPECT_GT((*h)["delta"].get<double>(), 0);
+  const auto* k = child_named(*main, "k");
+  ASSERT_NE(k, nullptr);
+  EXPECT_EQ((*k)["new"], 0);
+  EXPECT_EQ((*k)["base"], 50);
+  const auto* n = child_named(*main, "n");
+  ASSERT_NE(n, nullptr);
+  EXPECT_EQ((*n)["base"], 0);
+  EXPECT_EQ((*n)["new"], 50);
+}
+
+TEST(FlameCli, ReportWhyPrintsTheMovedSymbolsInEveryFormat) {
+  TempDir dir;
+  const std::string db = profile_fixture_db(dir);
+  auto r = run_nightjar({"report", "a", "b", "--db", db, "--why"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("What else changed, b vs a:"), std::string::npos) << r.out;
+  const std::size_t profile = r.out.find("Profile of ");
+  ASSERT_NE(profile, std::string::npos) << r.out;
+  // h rose from about 18% to about 64% of the samples, g fell: both listed.
+  EXPECT_NE(r.out.find("\n  h ", profile), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\n  g ", profile), std::string::npos) << r.out;
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);)
+    EXPECT_LE(line.size(), 72u) << "wider than a changelog: " << line;
+  auto md = run_nightjar({"report", "a", "b", "--db", db, "--why", "--format", "markdown"});
+  ASSERT_EQ(md.exit_code, 0) << md.err;
+  EXPECT_NE(md.out.find("#### Profile: b vs a"), std::string::npos) << md.out;
+  EXPECT_NE(md.out.find("| `h` | self |"), std::string::npos) << md.out;
+  // Without --why, no block.
+  auto plain = run_nightjar({"report", "a", "b", "--db", db});
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_EQ(plain.out.find("What else changed"), std::string::npos) << plain.out;
 }
 
 }  // namespace
