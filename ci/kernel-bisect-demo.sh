@@ -19,7 +19,11 @@
 # busybox-static or nightjar-static is missing. Kernel builds and the guest
 # run under `nice -n ${DEMO_NICE:-19}` (DEMO_NICE=-10 on a machine shared
 # with other builds, so the measured guest is not starved; DEMO_SPIN: the
-# planted slowdown's loop count, default 8; DEMO_ITERATIONS: per step). ctest: `ctest -L kernel-bisect` (not in CI's
+# planted slowdown's loop count, default 8; DEMO_ITERATIONS: per step;
+# DEMO_JOB: the job measured, default jobs/pft-quick.yaml;
+# jobs/pft-bisect-profile.yaml adds perf-stat and perf-profile, and the
+# bisect's answer then lists the kernel symbols that moved, the planted one
+# marked as changed by the culprit). ctest: `ctest -L kernel-bisect` (not in CI's
 # default set: ci/test.sh excludes the label).
 set -eu
 
@@ -88,11 +92,25 @@ commit "mm/mmap: helper (does not build)"
 sed -i '/nightjar_demo_broken/d' "$repo/mm/mmap.c"
 commit "mm/mmap: fix the build"
 note mm/rmap.c "demo 10: a comment in mm/rmap.c";                  commit "mm/rmap: comment"
-# 11: the planted slowdown, SPIN pause instructions per anonymous fault.
+# 11: the planted slowdown, SPIN pause instructions per anonymous fault, in
+#     a function of its own (noinline) called by do_anonymous_page: a
+#     kernel profile then names it, and the commit's diff adds it, so that
+#     bisect's "what else changed" block marks it as changed by the culprit
+#     (with a job that has the perf-profile monitor: DEMO_JOB).
 spin=${DEMO_SPIN:-8}
-sed -i "/^static vm_fault_t do_anonymous_page(struct vm_fault \*vmf)\$/,/File mapping without/{s|^\t/\* File mapping without|\tfor (int nightjar_spin = 0; nightjar_spin < $spin; nightjar_spin++)\n\t\tcpu_relax();\n\n&|}" \
+sed -i "/^static vm_fault_t do_anonymous_page(struct vm_fault \*vmf)\$/i\\
+/* nightjar demo: the planted slowdown, $spin pause instructions per fault */\\
+static noinline void nightjar_demo_fault_work(void)\\
+{\\
+\tint i;\\
+\\
+\tfor (i = 0; i < $spin; i++)\\
+\t\tcpu_relax();\\
+}\\
+" "$repo/mm/memory.c"
+sed -i "/^static vm_fault_t do_anonymous_page(struct vm_fault \*vmf)\$/,/File mapping without/{s|^\t/\* File mapping without|\tnightjar_demo_fault_work();\n\n&|}" \
   "$repo/mm/memory.c"
-grep -q nightjar_spin "$repo/mm/memory.c" || { echo "kernel-bisect-demo: cannot plant in mm/memory.c"; exit 1; }
+[ "$(grep -c nightjar_demo_fault_work "$repo/mm/memory.c")" = 2 ] || { echo "kernel-bisect-demo: cannot plant in mm/memory.c"; exit 1; }
 commit "mm/memory: planted slowdown in do_anonymous_page"
 note kernel/sys.c "demo 12: a comment in kernel/sys.c";            commit "sys: comment"
 # 13: panics at boot; 14 takes it out.
@@ -111,7 +129,7 @@ stamp "repository $repo: demo-base + $n commits, planted $(git -C "$repo" log -1
 rm -f "$dir/demo.db" "$dir/demo.db-wal" "$dir/demo.db-shm"
 set +e
 nice -n "${DEMO_NICE:-19}" "$nightjar" bisect run --repo "$repo" --good demo-base --bad demo \
-  --job "$here/jobs/pft-quick.yaml" --set size=32M --set clients=1 --set mode=processes \
+  --job "${DEMO_JOB:-$here/jobs/pft-quick.yaml}" --set size=32M --set clients=1 --set mode=processes \
   --iterations "${DEMO_ITERATIONS:-5}" --max-iterations 15 \
   --kernel-build --defconfig tinyconfig --config-fragment "$here/ci/kernel/nightjar-guest.config" \
   --kernel-dir "$dir" --db "$dir/demo.db" 2>&1 | tee "$dir/bisect.out"

@@ -280,9 +280,16 @@ ExitCode report_first_bad(Session& s, Git& git, const BisectSession& row, const 
       "\nfirst bad commit: {} {}\n  after {} step(s) between the endpoints ({} skipped)\n", first,
       subject, between, counts.skipped);
   s.out << merge_note(s, git, first, s.test_branch);
-  if (!first_runs.empty())
+  if (!first_runs.empty()) {
     print_comparison(s, endpoints.base, first_runs, "good-" + short_sha(row.good),
                      "bad-" + short_sha(first), endpoints.min_effect);
+    // Why it is slower: the monitors and profile symbols that moved, each
+    // symbol the first bad commit changed marked (docs/bisect.md "What else
+    // changed").
+    print_why(s, endpoints.base, first_runs, "good-" + short_sha(row.good),
+              "bad-" + short_sha(first), endpoints.min_effect, first,
+              changed_functions(git, first));
+  }
   return ExitCode::ok;
 }
 

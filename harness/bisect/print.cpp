@@ -8,8 +8,12 @@
 #include <fmt/format.h>
 
 #include "harness/bisect/options.h"
+#include "results/compare/why.h"
+#include "results/model/text.h"
 #include "results/render/compare.h"
 #include "results/render/table.h"
+#include "results/render/why.h"
+#include "workloads/workload.h"
 
 namespace nightjar {
 
@@ -22,8 +26,7 @@ std::string pct_text(double v) {
 }
 
 std::string p_text(std::optional<double> p) {
-  if (!p) return "-";
-  return *p < 1e-4 ? fmt::format("{:.1e}", *p) : fmt::format("{:.4f}", *p);
+  return p ? nightjar::p_text(*p) : "-";
 }
 
 std::string effect_with_ci(const DecisionResult& d, const MetricDescriptor& m, double alpha) {
@@ -61,6 +64,30 @@ void print_comparison(Session& s, const std::vector<std::int64_t>& base,
   }
   s.out << "\n" << render_mmtests(c, ro) << "\n";
   s.out << "effect: " << effect_with_ci(d, s.prep.metric, s.job.alpha) << "\n";
+}
+
+void print_why(Session& s, const std::vector<std::int64_t>& base,
+               const std::vector<std::int64_t>& now, const std::string& base_name,
+               const std::string& now_name, double min_effect, const std::string& commit,
+               const std::map<std::string, std::string>& changed) {
+  if (base.empty() || now.empty()) return;
+  std::vector<Selector> sides(2);
+  sides[0].text = base_name;
+  sides[0].run_ids = base;
+  sides[1].text = now_name;
+  sides[1].run_ids = now;
+  const SideQuery query{"", "", {}, &workload_catalog(), false};
+  const stats::SignificanceOptions options = bisect_significance(s.job.alpha, min_effect);
+  const Comparison c = compare_selectors(s.store, sides, query, options);
+  WhyBlock why = explain_monitors(c, s.store, sides, query, options);
+  const bool monitors = std::any_of(c.rows.begin(), c.rows.end(), [](const ComparisonRow& r) {
+    return r.kind == ComparisonRow::Kind::monitor;
+  });
+  const bool profiles = std::any_of(why.sides.begin(), why.sides.end(),
+                                    [](const WhySide& w) { return !w.profiles.empty(); });
+  if (!monitors && !profiles) return;
+  attribute_to_commit(why, commit, changed);
+  s.out << render_why_text(why, 2);
 }
 
 void print_session_header(Session& s, const Git& git, const BisectSession& row, int range) {
