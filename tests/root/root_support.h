@@ -3,15 +3,20 @@
 // cgroup directories exist.
 #pragma once
 
+#include <linux/perf_event.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "results/model/text.h"
 #include "workloads/sys/cgroup.h"
 #include "workloads/sys/probe.h"
 #include "workloads/sys/zram.h"
@@ -33,6 +38,27 @@ inline bool cpu_emulated() {
 /// CI"). Sizes as job files write them ("1G", "128M").
 inline std::string test_file_size(const std::string& native, const std::string& emulated) {
   return cpu_emulated() ? emulated : native;
+}
+
+/// "" when perf_event_open gives this thread a cpu-clock sampling event
+/// with call chains, inherited by its children (what the perf-profile
+/// monitor opens, workloads/sys/perf_profile.h), else why not.
+inline std::string sampling_event_refused() {
+  perf_event_attr attr;
+  std::memset(&attr, 0, sizeof attr);
+  attr.size = sizeof attr;
+  attr.type = PERF_TYPE_SOFTWARE;
+  attr.config = PERF_COUNT_SW_CPU_CLOCK;
+  attr.freq = 1;
+  attr.sample_freq = 499;
+  attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_CALLCHAIN;
+  attr.disabled = 1;
+  attr.inherit = 1;
+  const int fd =
+      static_cast<int>(::syscall(SYS_perf_event_open, &attr, 0, 0, -1, PERF_FLAG_FD_CLOEXEC));
+  if (fd < 0) return "perf_event_open refused a cpu-clock sampling event: " + errno_text(errno);
+  ::close(fd);
+  return "";
 }
 
 /// "" when memory cgroups can be created here, else why not (the skip reason).

@@ -28,24 +28,10 @@ using test::run_nightjar;
 using test::TempDir;
 
 // "" when a cpu-clock sampling event with kernel call chains can be
-// opened on this thread, else why not.
+// opened here as root, else why not.
 std::string sampling_refused() {
   if (::geteuid() != 0) return "needs root (kernel frames and /proc/kallsyms addresses)";
-  perf_event_attr attr;
-  std::memset(&attr, 0, sizeof attr);
-  attr.size = sizeof attr;
-  attr.type = PERF_TYPE_SOFTWARE;
-  attr.config = PERF_COUNT_SW_CPU_CLOCK;
-  attr.freq = 1;
-  attr.sample_freq = 499;
-  attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_CALLCHAIN;
-  attr.disabled = 1;
-  attr.inherit = 1;
-  const int fd =
-      static_cast<int>(::syscall(SYS_perf_event_open, &attr, 0, 0, -1, PERF_FLAG_FD_CLOEXEC));
-  if (fd < 0) return "perf_event_open refused a cpu-clock sampling event: " + errno_text(errno);
-  ::close(fd);
-  return "";
+  return test::sampling_event_refused();
 }
 
 constexpr const char* kJob =

@@ -50,6 +50,7 @@ int open_sampler(const EventChoice& e, int cpu, bool exclude_kernel, int frequen
   attr.exclude_hv = 1;
   attr.comm = 1;
   attr.comm_exec = 1;
+  attr.mmap = 1;  // executable mappings: where an exec'd program's code is
   attr.watermark = 1;
   attr.wakeup_watermark = static_cast<std::uint32_t>(watermark);
   return static_cast<int>(::syscall(SYS_perf_event_open, &attr, 0 /* this thread */, cpu,
@@ -107,6 +108,9 @@ struct PerfProfiler::State {
   bool collecting = false, quit = false;
   std::map<std::vector<std::uint64_t>, std::uint64_t> raw;  // {pid, callchain...} -> samples
   std::map<std::uint32_t, std::string> exec_comm;           // pid that exec'd -> its program
+  /// pid that exec'd -> file -> its executable mappings since the exec
+  /// (PERF_RECORD_MMAP): the program's own code and its libraries.
+  std::map<std::uint32_t, std::map<std::string, std::vector<FileMapping>>> exec_maps;
   std::uint64_t lost = 0;
   int wake = -1;  // eventfd that ends the drain thread's poll
   std::thread drainer;
@@ -124,6 +128,15 @@ struct PerfProfiler::State {
       std::uint32_t pid = 0;
       std::memcpy(&pid, rec.data() + 8, 4);
       exec_comm[pid] = std::string(rec.data() + 16, strnlen(rec.data() + 16, rec.size() - 16));
+      exec_maps[pid].clear();  // a new program: the old one's mappings are gone
+    } else if (h.type == PERF_RECORD_MMAP && rec.size() > 40) {
+      // header, pid, tid, addr, len, pgoff, filename (NUL-terminated)
+      std::uint32_t pid = 0;
+      std::memcpy(&pid, rec.data() + 8, 4);
+      const std::uint64_t addr = u64_at(16), len = u64_at(24), pgoff = u64_at(32);
+      std::string file(rec.data() + 40, strnlen(rec.data() + 40, rec.size() - 40));
+      if (file.starts_with('/'))
+        exec_maps[pid][std::move(file)].push_back({addr, addr + len, pgoff});
     } else if (h.type == PERF_RECORD_SAMPLE && collecting && rec.size() >= 32) {
       // header, ip, pid/tid, nr, ips[nr]
       std::uint32_t pid = 0;
@@ -308,6 +321,23 @@ IterationProfile PerfProfiler::take() {
   out.frequency_hz = s.options.frequency_hz;
   out.lost = s.lost;
   std::vector<std::string> frames;
+  // The symbols of each file an exec'd process mapped, per process (the
+  // addresses differ between processes): read once per take().
+  std::map<std::pair<std::uint32_t, std::string>, ProgramSymbols> exec_symbols;
+  auto exec_frame = [&](std::uint32_t pid, std::uint64_t ip) -> const std::string* {
+    const auto files = s.exec_maps.find(pid);
+    if (files == s.exec_maps.end()) return nullptr;
+    for (const auto& [file, mappings] : files->second)
+      for (const auto& m : mappings) {
+        if (ip < m.start || ip >= m.end) continue;
+        auto at = exec_symbols.find({pid, file});
+        if (at == exec_symbols.end())
+          at = exec_symbols.emplace(std::pair{pid, file}, ProgramSymbols::file(file, mappings))
+                   .first;
+        return at->second.find(ip);
+      }
+    return nullptr;
+  };
   for (const auto& [key, count] : s.raw) {
     const std::uint32_t pid = static_cast<std::uint32_t>(key[0]);
     const auto exec = s.exec_comm.find(pid);
@@ -328,7 +358,8 @@ IterationProfile PerfProfiler::take() {
         const std::string* name = s.kernel.find(ip);
         push(name ? *name : "[kernel]");
       } else if (exec != s.exec_comm.end()) {
-        push("[" + exec->second + "]");
+        const std::string* name = exec_frame(pid, ip);
+        push(name ? *name : "[" + exec->second + "]");
       } else {
         const std::string* name = s.program.find(ip);
         push(name ? *name : "[unknown]");

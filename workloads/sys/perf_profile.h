@@ -19,8 +19,10 @@
 // Kernel frames are named from /proc/kallsyms, user frames of nightjar's
 // program (and of the workers it forks) from its ELF symbols
 // (workloads/sys/symbols.h); a process that exec'd another program has its
-// user frames folded into one "[program]" frame, its name as the kernel
-// reported it.
+// user frames named from the ELF files the kernel reported it mapping
+// after the exec (PERF_RECORD_MMAP: the program and its libraries), or
+// folded into one "[program]" frame, its name as the kernel reported it,
+// where those files have no symbol for the address.
 #pragma once
 
 #include <cstdint>

@@ -184,16 +184,14 @@ ProgramSymbols ProgramSymbols::parse(std::string_view elf, std::vector<FileMappi
   return out;
 }
 
-ProgramSymbols ProgramSymbols::self() {
+ProgramSymbols ProgramSymbols::file(const std::string& path, std::vector<FileMapping> mappings) {
   ProgramSymbols out;
-  char path[4096];
-  const ssize_t n = ::readlink("/proc/self/exe", path, sizeof path - 1);
-  const int fd = ::open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   struct stat st {};
-  if (n <= 0 || fd < 0 || ::fstat(fd, &st) != 0 || st.st_size <= 0) {
+  if (fd < 0 || ::fstat(fd, &st) != 0 || st.st_size <= 0) {
     const int err = errno;
     if (fd >= 0) ::close(fd);
-    out.unavailable_ = "cannot read /proc/self/exe: " + errno_text(err);
+    out.unavailable_ = "cannot read " + path + ": " + errno_text(err);
     return out;
   }
   const auto size = static_cast<std::size_t>(st.st_size);
@@ -201,15 +199,28 @@ ProgramSymbols ProgramSymbols::self() {
   const int err = errno;
   ::close(fd);
   if (map == MAP_FAILED) {
-    out.unavailable_ = "cannot map /proc/self/exe: " + errno_text(err);
+    out.unavailable_ = "cannot map " + path + ": " + errno_text(err);
+    return out;
+  }
+  out = parse(std::string_view(static_cast<const char*>(map), size), std::move(mappings));
+  ::munmap(map, size);
+  return out;
+}
+
+ProgramSymbols ProgramSymbols::self() {
+  char path[4096];
+  const ssize_t n = ::readlink("/proc/self/exe", path, sizeof path - 1);
+  if (n <= 0) {
+    ProgramSymbols out;
+    out.unavailable_ = "cannot read /proc/self/exe: " + errno_text(errno);
     return out;
   }
   const std::string maps =
       read_small_file("/proc/self/maps", nullptr, std::size_t{16} << 20).value_or("");
-  out = parse(std::string_view(static_cast<const char*>(map), size),
+  // /proc/self/exe, not the link's target: it stays readable when the file
+  // was replaced or deleted since the program started.
+  return file("/proc/self/exe",
               parse_mappings(maps, std::string_view(path, static_cast<std::size_t>(n))));
-  ::munmap(map, size);
-  return out;
 }
 
 std::optional<std::uint64_t> ProgramSymbols::link_address(std::uint64_t address) const {

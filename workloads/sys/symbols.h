@@ -73,6 +73,12 @@ class ProgramSymbols {
   /// The running program: /proc/self/exe and its mappings in
   /// /proc/self/maps (the processes nightjar forks share them).
   static ProgramSymbols self();
+  /// The ELF file at `path` mapped at `mappings` in some process (a program
+  /// nightjar exec'd, or one of its libraries: the perf-profile monitor
+  /// learns both from the kernel's PERF_RECORD_MMAP records). A file that
+  /// cannot be read gives an empty table and unavailable() names it and
+  /// errno.
+  static ProgramSymbols file(const std::string& path, std::vector<FileMapping> mappings);
 
   /// The function holding run-time address `address`, or nullptr.
   const std::string* find(std::uint64_t address) const;
