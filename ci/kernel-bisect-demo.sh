@@ -16,7 +16,7 @@
 # fixed dates, so their ids and the cached images stay the same).
 # LINUX_SOURCE: the tarball (default /usr/src/linux-source-6.1.tar.xz,
 # `apt-get install linux-source-6.1`). Exits 77 when the tarball, qemu,
-# busybox-static or nightjar-static is missing. Kernel builds and the guest
+# busybox-static, cpio or nightjar-static is missing. Kernel builds and the guest
 # run under `nice -n ${DEMO_NICE:-19}` (DEMO_NICE=-10 on a machine shared
 # with other builds, so the measured guest is not starved; DEMO_SPIN: the
 # planted slowdown's loop count, default 8; DEMO_ITERATIONS: per step;
@@ -40,6 +40,7 @@ skip() { echo "kernel-bisect-demo: skipped: $*"; exit 77; }
 [ -x "$build/nightjar-static" ] || skip "no $build/nightjar-static (configure with -DNIGHTJAR_STATIC=ON)"
 command -v qemu-system-x86_64 >/dev/null || skip "no qemu-system-x86_64 (apt-get install qemu-system-x86)"
 command -v busybox >/dev/null || [ -x /bin/busybox ] || skip "no busybox (apt-get install busybox-static)"
+command -v cpio >/dev/null || skip "no cpio (apt-get install cpio: the guests' initramfs)"
 for t in make gcc flex bison bc; do
   command -v $t >/dev/null || skip "no $t (apt-get install build-essential flex bison bc libelf-dev libssl-dev)"
 done

@@ -82,8 +82,12 @@ ExitCode bisect_resume(const std::string& db, std::optional<std::int64_t> sessio
                        std::ostream& out) {
   install_interrupt_handlers();
   ResultsStore store = open_sessions(db, "resume");
-  const BisectSession row = find_session(store, session, "resume", "unfinished",
-                                         {BisectStatus::running, BisectStatus::interrupted});
+  // A session stopped by an error (a missing tool, a full disk, an endpoint
+  // that no longer builds) goes on once the cause is fixed, as an
+  // interrupted one does: its decided commits are kept either way.
+  const BisectSession row =
+      find_session(store, session, "resume", "unfinished",
+                   {BisectStatus::running, BisectStatus::interrupted, BisectStatus::failed});
   if (row.kind != "run")
     throw UsageError(
         fmt::format("bisect resume: session {} holds `bisect step` decisions; resume those "

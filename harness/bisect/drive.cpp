@@ -361,7 +361,12 @@ ExitCode drive_recorded(Session& s, const BisectSession& row) {
                          s.id);
     throw;
   } catch (const std::exception& e) {
-    s.store.finish_bisect_session(s.id, BisectStatus::failed, e.what(), "");
+    s.store.finish_bisect_session(s.id, BisectStatus::failed,
+                                  std::string(e.what()) + "; " + resume_hint(s.id), "");
+    s.out << fmt::format(
+        "bisect stopped by an error; once it is fixed, resume with: nightjar bisect resume "
+        "--session {}\n",
+        s.id);
     throw;
   }
 }

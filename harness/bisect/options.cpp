@@ -13,6 +13,7 @@
 
 #include "harness/bisect/git.h"
 #include "harness/vm/initramfs.h"
+#include "harness/vm/qemu.h"
 #include "results/model/exit_codes.h"
 #include "results/model/text.h"
 #include "results/store/store.h"
@@ -169,7 +170,10 @@ Prepared prepare(const std::string& repo, BisectJobOptions& job) {
                     job.max_iterations, p.iterations));
   p.metric = pick_metric(pj, p, job);
   check_kernel_build_options(job.kernel, job.build_command);
-  if (job.kernel.enabled) find_guest_binary("");  // EnvironmentError saying how to build it
+  if (job.kernel.enabled) {  // EnvironmentError saying what to build or install
+    find_guest_binary("");
+    check_vm_tools();  // before a first kernel build of a quarter of an hour
+  }
   p.top = repository_top(repo);
   return p;
 }

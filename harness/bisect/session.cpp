@@ -47,9 +47,19 @@ BisectSession find_session(const ResultsStore& store, std::optional<std::int64_t
 }
 
 ExitCode stop(Session& s, BisectStatus status, const std::string& why, ExitCode code) {
-  s.store.finish_bisect_session(s.id, status, why, "");
-  s.out << "bisect " << to_string(status) << ": " << why << "\n";
+  if (status != BisectStatus::failed) {
+    s.store.finish_bisect_session(s.id, status, why, "");
+    s.out << "bisect " << to_string(status) << ": " << why << "\n";
+    return code;
+  }
+  s.store.finish_bisect_session(s.id, status, why + "; " + resume_hint(s.id), "");
+  s.out << "bisect failed: " << why << "\n"
+        << "once it is fixed, resume with: nightjar bisect resume --session " << s.id << "\n";
   return code;
+}
+
+std::string resume_hint(std::int64_t session) {
+  return "once fixed, `nightjar bisect resume --session " + std::to_string(session) + "` goes on";
 }
 
 }  // namespace nightjar

@@ -65,7 +65,13 @@ BisectSession find_session(const ResultsStore& store, std::optional<std::int64_t
                            std::vector<BisectStatus> statuses);
 
 /// Ends the session with `status` and `why` (printed as "bisect STATUS:
-/// WHY"); returns `code`.
+/// WHY"); returns `code`. A failed session (an error that stops the bisect:
+/// an endpoint that cannot be built or measured) stores and prints how to
+/// resume it once the cause is fixed (resume_hint).
 ExitCode stop(Session& s, BisectStatus status, const std::string& why, ExitCode code);
+
+/// "once fixed, `nightjar bisect resume --session N` goes on": the words a
+/// failed session's result ends with (`bisect resume` takes failed sessions).
+std::string resume_hint(std::int64_t session);
 
 }  // namespace nightjar

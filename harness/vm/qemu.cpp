@@ -284,17 +284,25 @@ json guest_spec(const std::vector<PlannedJob>& plan, const RunOptions& options,
   return spec;
 }
 
-// Checks the host's tools and gathers what every kernel and boot shares.
-VmSetup prepare_vm_setup(const std::vector<PlannedJob>& plan, const QemuOptions& q,
-                         ResultsStore& store) {
-  if (!on_path(q.qemu))
-    throw EnvironmentError(q.qemu +
+}  // namespace
+
+void check_vm_tools(const std::string& qemu, const std::string& busybox) {
+  if (!on_path(qemu))
+    throw EnvironmentError(qemu +
                            " is not installed; apt-get install qemu-system-x86 (or run "
                            "ci/fetch-kernels.sh)");
   if (!on_path("cpio"))
     throw EnvironmentError("cpio is not installed (builds the initramfs); apt-get install cpio");
+  check_static_busybox(busybox);
+}
+
+namespace {
+
+// Checks the host's tools and gathers what every kernel and boot shares.
+VmSetup prepare_vm_setup(const std::vector<PlannedJob>& plan, const QemuOptions& q,
+                         ResultsStore& store) {
   VmSetup v;
-  check_static_busybox(v.busybox);
+  check_vm_tools(q.qemu, v.busybox);
   v.guest_binary = find_guest_binary(q.guest_binary);
   v.accel = choose_accelerator();
   const unsigned host_cpus = std::max(1u, std::thread::hardware_concurrency());

@@ -65,6 +65,14 @@ struct QemuOptions {
 /// The cgroup2 mount options of the guest `job` runs in: --vm-cgroup-options
 /// when given, else the job's `vm: cgroup2_options`, else
 /// kDefaultCgroup2Options.
+/// Checks the host tools a guest boot needs: `qemu` on PATH, cpio (the
+/// initramfs) and a static busybox at `busybox`. Throws EnvironmentError
+/// naming the missing one and the package to install. `run --kernel` checks
+/// them before the first boot, `bisect run --kernel-build` before the first
+/// kernel build.
+void check_vm_tools(const std::string& qemu = "qemu-system-x86_64",
+                    const std::string& busybox = "/bin/busybox");
+
 std::string guest_cgroup2_options(const JobFile& job, const QemuOptions& qemu);
 
 /// One boot per kernel (and run) for each distinct guest_cgroup2_options()

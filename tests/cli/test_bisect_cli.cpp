@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -372,6 +373,33 @@ TEST(BisectRunCli, GoodEndpointThatDoesNotBuildIsAnEnvironmentError) {
   EXPECT_EQ(r.exit_code, 4) << r.out << r.err;
   EXPECT_TRUE(contains(r.out, "does not build")) << r.out;
   EXPECT_EQ(query_one(f.db, "SELECT status FROM bisect_session"), "failed");
+  EXPECT_TRUE(f.repo_as_found());
+}
+
+TEST(BisectRunCli, ASessionStoppedByAnErrorResumesOnceTheCauseIsFixed) {
+  SyntheticRepoSpec spec;
+  spec.commits = 8;
+  spec.regress_at = 5;
+  Fixture f(spec);
+  // The build needs a file outside the repository: missing at first (the
+  // good endpoint does not build: exit 4, session failed), then created.
+  const std::string flag = f.dir.path() + "/toolchain-ready";
+  auto args = f.run_args();
+  const auto build = std::find(args.begin(), args.end(), std::string(kSyntheticBuild));
+  ASSERT_NE(build, args.end());
+  *build = "test -f " + flag + " && " + kSyntheticBuild;
+  auto r = run_nightjar(args);
+  EXPECT_EQ(r.exit_code, 4) << r.out << r.err;
+  EXPECT_TRUE(contains(r.out, "resume with: nightjar bisect resume --session 1")) << r.out;
+  EXPECT_EQ(query_one(f.db, "SELECT status FROM bisect_session"), "failed");
+  EXPECT_TRUE(contains(query_one(f.db, "SELECT result FROM bisect_session"),
+                       "`nightjar bisect resume --session 1` goes on"));
+  std::ofstream(flag) << "ok\n";
+  auto resumed = run_nightjar({"bisect", "resume", "--db", f.db});
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.out << resumed.err;
+  EXPECT_TRUE(contains(resumed.out, "first bad commit: " + f.sha(5))) << resumed.out;
+  EXPECT_EQ(query_one(f.db, "SELECT count(*) FROM bisect_session"), "1");
+  EXPECT_EQ(query_one(f.db, "SELECT status FROM bisect_session"), "found");
   EXPECT_TRUE(f.repo_as_found());
 }
 
