@@ -136,7 +136,12 @@ std::string render_session_log(const BisectSession& session, const std::vector<B
                 : "-";
     std::string text = s.subject;
     if (!s.reason.empty()) text += (text.empty() ? "" : ": ") + s.reason;
-    if (text.size() > 160) text = text.substr(0, 157) + "...";
+    // One line per step: a reason with the console's or build's tail (a
+    // boot panic, a failed build) keeps its first line; the whole of it is
+    // in the database (bisect_step.reason).
+    if (const auto nl = text.find('\n'); nl != std::string::npos)
+      text = text.substr(0, nl) + " ...";
+    if (text.size() > 160) text = cut_utf8(text, 157) + "...";
     t.add_row({std::to_string(s.step), short_sha(s.commit), to_string(s.role), build,
                std::to_string(s.runs.size()), n, s.pct_change ? pct_text(*s.pct_change) : "-",
                p_text(s.q), s.verdict, to_string(s.decision), text});

@@ -59,7 +59,8 @@ void print_session_header(Session& s, const Git& git, const BisectSession& row, 
 
 /// A session and its steps as `bisect log` prints them: the session's
 /// fields, then one table row per step (step, commit, role, build, runs, n,
-/// %change, q, verdict, decision, subject / reason cut at 160 characters).
+/// %change, q, verdict, decision, subject / reason cut at its first line
+/// and at 160 characters; the whole reason stays in the database).
 std::string render_session_log(const BisectSession& session, const std::vector<BisectStep>& steps);
 
 }  // namespace nightjar
