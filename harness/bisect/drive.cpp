@@ -286,9 +286,8 @@ ExitCode report_first_bad(Session& s, Git& git, const BisectSession& row, const 
     // Why it is slower: the monitors and profile symbols that moved, each
     // symbol the first bad commit changed marked (docs/bisect.md "What else
     // changed").
-    print_why(s, endpoints.base, first_runs, "good-" + short_sha(row.good),
-              "bad-" + short_sha(first), endpoints.min_effect, first,
-              changed_functions(git, first));
+    print_why(s, git, endpoints.base, first_runs, "good-" + short_sha(row.good),
+              "bad-" + short_sha(first), endpoints.min_effect, first);
   }
   return ExitCode::ok;
 }

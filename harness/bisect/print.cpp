@@ -66,10 +66,9 @@ void print_comparison(Session& s, const std::vector<std::int64_t>& base,
   s.out << "effect: " << effect_with_ci(d, s.prep.metric, s.job.alpha) << "\n";
 }
 
-void print_why(Session& s, const std::vector<std::int64_t>& base,
+void print_why(Session& s, const Git& git, const std::vector<std::int64_t>& base,
                const std::vector<std::int64_t>& now, const std::string& base_name,
-               const std::string& now_name, double min_effect, const std::string& commit,
-               const std::map<std::string, std::string>& changed) {
+               const std::string& now_name, double min_effect, const std::string& commit) {
   if (base.empty() || now.empty()) return;
   std::vector<Selector> sides(2);
   sides[0].text = base_name;
@@ -86,7 +85,7 @@ void print_why(Session& s, const std::vector<std::int64_t>& base,
   const bool profiles = std::any_of(why.sides.begin(), why.sides.end(),
                                     [](const WhySide& w) { return !w.profiles.empty(); });
   if (!monitors && !profiles) return;
-  attribute_to_commit(why, commit, changed);
+  attribute_to_commit(why, commit, changed_functions(git, commit));
   s.out << render_why_text(why, 2);
 }
 

@@ -6,7 +6,6 @@
 // room (harness/bisect/decide.h) and the store's records.
 #pragma once
 
-#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,16 +41,15 @@ void print_comparison(Session& s, const std::vector<std::int64_t>& base,
 /// Prints "what else changed" (results/compare/why.h) between runs `base`
 /// and `now` on s.out: every monitor row that moved and, where the runs
 /// have perf-profile stacks, each cell's moved symbol shares, joined to
-/// commit `commit` with `changed` (function -> file, changed_functions of
-/// harness/bisect/git.h): a moved symbol the commit changed is marked
-/// "changed by SHA (FILE)". Prints nothing when the runs recorded no monitor
-/// rows and no profiles (a job without `monitors:`). The rows are decided as
-/// compare --why decides them, at the session's alpha and `min_effect`
-/// percent. Errors as compare_selectors.
-void print_why(Session& s, const std::vector<std::int64_t>& base,
+/// commit `commit` of `git` (changed_functions of harness/bisect/git.h, read
+/// only when the block is printed): a moved symbol the commit changed is
+/// marked "changed by SHA (FILE)". Prints nothing when the runs recorded no
+/// monitor rows and no profiles (a job without `monitors:`). The rows are
+/// decided as compare --why decides them, at the session's alpha and
+/// `min_effect` percent. Errors as compare_selectors and Git::run.
+void print_why(Session& s, const Git& git, const std::vector<std::int64_t>& base,
                const std::vector<std::int64_t>& now, const std::string& base_name,
-               const std::string& now_name, double min_effect, const std::string& commit,
-               const std::map<std::string, std::string>& changed);
+               const std::string& now_name, double min_effect, const std::string& commit);
 
 /// "bisect session N: good SHA (subject), bad SHA (subject), R commit(s)
 /// after good; metric M (unit, higher is better); job J" on s.out.

@@ -11,6 +11,7 @@
 #include <charconv>
 #include <cmath>
 #include <ctime>
+#include <sstream>
 
 #include <system_error>
 
@@ -23,6 +24,25 @@ constexpr std::string_view kBlanks = " \t\r\n\v\f";
 std::string rstrip_spaces(std::string s) {
   while (!s.empty() && s.back() == ' ') s.pop_back();
   return s;
+}
+
+std::vector<std::string> wrap_words(const std::string& text, std::size_t width,
+                                    const std::string& indent) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  std::string word, line;
+  while (in >> word) {
+    if (line.empty()) {
+      line = (lines.empty() ? "" : indent) + word;
+    } else if (line.size() + 1 + word.size() <= width) {
+      line += " " + word;
+    } else {
+      lines.push_back(line);
+      line = indent + word;
+    }
+  }
+  if (!line.empty()) lines.push_back(line);
+  return lines;
 }
 
 std::string p_text(double p) {

@@ -16,6 +16,12 @@ namespace nightjar {
 /// column, cut before the line is printed.
 std::string rstrip_spaces(std::string s);
 
+/// Greedy word wrap of `text` (words split at blanks) to lines of at most
+/// `width` columns (a word longer than that stays whole); continuation lines
+/// start with `indent`. The changelog layouts (report, report --why).
+std::vector<std::string> wrap_words(const std::string& text, std::size_t width,
+                                    const std::string& indent = "  ");
+
 /// A p- or q-value for tables and notes: 4 decimals, scientific below 1e-4
 /// ("0.0312", "3.2e-07").
 std::string p_text(double p);

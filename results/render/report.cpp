@@ -116,26 +116,6 @@ std::string block_verdict(const ComparisonRow& row, std::size_t i, ReportStat st
   return "(" + text + ")";
 }
 
-// Greedy word wrap to `width` columns; continuation lines get `indent`.
-std::vector<std::string> wrap(const std::string& text, std::size_t width,
-                              const std::string& indent = "  ") {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  std::string word, line;
-  while (in >> word) {
-    if (line.empty()) {
-      line = (lines.empty() ? "" : indent) + word;
-    } else if (line.size() + 1 + word.size() <= width) {
-      line += " " + word;
-    } else {
-      lines.push_back(line);
-      line = indent + word;
-    }
-  }
-  if (!line.empty()) lines.push_back(line);
-  return lines;
-}
-
 std::string md_escape(const std::string& s) {
   std::string out;
   for (char ch : s) {
@@ -263,7 +243,7 @@ void render_blocks(std::ostringstream& out, const Comparison& c, const Section& 
       }
       continue;
     }
-    for (const auto& l : wrap(title, o.max_width)) out << l << "\n";
+    for (const auto& l : wrap_words(title, o.max_width)) out << l << "\n";
     for (std::size_t i = 0; i < labels.size(); ++i) {
       std::string v = value_text(shown(*row, i, o.stat), row->unit, o.precision);
       if (i > 0) v += " " + block_verdict(*row, i, o.stat, o.precision);
@@ -273,8 +253,9 @@ void render_blocks(std::ostringstream& out, const Comparison& c, const Section& 
         out << rstrip_spaces(line) << "\n";
       } else {
         // Too wide: the label on its own line(s), the value indented below.
-        for (const auto& l : wrap(labels[i], o.max_width)) out << l << "\n";
-        for (const auto& l : wrap("    " + v, o.max_width, "    ")) out << "    " << l << "\n";
+        for (const auto& l : wrap_words(labels[i], o.max_width)) out << l << "\n";
+        for (const auto& l : wrap_words("    " + v, o.max_width, "    "))
+          out << "    " << l << "\n";
       }
     }
   }
@@ -368,7 +349,7 @@ std::string render_table_text(const Table& t, const Comparison& c, const std::st
   }
   for (const auto& l : lines) out << l << "\n";
   for (const auto& k : key)
-    for (const auto& l : wrap(k, max, "   ")) out << l << "\n";
+    for (const auto& l : wrap_words(k, max, "   ")) out << l << "\n";
   return out.str();
 }
 
@@ -451,7 +432,7 @@ void render_matrix(std::ostringstream& out, const Comparison& c, const Section& 
     if (md)
       out << "**" << md_escape(head.substr(0, head.size() - 1)) << "**\n";
     else
-      for (const auto& l : wrap(head, o.max_width)) out << l << "\n";
+      for (const auto& l : wrap_words(head, o.max_width)) out << l << "\n";
   }
   first = false;
   for (const auto& t : tables) {
@@ -567,19 +548,19 @@ std::string report_legend(const std::vector<const Comparison*>& comparisons,
   if (text.size() > static_cast<std::size_t>(max_width))
     text = head + " (" + test_text(options) + ", " + n + noise + left_out + ")";
   std::string out;
-  for (const auto& l : wrap(text, static_cast<std::size_t>(max_width))) out += l + "\n";
+  for (const auto& l : wrap_words(text, static_cast<std::size_t>(max_width))) out += l + "\n";
   if (!between.empty())
     for (const auto& l :
-         wrap("Between-run variation (one run on a side) from " +
-                  join(std::vector<std::string>(between.begin(), between.end()), "; "),
-              static_cast<std::size_t>(max_width)))
+         wrap_words("Between-run variation (one run on a side) from " +
+                        join(std::vector<std::string>(between.begin(), between.end()), "; "),
+                    static_cast<std::size_t>(max_width)))
       out += l + "\n";
   std::set<std::string> warned;  // Comparison::warnings, once each, in plain ASCII
   for (const Comparison* c : comparisons)
     for (std::string w : c->warnings) {
       if (auto dash = w.find("—"); dash != std::string::npos) w.replace(dash, 3, "-");
       if (warned.insert(w).second)
-        for (const auto& l : wrap("Warning: " + w, static_cast<std::size_t>(max_width)))
+        for (const auto& l : wrap_words("Warning: " + w, static_cast<std::size_t>(max_width)))
           out += l + "\n";
     }
   return out;
@@ -615,7 +596,8 @@ std::string environment_block(const std::vector<const Comparison*>& comparisons,
     }
     const std::size_t lead = line.find_first_not_of(' ');
     const std::string indent(lead, ' ');
-    for (const auto& l : wrap(line.substr(lead), width - lead, "    ")) out += indent + l + "\n";
+    for (const auto& l : wrap_words(line.substr(lead), width - lead, "    "))
+      out += indent + l + "\n";
   }
   return out;
 }

@@ -124,22 +124,11 @@ std::string render_why_text(const WhyBlock& block, int precision) {
 
 namespace {
 
-// `words` filled into lines of at most `width` columns, each starting with
-// `indent` (the first with `first` instead).
-std::string fill(const std::vector<std::string>& words, std::size_t width, const std::string& first,
-                 const std::string& indent) {
-  std::string out, line = first;
-  bool empty = true;
-  for (const auto& w : words) {
-    if (!empty && line.size() + 1 + w.size() > width) {
-      out += line + "\n";
-      line = indent;
-      empty = true;
-    }
-    line += (empty ? "" : " ") + w;
-    empty = false;
-  }
-  return out + line + "\n";
+// `text` wrapped to `width` columns, continuation lines indented by two.
+std::string wrapped(const std::string& text, std::size_t width) {
+  std::string out;
+  for (const auto& line : wrap_words(text, width)) out += line + "\n";
+  return out;
 }
 
 }  // namespace
@@ -148,11 +137,10 @@ std::string render_why_changelog(const WhyBlock& block, std::size_t width, std::
   std::string out;
   const std::size_t name_w = width > 44 ? width - 44 : 12;
   for (const auto& s : block.sides) {
-    out += "\n" + fill(split_blanks(fmt::format(
-                           "What else changed, {} vs {}: {} of {} monitor rows moved (BH, q < "
-                           "{}).",
-                           s.side, s.base, s.moved.size(), s.family, block.alpha)),
-                       width, "", "  ");
+    out += "\n" + wrapped(fmt::format("What else changed, {} vs {}: {} of {} monitor rows "
+                                      "moved (BH, q < {}).",
+                                      s.side, s.base, s.moved.size(), s.family, block.alpha),
+                          width);
     for (std::size_t i = 0; i < std::min(limit, s.moved.size()); ++i) {
       const auto& e = s.moved[i];
       std::string r = ratio(e);
@@ -166,10 +154,10 @@ std::string render_why_changelog(const WhyBlock& block, std::size_t width, std::
     if (s.moved.size() > limit)
       out += fmt::format("  ... {} more (compare --why)\n", s.moved.size() - limit);
     for (const auto& d : s.profiles) {
-      out += fill(split_blanks(fmt::format(
-                      "Profile of {} ({}, {} vs {} iterations): {} of {} symbol shares moved.",
-                      d.cell, d.base_event, d.base_n, d.new_n, d.moved.size(), d.family)),
-                  width, "", "  ");
+      out += wrapped(
+          fmt::format("Profile of {} ({}, {} vs {} iterations): {} of {} symbol shares moved.",
+                      d.cell, d.base_event, d.base_n, d.new_n, d.moved.size(), d.family),
+          width);
       for (std::size_t i = 0; i < std::min(limit, d.moved.size()); ++i) {
         const auto& m = d.moved[i];
         out += rstrip_spaces(fmt::format("  {:<{}}  {:<8}  {:>5.1f}% -> {:>5.1f}%  {:+.1f} pts",
