@@ -233,6 +233,7 @@ namespace {
 Endpoints stored_endpoints(const ResultsStore& store, const BisectSession& row,
                            const BisectJobOptions& job) {
   Endpoints e;
+  e.good = row.good;
   std::optional<double> change;
   for (const auto& st : store.bisect_steps(row.id)) {
     if (st.role == BisectRole::good)
@@ -319,8 +320,11 @@ std::string render_bisect_log(const ResultsStore& store, std::optional<std::int6
   // from the facts its runs store (harness/bisect/kernel_build.h).
   std::string kernels;
   for (const auto& st : steps) {
-    if (st.runs.empty()) continue;
-    auto c = store.run_context(st.runs.front());
+    // A paired step also holds the good endpoint's runs: its own come first
+    // in its kernel identity.
+    const std::vector<std::int64_t> own = split_by_build(store, st.runs, st.commit).first;
+    if (own.empty() && st.runs.empty()) continue;
+    auto c = store.run_context(own.empty() ? st.runs.front() : own.front());
     if (!c.count("kbuild.release")) continue;
     kernels +=
         fmt::format("  step {:>2} {}: kernel {}, config hash {}, config key {}, built in {} s\n",

@@ -20,6 +20,12 @@ namespace {
 const char* const kGoodSide = to_string(BisectRole::good);
 const char* const kBadSide = to_string(BisectRole::bad);
 
+// Whether commits between the endpoints are measured beside the good
+// endpoint again (KernelBuildOptions::pair_good).
+bool paired(const Session& s) {
+  return s.job.kernel.enabled && s.job.kernel.pair_good;
+}
+
 void record(Session& s, int step, BisectDecision decision, const DecisionResult* d,
             const std::string& reason) {
   s.store.set_bisect_decision(s.id, step, verdict_record(decision, d, reason));
@@ -133,6 +139,7 @@ std::optional<Endpoints> check_endpoints(Session& s, Git& git, std::vector<Bisec
   BisectStep& g = by_step(good_step);
   BisectStep& b = by_step(bad_step);
   Endpoints e;
+  e.good = good;
   e.base = usable(s.store, g.runs, s.job.metric);
   const std::optional<DecisionResult> db = judge_bad(s, git, g, b, e, code);
   if (!db) return std::nullopt;
@@ -174,11 +181,18 @@ std::optional<Endpoints> check_endpoints(Session& s, Git& git, std::vector<Bisec
     return std::nullopt;
   }
   record(s, g.step, BisectDecision::good, &dg, "itself-run: " + dg.summary);
-  s.out << fmt::format(
-               "commits between are judged against good ({} samples) with a minimum effect of "
-               "{:.2f}%\n",
-               e.base.empty() ? 0 : db->n_base, e.min_effect)
-        << std::flush;
+  if (paired(s))
+    s.out << fmt::format(
+                 "commits between are judged against the good endpoint booted again beside each "
+                 "(as many samples of each) with a minimum effect of {:.2f}%\n",
+                 e.min_effect)
+          << std::flush;
+  else
+    s.out << fmt::format(
+                 "commits between are judged against good ({} samples) with a minimum effect of "
+                 "{:.2f}%\n",
+                 e.base.empty() ? 0 : db->n_base, e.min_effect)
+          << std::flush;
   return e;
 }
 
@@ -237,7 +251,8 @@ BisectDecision test_commit(Session& s, BisectStep& step, const std::string& sha,
       auto r = measure_step(s, step.step, sha, s.prep.iterations);
       runs.insert(runs.end(), r.begin(), r.end());
     }
-    d = decide_with_more(s, step.step, sha, runs, endpoints.base, endpoints.min_effect, kGoodSide);
+    d = decide_with_more(s, step.step, sha, runs, endpoints.base, endpoints.min_effect, kGoodSide,
+                         paired(s) ? endpoints.good : "");
     outcome = step_outcome(d);
     s.out << fmt::format(
                  "{}: {}{} -> {}\n", title,
@@ -267,11 +282,20 @@ ExitCode report_first_bad(Session& s, Git& git, const BisectSession& row, const 
   const std::string first = state.first_bad;
   s.first_bad = first;
   const std::string subject = subject_of(git, first);
-  std::vector<std::int64_t> first_runs;
+  // The first bad commit's runs, and the good runs it was decided against:
+  // the endpoint's, or those measured beside it when paired.
+  std::vector<std::int64_t> first_runs, base = endpoints.base, beside;
   for (const auto& st : s.store.bisect_steps(s.id))
-    if (st.commit == first && (st.role == BisectRole::test || st.role == BisectRole::bad))
-      for (auto r : usable(s.store, st.runs, s.job.metric)) first_runs.push_back(r);
-  if (first == row.bad) first_runs = endpoints.bad;
+    if (st.commit == first && (st.role == BisectRole::test || st.role == BisectRole::bad)) {
+      auto [own, other] = split_by_build(s.store, st.runs, first);
+      for (auto r : usable(s.store, own, s.job.metric)) first_runs.push_back(r);
+      if (st.role == BisectRole::test)
+        for (auto r : usable(s.store, other, s.job.metric)) beside.push_back(r);
+    }
+  if (first == row.bad)
+    first_runs = endpoints.bad;
+  else if (!beside.empty())
+    base = beside;
   const int between = counts.decided + counts.skipped;
   std::string result = fmt::format("first bad commit {} {} ({} tested, {} skipped)", first, subject,
                                    between, counts.skipped);
@@ -281,13 +305,13 @@ ExitCode report_first_bad(Session& s, Git& git, const BisectSession& row, const 
       subject, between, counts.skipped);
   s.out << merge_note(s, git, first, s.test_branch);
   if (!first_runs.empty()) {
-    print_comparison(s, endpoints.base, first_runs, "good-" + short_sha(row.good),
-                     "bad-" + short_sha(first), endpoints.min_effect);
+    print_comparison(s, base, first_runs, "good-" + short_sha(row.good), "bad-" + short_sha(first),
+                     endpoints.min_effect);
     // Why it is slower: the monitors and profile symbols that moved, each
     // symbol the first bad commit changed marked (docs/bisect.md "What else
     // changed").
-    print_why(s, git, endpoints.base, first_runs, "good-" + short_sha(row.good),
-              "bad-" + short_sha(first), endpoints.min_effect, first);
+    print_why(s, git, base, first_runs, "good-" + short_sha(row.good), "bad-" + short_sha(first),
+              endpoints.min_effect, first);
   }
   return ExitCode::ok;
 }

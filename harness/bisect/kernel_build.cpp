@@ -51,6 +51,10 @@ void check_kernel_build_options(KernelBuildOptions& o, const std::string& build_
       throw UsageError(
           "--kernel-config, --defconfig, --config-fragment and --kernel-dir describe kernel "
           "builds: add --kernel-build");
+    if (!o.pair_good)
+      throw UsageError(
+          "--no-pair-good: only with --kernel-build (commits of a work tree are measured once "
+          "each; re-measuring the good endpoint there would rebuild it at every step)");
     return;
   }
   if (!build_command.empty())

@@ -41,6 +41,12 @@ struct KernelBuildOptions {
   int vm_memory_mb = 2048;             ///< --vm-memory MiB
   int vm_cpus = 0;                     ///< --vm-cpus (0 = min(2, CPUs))
   int vm_timeout_sec = 600;            ///< --vm-timeout: one boot and job, seconds
+  /// Each commit between the endpoints is decided against runs of the good
+  /// endpoint's cached image booted again beside it (commit, good, and so on
+  /// per added batch), not against the endpoint's first runs: a slow period of
+  /// the host then hits both sides (docs/bisect.md "Paired with the good
+  /// endpoint"). On by default; --no-pair-good turns it off.
+  bool pair_good = true;
 };
 
 /// Checks `o` when enabled: exactly one of --kernel-config and --defconfig,

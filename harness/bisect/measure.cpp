@@ -72,28 +72,75 @@ std::string why_no_samples(const ResultsStore& store, const std::vector<std::int
   return why.empty() ? "no run was stored" : join(why, "; ");
 }
 
+std::pair<std::vector<std::int64_t>, std::vector<std::int64_t>> split_by_build(
+    const ResultsStore& store, const std::vector<std::int64_t>& ids, const std::string& sha) {
+  std::pair<std::vector<std::int64_t>, std::vector<std::int64_t>> out;
+  for (auto id : ids) {
+    RunFilter f;
+    f.run_id = id;
+    const auto rows = store.runs(f);
+    if (rows.empty()) continue;
+    (rows[0].build == sha ? out.first : out.second).push_back(id);
+  }
+  return out;
+}
+
+namespace {
+
+// A paired step's good-endpoint runs so far, measuring a first batch of them
+// when the commit has samples and they have none.
+std::vector<std::int64_t> paired_base(Session& s, int step, const std::string& sha,
+                                      std::vector<std::int64_t>& runs, const std::string& good) {
+  auto [own, other] = split_by_build(s.store, runs, sha);
+  std::vector<std::int64_t> ok = usable(s.store, other, s.job.metric);
+  if (!ok.empty() || usable(s.store, own, s.job.metric).empty() || !other.empty()) return ok;
+  s.out << fmt::format("  {}: measuring the good endpoint {} again beside it\n", short_sha(sha),
+                       short_sha(good))
+        << std::flush;
+  auto more = measure_step(s, step, good, s.prep.iterations);
+  runs.insert(runs.end(), more.begin(), more.end());
+  return usable(s.store, more, s.job.metric);
+}
+
+}  // namespace
+
 DecisionResult decide_with_more(Session& s, int step, const std::string& sha,
                                 std::vector<std::int64_t>& runs,
                                 const std::vector<std::int64_t>& base, double min_effect,
-                                const std::string& base_name) {
+                                const std::string& base_name, const std::string& pair_with) {
+  const bool paired = !pair_with.empty();
   while (true) {
-    std::vector<std::int64_t> ok = usable(s.store, runs, s.job.metric);
+    const std::vector<std::int64_t> mine = paired ? split_by_build(s.store, runs, sha).first : runs;
+    std::vector<std::int64_t> ok = usable(s.store, mine, s.job.metric);
     if (ok.empty()) {
       DecisionResult none;
-      none.summary = "no samples: " + why_no_samples(s.store, runs);
+      none.summary = "no samples: " + why_no_samples(s.store, mine);
+      return none;
+    }
+    const std::vector<std::int64_t> against =
+        paired ? paired_base(s, step, sha, runs, pair_with) : base;
+    if (against.empty()) {
+      DecisionResult none;
+      none.summary = "the good endpoint measured beside it gave no samples: " +
+                     why_no_samples(s.store, split_by_build(s.store, runs, sha).second);
       return none;
     }
     DecisionResult d =
-        decide_commit(s.store, base, ok, s.job.metric, bisect_significance(s.job.alpha, min_effect),
-                      base_name, short_sha(sha));
+        decide_commit(s.store, against, ok, s.job.metric,
+                      bisect_significance(s.job.alpha, min_effect), base_name, short_sha(sha));
     const int batch = more_iterations(d, s.job.max_iterations, s.prep.iterations);
     if (batch == 0) return d;
     const int have = static_cast<int>(d.min_now);
-    s.out << fmt::format("  {}: {}; adding {} iteration(s) ({} of at most {})\n", short_sha(sha),
-                         d.summary, batch, have + batch, s.job.max_iterations)
+    s.out << fmt::format("  {}: {}; adding {} iteration(s) ({} of at most {}){}\n", short_sha(sha),
+                         d.summary, batch, have + batch, s.job.max_iterations,
+                         paired ? ", and as many of the good endpoint" : "")
           << std::flush;
     auto more = measure_step(s, step, sha, batch);
     runs.insert(runs.end(), more.begin(), more.end());
+    if (paired) {
+      more = measure_step(s, step, pair_with, batch);
+      runs.insert(runs.end(), more.begin(), more.end());
+    }
   }
 }
 

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "harness/bisect/decide.h"
@@ -42,14 +43,30 @@ std::vector<std::int64_t> usable(const ResultsStore& store, const std::vector<st
 /// was stored".
 std::string why_no_samples(const ResultsStore& store, const std::vector<std::int64_t>& ids);
 
+/// The runs of `ids` whose build label is `sha` (first) and the others
+/// (second): a paired step's own runs and the good endpoint's runs measured
+/// beside them (docs/bisect.md "Paired with the good endpoint"). Runs not in
+/// the store are left out.
+std::pair<std::vector<std::int64_t>, std::vector<std::int64_t>> split_by_build(
+    const ResultsStore& store, const std::vector<std::int64_t>& ids, const std::string& sha);
+
 /// Decides `sha` (step `step`) against the runs `base` (named `base_name`)
 /// with minimum effect `min_effect` percent, measuring more batches
 /// (more_iterations) until the decision is not unknown or the cap is
 /// reached. `runs` holds the step's runs so far (resume) and grows. No
 /// usable run: an unknown decision whose summary says why.
+///
+/// Paired (`pair_with` = the good endpoint's commit, not empty): `base` is
+/// not used. The good endpoint is measured again beside the commit -- a
+/// first batch once the commit has samples, then one batch of it after each
+/// batch added to the commit -- and those runs (build label `pair_with`,
+/// linked to step `step` and kept in `runs`) are the base side. They are
+/// measured through the session's measurer, so they need the good endpoint's
+/// build to be available without a rebuild (the kernel measurer's image
+/// cache). When they give no samples the decision is unknown, saying why.
 DecisionResult decide_with_more(Session& s, int step, const std::string& sha,
                                 std::vector<std::int64_t>& runs,
                                 const std::vector<std::int64_t>& base, double min_effect,
-                                const std::string& base_name);
+                                const std::string& base_name, const std::string& pair_with = "");
 
 }  // namespace nightjar

@@ -43,7 +43,8 @@ std::string session_options_json(const BisectJobOptions& o, std::optional<bool> 
     j["kernel"] = {{"config", k.config},       {"defconfig", k.defconfig},
                    {"fragments", k.fragments}, {"dir", k.dir},
                    {"jobs", k.jobs},           {"vm_memory_mb", k.vm_memory_mb},
-                   {"vm_cpus", k.vm_cpus},     {"vm_timeout_sec", k.vm_timeout_sec}};
+                   {"vm_cpus", k.vm_cpus},     {"vm_timeout_sec", k.vm_timeout_sec},
+                   {"pair_good", k.pair_good}};
   }
   return j.dump();
 }
@@ -80,6 +81,8 @@ SessionOptions session_options(const BisectSession& session) {
     kb.vm_memory_mb = k.value("vm_memory_mb", 2048);
     kb.vm_cpus = k.value("vm_cpus", 0);
     kb.vm_timeout_sec = k.value("vm_timeout_sec", 600);
+    // Sessions stored before pairing existed decided against the endpoints.
+    kb.pair_good = k.value("pair_good", false);
   }
   return so;
 }

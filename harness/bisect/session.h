@@ -27,6 +27,10 @@ struct Endpoints {
   std::vector<std::int64_t> bad;   ///< bad runs
   double change = 0;               ///< %change bad vs good
   double min_effect = 1;           ///< used for every commit between, percent
+  /// The good endpoint's commit: with KernelBuildOptions::pair_good each
+  /// commit between is decided against runs of it booted again beside the
+  /// commit (decide_with_more), not against `base`.
+  std::string good;
 };
 
 /// One bisection while it runs.

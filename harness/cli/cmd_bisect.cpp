@@ -23,6 +23,7 @@ struct BisectArgs {
   std::optional<std::int64_t> session;
   std::vector<std::string> sets;
   bool test_merge_branch = false;
+  bool no_pair_good = false;
   BisectJobOptions job;
 };
 
@@ -83,10 +84,15 @@ void add_kernel_build_options(CLI::App* cmd, BisectArgs& a) {
   cmd->add_option("--vm-timeout", k.vm_timeout_sec,
                   "seconds for one boot and job before qemu is killed (default 600)")
       ->check(at_least(10));
+  cmd->add_flag("--no-pair-good", a.no_pair_good,
+                "decide each commit against the good endpoint's first runs instead of booting "
+                "the good image again beside it (docs/bisect.md \"Paired with the good "
+                "endpoint\")");
 }
 
 BisectJobOptions bisect_job(const BisectArgs& a) {
   BisectJobOptions j = a.job;
+  j.kernel.pair_good = !a.no_pair_good;
   for (const auto& s : a.sets) j.overrides.push_back(parse_set(s));
   return j;
 }

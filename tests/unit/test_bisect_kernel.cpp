@@ -55,6 +55,9 @@ TEST(BisectKernelOptions, NeedsExactlyOneConfigAndNoBuildCommand) {
   KernelBuildOptions off;
   off.defconfig = "tinyconfig";
   EXPECT_THROW(check_kernel_build_options(off, ""), UsageError);  // without --kernel-build
+  KernelBuildOptions unpaired;
+  unpaired.pair_good = false;  // --no-pair-good without --kernel-build
+  EXPECT_THROW(check_kernel_build_options(unpaired, ""), UsageError);
 }
 
 TEST(BisectKernelOptions, ConfigKeyFollowsTheRecipeText) {
@@ -117,6 +120,10 @@ TEST(BisectKernelOptions, KernelOptionsSurviveTheSessionJson) {
   EXPECT_EQ(back.job.kernel.fragments, j.kernel.fragments);
   EXPECT_EQ(back.job.kernel.dir, "/k");
   EXPECT_EQ(back.job.kernel.vm_timeout_sec, 300);
+  EXPECT_TRUE(back.job.kernel.pair_good);
+  j.kernel.pair_good = false;
+  s.options = session_options_json(j, false);
+  EXPECT_FALSE(session_options(s).job.kernel.pair_good);
   BisectJobOptions plain;
   s.options = session_options_json(plain, false);
   EXPECT_FALSE(session_options(s).job.kernel.enabled);
