@@ -239,7 +239,10 @@ Endpoints stored_endpoints(const ResultsStore& store, const BisectSession& row,
     if (st.role == BisectRole::good)
       for (auto r : usable(store, st.runs, job.metric)) e.base.push_back(r);
     if (st.role == BisectRole::bad) {
-      e.bad = usable(store, st.runs, job.metric);
+      // Paired, the bad endpoint's step also holds the good runs beside it.
+      const auto [own, beside] = split_by_build(store, st.runs, st.commit);
+      e.bad = usable(store, own, job.metric);
+      for (auto r : usable(store, beside, job.metric)) e.base.push_back(r);
       change = st.pct_change;
     }
   }

@@ -15,12 +15,13 @@ namespace nightjar {
 // change?". The equivalence rule of compare/check would blame a significant
 // -3% change while bisecting a -10% regression, and flag a stable good
 // endpoint as unstable (docs/bisect.md "Deciding a commit").
-stats::SignificanceOptions bisect_significance(double alpha, double min_effect_pct) {
+stats::SignificanceOptions bisect_significance(double alpha, double min_effect_pct,
+                                               bool runs_as_unit) {
   stats::SignificanceOptions s;
   s.alpha = alpha;
   s.min_effect_pct = min_effect_pct;
   s.unchanged = stats::UnchangedRule::detectable;
-  s.run_model = false;
+  s.run_model = runs_as_unit;
   return s;
 }
 
@@ -124,10 +125,12 @@ LoadedSide load_runs_side(const ResultsStore& store, const std::vector<std::int6
     if (r.status == RunStatus::aborted) ++cs.aborted_runs;
     // Valid samples only; the invalid ones are counted (the row's n says so).
     auto& values = cs.metrics[metric];
+    std::vector<double> run_values;  // this run's valid samples: a unit of the run model
     for (const auto& s : store.samples(id, SampleSet::all)) {
       if (s.metric != metric) continue;
       if (s.invalid.empty()) {
         values.push_back(s.value);
+        run_values.push_back(s.value);
         continue;
       }
       InvalidSamples& inv = cs.invalid[metric];
@@ -137,6 +140,7 @@ LoadedSide load_runs_side(const ResultsStore& store, const std::vector<std::int6
         inv.iteration = s.iteration;
       }
     }
+    if (!run_values.empty()) cs.metric_runs[metric].push_back(std::move(run_values));
   }
   return side;
 }

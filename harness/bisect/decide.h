@@ -46,8 +46,13 @@ struct DecisionResult {
 /// AND at least `min_effect_pct` percent; good when the data could have seen
 /// that effect and did not (UnchangedRule::detectable); samples pooled (no
 /// run model: every run of a bisect is on one testbox back to back, and 2
-/// runs a side would leave a t test with ~2 degrees of freedom).
-stats::SignificanceOptions bisect_significance(double alpha, double min_effect_pct);
+/// runs a side would leave a t test with ~2 degrees of freedom). With
+/// `runs_as_unit` (a kernel bisect paired with the good endpoint, where every
+/// run is a boot of its own and boots differ far more than iterations) the
+/// rows are tested on the runs' means instead (SignificanceOptions::run_model;
+/// docs/statistics.md "Runs as the unit"), each side needing >= 2 runs.
+stats::SignificanceOptions bisect_significance(double alpha, double min_effect_pct,
+                                               bool runs_as_unit = false);
 
 /// "-9.8% regression (4 vs 5 samples, q=0.0002)": a decision's summary of
 /// the row `sig` with `n_now` samples on the commit's side and `n_base` on

@@ -20,12 +20,6 @@ namespace {
 const char* const kGoodSide = to_string(BisectRole::good);
 const char* const kBadSide = to_string(BisectRole::bad);
 
-// Whether commits between the endpoints are measured beside the good
-// endpoint again (KernelBuildOptions::pair_good).
-bool paired(const Session& s) {
-  return s.job.kernel.enabled && s.job.kernel.pair_good;
-}
-
 void record(Session& s, int step, BisectDecision decision, const DecisionResult* d,
             const std::string& reason) {
   s.store.set_bisect_decision(s.id, step, verdict_record(decision, d, reason));
@@ -82,10 +76,19 @@ std::optional<DecisionResult> judge_bad(Session& s, Git& git, BisectStep& g, Bis
   const std::string& bad = b.commit;
   const double first_min_effect = s.job.min_effect_pct.value_or(1.0);
   std::vector<std::int64_t> bad_runs = b.runs;
-  DecisionResult db =
-      decide_commit(s.store, e.base, usable(s.store, bad_runs, s.job.metric), s.job.metric,
-                    bisect_significance(s.job.alpha, first_min_effect), kGoodSide, kBadSide);
-  if (more_iterations(db, s.job.max_iterations, s.prep.iterations) > 0) {
+  DecisionResult db;
+  if (paired_with_good(s)) {
+    // Boots as the unit: the bad endpoint beside the good one booted again
+    // (their runs linked to the bad endpoint's step), as every commit between.
+    db = decide_with_more(s, b.step, bad, bad_runs, e.base, first_min_effect, kGoodSide, g.commit);
+    const auto [own, beside] = split_by_build(s.store, bad_runs, bad);
+    for (auto r : usable(s.store, beside, s.job.metric)) e.base.push_back(r);
+    bad_runs = own;
+  } else {
+    db = decide_commit(s.store, e.base, usable(s.store, bad_runs, s.job.metric), s.job.metric,
+                       bisect_significance(s.job.alpha, first_min_effect), kGoodSide, kBadSide);
+  }
+  if (!paired_with_good(s) && more_iterations(db, s.job.max_iterations, s.prep.iterations) > 0) {
     if (s.built != bad) {
       git.run({"checkout", "--quiet", "--detach", bad});
       BuildResult br = build_step(s, b.step, bad);
@@ -113,45 +116,19 @@ std::optional<DecisionResult> judge_bad(Session& s, Git& git, BisectStep& g, Bis
   return std::nullopt;
 }
 
-// Measures the endpoints (the good one twice: A, then its itself-run A'; then
-// the bad one) and checks them: bad must regress against good, and good must
-// not look regressed against itself at the bisect's minimum effect. The
-// Endpoints, or nullopt after ending the session (`code`).
-std::optional<Endpoints> check_endpoints(Session& s, Git& git, std::vector<BisectStep>& steps,
-                                         const std::string& good, const std::string& bad,
-                                         ExitCode& code) {
-  const int good_step = find_or_add(s, steps, BisectRole::good, good, git).step;
-  const int bad_step = find_or_add(s, steps, BisectRole::bad, bad, git).step;
-  auto by_step = [&](int n) -> BisectStep& {
-    return *std::find_if(steps.begin(), steps.end(),
-                         [&](const BisectStep& r) { return r.step == n; });
-  };
-  auto measured = [&](int n, const std::string& sha, int batches) {
-    BisectStep& st = by_step(n);
-    if (measure_endpoint(s, git, st, sha, batches)) return true;
-    code = stop(s, BisectStatus::failed,
-                fmt::format("the {} endpoint {} cannot be measured; see `nightjar bisect log`",
-                            to_string(st.role), short_sha(sha)),
-                ExitCode::environment);
-    return false;
-  };
-  if (!measured(good_step, good, 2) || !measured(bad_step, bad, 1)) return std::nullopt;
-  BisectStep& g = by_step(good_step);
-  BisectStep& b = by_step(bad_step);
-  Endpoints e;
-  e.good = good;
-  e.base = usable(s.store, g.runs, s.job.metric);
-  const std::optional<DecisionResult> db = judge_bad(s, git, g, b, e, code);
-  if (!db) return std::nullopt;
-  e.change = db->row.pct_change;
-  e.min_effect = endpoints_min_effect(s.job.min_effect_pct, e.change);
+// The good endpoint against itself (its first batch A against the rest A'):
+// an itself-run that moved either way by the minimum effect ends the session
+// (`code`) and returns true.
+bool check_itself(Session& s, BisectStep& g, BisectStep& b, const Endpoints& e,
+                  const DecisionResult& bad_decision, const std::string& good, ExitCode& code) {
   auto [a, a2] = first_and_rest(e.base, s.prep.cells);
   Comparison itself;
   DecisionResult dg =
       decide_commit(s.store, a, a2, s.job.metric, bisect_significance(s.job.alpha, e.min_effect),
                     kGoodSide, std::string(kGoodSide) + " (again)", &itself);
   s.out << fmt::format("good {} vs itself: {}\n", short_sha(good), dg.summary);
-  record(s, b.step, BisectDecision::bad, &*db, "regression against good: " + db->summary);
+  record(s, b.step, BisectDecision::bad, &bad_decision,
+         "regression against good: " + bad_decision.summary);
   // An itself-run that moved either way by the minimum effect is noise as
   // large as the half-change being bisected: a commit measured afterwards
   // could read "bad" from that noise alone (seen in the kernel demo: good
@@ -178,21 +155,66 @@ std::optional<Endpoints> check_endpoints(Session& s, Git& git, std::vector<Bisec
                             "noise (see `nightjar env`) or raise --iterations",
                             short_sha(good), moved->summary, pct_text(e.change)),
                 ExitCode::inconclusive);
-    return std::nullopt;
+    return true;
   }
   record(s, g.step, BisectDecision::good, &dg, "itself-run: " + dg.summary);
-  if (paired(s))
+  return false;
+}
+
+// Measures the endpoints (the good one twice: A, then its itself-run A'; then
+// the bad one) and checks them: bad must regress against good, and good must
+// not look regressed against itself at the bisect's minimum effect. The
+// Endpoints, or nullopt after ending the session (`code`).
+std::optional<Endpoints> check_endpoints(Session& s, Git& git, std::vector<BisectStep>& steps,
+                                         const std::string& good, const std::string& bad,
+                                         ExitCode& code) {
+  const int good_step = find_or_add(s, steps, BisectRole::good, good, git).step;
+  const int bad_step = find_or_add(s, steps, BisectRole::bad, bad, git).step;
+  auto by_step = [&](int n) -> BisectStep& {
+    return *std::find_if(steps.begin(), steps.end(),
+                         [&](const BisectStep& r) { return r.step == n; });
+  };
+  auto measured = [&](int n, const std::string& sha, int batches) {
+    BisectStep& st = by_step(n);
+    if (measure_endpoint(s, git, st, sha, batches)) return true;
+    code = stop(s, BisectStatus::failed,
+                fmt::format("the {} endpoint {} cannot be measured; see `nightjar bisect log`",
+                            to_string(st.role), short_sha(sha)),
+                ExitCode::environment);
+    return false;
+  };
+  // Paired, the good endpoint's second look is its boots beside the bad one.
+  const int good_batches = paired_with_good(s) ? 1 : 2;
+  if (!measured(good_step, good, good_batches) || !measured(bad_step, bad, 1)) return std::nullopt;
+  BisectStep& g = by_step(good_step);
+  BisectStep& b = by_step(bad_step);
+  Endpoints e;
+  e.good = good;
+  e.base = usable(s.store, g.runs, s.job.metric);
+  const std::optional<DecisionResult> db = judge_bad(s, git, g, b, e, code);
+  if (!db) return std::nullopt;
+  e.change = db->row.pct_change;
+  e.min_effect = endpoints_min_effect(s.job.min_effect_pct, e.change);
+  if (paired_with_good(s)) {
+    // Boots are the unit and the good endpoint was booted beside the bad one:
+    // the variation between its boots is in the test itself, so no
+    // itself-run is needed.
+    record(s, b.step, BisectDecision::bad, &*db, "regression against good: " + db->summary);
+    record(s, g.step, BisectDecision::good, nullptr,
+           fmt::format("{} boot(s), runs as the unit", e.base.size()));
     s.out << fmt::format(
                  "commits between are judged against the good endpoint booted again beside each "
-                 "(as many samples of each) with a minimum effect of {:.2f}%\n",
-                 e.min_effect)
+                 "(boots as the unit, at least {} of each) with a minimum effect of {:.2f}%\n",
+                 kPairedRuns, e.min_effect)
           << std::flush;
-  else
+  } else {
+    if (check_itself(s, g, b, e, *db, good, code)) return std::nullopt;
     s.out << fmt::format(
                  "commits between are judged against good ({} samples) with a minimum effect of "
                  "{:.2f}%\n",
                  e.base.empty() ? 0 : db->n_base, e.min_effect)
           << std::flush;
+  }
   return e;
 }
 
@@ -252,7 +274,7 @@ BisectDecision test_commit(Session& s, BisectStep& step, const std::string& sha,
       runs.insert(runs.end(), r.begin(), r.end());
     }
     d = decide_with_more(s, step.step, sha, runs, endpoints.base, endpoints.min_effect, kGoodSide,
-                         paired(s) ? endpoints.good : "");
+                         paired_with_good(s) ? endpoints.good : "");
     outcome = step_outcome(d);
     s.out << fmt::format(
                  "{}: {}{} -> {}\n", title,

@@ -51,6 +51,8 @@ void check_kernel_build_options(KernelBuildOptions& o, const std::string& build_
       throw UsageError(
           "--kernel-config, --defconfig, --config-fragment and --kernel-dir describe kernel "
           "builds: add --kernel-build");
+    if (o.vm_hugepages)
+      throw UsageError("--vm-hugepages backs the guests of --kernel-build: add --kernel-build");
     if (!o.pair_good)
       throw UsageError(
           "--no-pair-good: only with --kernel-build (commits of a work tree are measured once "

@@ -41,10 +41,12 @@ struct KernelBuildOptions {
   int vm_memory_mb = 2048;             ///< --vm-memory MiB
   int vm_cpus = 0;                     ///< --vm-cpus (0 = min(2, CPUs))
   int vm_timeout_sec = 600;            ///< --vm-timeout: one boot and job, seconds
-  /// Each commit between the endpoints is decided against runs of the good
-  /// endpoint's cached image booted again beside it (commit, good, and so on
-  /// per added batch), not against the endpoint's first runs: a slow period of
-  /// the host then hits both sides (docs/bisect.md "Paired with the good
+  bool vm_hugepages = false;           ///< --vm-hugepages (QemuOptions::hugepages)
+  /// Each commit (and the bad endpoint) is decided against boots of the good
+  /// endpoint's cached image measured beside it (commit, good, alternately,
+  /// at least 3 each), with boots as the unit (runs as the unit), not against
+  /// the endpoint's first runs on pooled iterations: guests' boots differ far
+  /// more than their iterations (docs/bisect.md "Paired with the good
   /// endpoint"). On by default; --no-pair-good turns it off.
   bool pair_good = true;
 };

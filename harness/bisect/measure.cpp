@@ -87,19 +87,29 @@ std::pair<std::vector<std::int64_t>, std::vector<std::int64_t>> split_by_build(
 
 namespace {
 
-// A paired step's good-endpoint runs so far, measuring a first batch of them
-// when the commit has samples and they have none.
-std::vector<std::int64_t> paired_base(Session& s, int step, const std::string& sha,
-                                      std::vector<std::int64_t>& runs, const std::string& good) {
-  auto [own, other] = split_by_build(s.store, runs, sha);
-  std::vector<std::int64_t> ok = usable(s.store, other, s.job.metric);
-  if (!ok.empty() || usable(s.store, own, s.job.metric).empty() || !other.empty()) return ok;
-  s.out << fmt::format("  {}: measuring the good endpoint {} again beside it\n", short_sha(sha),
-                       short_sha(good))
-        << std::flush;
-  auto more = measure_step(s, step, good, s.prep.iterations);
-  runs.insert(runs.end(), more.begin(), more.end());
-  return usable(s.store, more, s.job.metric);
+// A paired step: measures the commit and the good endpoint alternately, one
+// run (boot) each, commit first, until both have kPairedRuns runs with
+// samples. Returns false when a run of either gave none (the caller decides
+// on what there is, and says why).
+bool fill_pairs(Session& s, int step, const std::string& sha, std::vector<std::int64_t>& runs,
+                const std::string& good) {
+  bool said = false;
+  while (true) {
+    auto [own, other] = split_by_build(s.store, runs, sha);
+    const std::size_t mine = usable(s.store, own, s.job.metric).size();
+    const std::size_t theirs = usable(s.store, other, s.job.metric).size();
+    if (mine < own.size() || theirs < other.size()) return false;  // a run without samples
+    if (mine >= kPairedRuns && theirs >= kPairedRuns) return true;
+    if (!said) {
+      s.out << fmt::format("  {}: measured beside the good endpoint {}, {} boots each\n",
+                           short_sha(sha), short_sha(good), kPairedRuns)
+            << std::flush;
+      said = true;
+    }
+    const bool commit_next = mine <= theirs;
+    auto more = measure_step(s, step, commit_next ? sha : good, s.prep.iterations);
+    runs.insert(runs.end(), more.begin(), more.end());
+  }
 }
 
 }  // namespace
@@ -110,30 +120,36 @@ DecisionResult decide_with_more(Session& s, int step, const std::string& sha,
                                 const std::string& base_name, const std::string& pair_with) {
   const bool paired = !pair_with.empty();
   while (true) {
-    const std::vector<std::int64_t> mine = paired ? split_by_build(s.store, runs, sha).first : runs;
+    if (paired && !usable(s.store, runs, s.job.metric).empty())
+      fill_pairs(s, step, sha, runs, pair_with);
+    const auto [own, other] = split_by_build(s.store, runs, sha);
+    const std::vector<std::int64_t> mine = paired ? own : runs;
     std::vector<std::int64_t> ok = usable(s.store, mine, s.job.metric);
-    if (ok.empty()) {
+    if (ok.empty() || (paired && ok.size() < mine.size())) {
       DecisionResult none;
-      none.summary = "no samples: " + why_no_samples(s.store, mine);
+      none.summary = (ok.empty() ? "no samples: " : "a boot gave no samples: ") +
+                     why_no_samples(s.store, mine);
       return none;
     }
-    const std::vector<std::int64_t> against =
-        paired ? paired_base(s, step, sha, runs, pair_with) : base;
-    if (against.empty()) {
+    const std::vector<std::int64_t> against = paired ? usable(s.store, other, s.job.metric) : base;
+    if (paired && (against.empty() || against.size() < other.size())) {
       DecisionResult none;
-      none.summary = "the good endpoint measured beside it gave no samples: " +
-                     why_no_samples(s.store, split_by_build(s.store, runs, sha).second);
+      none.summary =
+          "the good endpoint measured beside it gave no samples: " + why_no_samples(s.store, other);
       return none;
     }
-    DecisionResult d =
-        decide_commit(s.store, against, ok, s.job.metric,
-                      bisect_significance(s.job.alpha, min_effect), base_name, short_sha(sha));
-    const int batch = more_iterations(d, s.job.max_iterations, s.prep.iterations);
+    DecisionResult d = decide_commit(s.store, against, ok, s.job.metric,
+                                     bisect_significance(s.job.alpha, min_effect, paired),
+                                     base_name, short_sha(sha));
+    // Paired, a batch is one more boot of each (the unit), else as many
+    // iterations as the commit has.
+    int batch = more_iterations(d, s.job.max_iterations, s.prep.iterations);
+    if (paired && batch > 0) batch = s.prep.iterations;
     if (batch == 0) return d;
     const int have = static_cast<int>(d.min_now);
     s.out << fmt::format("  {}: {}; adding {} iteration(s) ({} of at most {}){}\n", short_sha(sha),
                          d.summary, batch, have + batch, s.job.max_iterations,
-                         paired ? ", and as many of the good endpoint" : "")
+                         paired ? ": a boot of it and one of the good endpoint" : "")
           << std::flush;
     auto more = measure_step(s, step, sha, batch);
     runs.insert(runs.end(), more.begin(), more.end());

@@ -57,13 +57,17 @@ std::pair<std::vector<std::int64_t>, std::vector<std::int64_t>> split_by_build(
 /// usable run: an unknown decision whose summary says why.
 ///
 /// Paired (`pair_with` = the good endpoint's commit, not empty): `base` is
-/// not used. The good endpoint is measured again beside the commit -- a
-/// first batch once the commit has samples, then one batch of it after each
-/// batch added to the commit -- and those runs (build label `pair_with`,
-/// linked to step `step` and kept in `runs`) are the base side. They are
-/// measured through the session's measurer, so they need the good endpoint's
-/// build to be available without a rebuild (the kernel measurer's image
-/// cache). When they give no samples the decision is unknown, saying why.
+/// not used. Once the commit has samples, the commit and the good endpoint
+/// are measured alternately, one run (a boot) of the first batch's
+/// iterations each, until both have kPairedRuns runs; while the decision is
+/// unknown one more run of each is added (commit, then good), up to
+/// `max_iterations` samples of the commit. The good runs (build label
+/// `pair_with`, linked to step `step` and kept in `runs`) are the base side,
+/// and the rows are tested with runs as the unit (bisect_significance with
+/// runs_as_unit). They are measured through the session's measurer, so the
+/// good endpoint's build must be available without a rebuild (the kernel
+/// measurer's image cache). A run of either side without samples ends it:
+/// the decision is unknown, saying which.
 DecisionResult decide_with_more(Session& s, int step, const std::string& sha,
                                 std::vector<std::int64_t>& runs,
                                 const std::vector<std::int64_t>& base, double min_effect,

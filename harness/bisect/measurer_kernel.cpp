@@ -112,6 +112,7 @@ class KernelMeasurer final : public CommitMeasurer {
     q.memory_mb = job_.kernel.vm_memory_mb;
     q.cpus = job_.kernel.vm_cpus;
     q.timeout_sec = job_.kernel.vm_timeout_sec;
+    q.hugepages = job_.kernel.vm_hugepages;
     q.keep_dir = fmt::format("{}/boots/{}", dir_, sha);
     std::error_code ec;
     fs::remove_all(q.keep_dir, ec);

@@ -44,7 +44,7 @@ std::string session_options_json(const BisectJobOptions& o, std::optional<bool> 
                    {"fragments", k.fragments}, {"dir", k.dir},
                    {"jobs", k.jobs},           {"vm_memory_mb", k.vm_memory_mb},
                    {"vm_cpus", k.vm_cpus},     {"vm_timeout_sec", k.vm_timeout_sec},
-                   {"pair_good", k.pair_good}};
+                   {"pair_good", k.pair_good}, {"vm_hugepages", k.vm_hugepages}};
   }
   return j.dump();
 }
@@ -83,6 +83,7 @@ SessionOptions session_options(const BisectSession& session) {
     kb.vm_timeout_sec = k.value("vm_timeout_sec", 600);
     // Sessions stored before pairing existed decided against the endpoints.
     kb.pair_good = k.value("pair_good", false);
+    kb.vm_hugepages = k.value("vm_hugepages", false);
   }
   return so;
 }

@@ -54,7 +54,7 @@ struct SessionOptions {
 /// (iterations, warmup, min_effect_pct null when unset), and
 /// "test_merge_branch" when `test_merge_branch` is given (`bisect run`), and
 /// "kernel" when kernel builds are on: {"config", "defconfig", "fragments",
-/// "dir", "jobs", "vm_memory_mb", "vm_cpus", "vm_timeout_sec", "pair_good"}.
+/// "dir", "jobs", "vm_memory_mb", "vm_cpus", "vm_timeout_sec", "pair_good", "vm_hugepages"}.
 std::string session_options_json(const BisectJobOptions& job,
                                  std::optional<bool> test_merge_branch);
 

@@ -49,9 +49,9 @@ void print_comparison(Session& s, const std::vector<std::int64_t>& base,
                       const std::vector<std::int64_t>& now, const std::string& base_name,
                       const std::string& now_name, double min_effect) {
   Comparison c;
-  DecisionResult d =
-      decide_commit(s.store, base, now, s.job.metric, bisect_significance(s.job.alpha, min_effect),
-                    base_name, now_name, &c);
+  DecisionResult d = decide_commit(
+      s.store, base, now, s.job.metric,
+      bisect_significance(s.job.alpha, min_effect, paired_with_good(s)), base_name, now_name, &c);
   // Enough decimals for small figures (seconds of a short program).
   RenderOptions ro;
   double scale = 0;
@@ -76,7 +76,8 @@ void print_why(Session& s, const Git& git, const std::vector<std::int64_t>& base
   sides[1].text = now_name;
   sides[1].run_ids = now;
   const SideQuery query{"", "", {}, &workload_catalog(), false};
-  const stats::SignificanceOptions options = bisect_significance(s.job.alpha, min_effect);
+  const stats::SignificanceOptions options =
+      bisect_significance(s.job.alpha, min_effect, paired_with_good(s));
   const Comparison c = compare_selectors(s.store, sides, query, options);
   WhyBlock why = explain_monitors(c, s.store, sides, query, options);
   const bool monitors = std::any_of(c.rows.begin(), c.rows.end(), [](const ComparisonRow& r) {

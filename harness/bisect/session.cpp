@@ -17,6 +17,10 @@ Session::Session(ResultsStore& st, std::ostream& o, BisectJobOptions j, Prepared
   measurer = make_measurer(store, job, prep);
 }
 
+bool paired_with_good(const Session& s) {
+  return s.job.kernel.enabled && s.job.kernel.pair_good;
+}
+
 ResultsStore open_db(const std::string& path) {
   std::cerr << "nightjar: database " << path << "\n";
   return ResultsStore(path);

@@ -5,6 +5,7 @@
 // sessions (records of results/store/bisect_log.h, used as they are).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <iosfwd>
 #include <map>
@@ -53,6 +54,15 @@ struct Session {
   std::string first_bad;               ///< once git named it
   bool test_branch = false;            ///< --test-merge-branch: test a merge's branch after
 };
+
+/// Whether commits are measured beside the good endpoint booted again, with
+/// runs (boots) as the unit (KernelBuildOptions::pair_good with
+/// --kernel-build; docs/bisect.md "Paired with the good endpoint").
+bool paired_with_good(const Session& s);
+
+/// The runs (boots) each side needs, paired, before a decision: fewer leave
+/// Welch on run means with too few degrees of freedom to decide anything.
+constexpr std::size_t kPairedRuns = 3;
 
 /// Opens the results database at `path` (saying which on stderr).
 ResultsStore open_db(const std::string& path);

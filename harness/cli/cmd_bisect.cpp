@@ -84,10 +84,14 @@ void add_kernel_build_options(CLI::App* cmd, BisectArgs& a) {
   cmd->add_option("--vm-timeout", k.vm_timeout_sec,
                   "seconds for one boot and job before qemu is killed (default 600)")
       ->check(at_least(10));
+  cmd->add_flag("--vm-hugepages", k.vm_hugepages,
+                "back each guest's memory with the host's 2 MiB huge pages, reserved for the "
+                "boots and given back after (root; docs/qemu.md \"Guest memory on huge "
+                "pages\")");
   cmd->add_flag("--no-pair-good", a.no_pair_good,
-                "decide each commit against the good endpoint's first runs instead of booting "
-                "the good image again beside it (docs/bisect.md \"Paired with the good "
-                "endpoint\")");
+                "decide each commit against the good endpoint's first runs on pooled iterations, "
+                "instead of boots of it beside boots of the good image, runs as the unit "
+                "(docs/bisect.md \"Paired with the good endpoint\")");
 }
 
 BisectJobOptions bisect_job(const BisectArgs& a) {

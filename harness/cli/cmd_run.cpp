@@ -407,6 +407,10 @@ void add_vm_options(CLI::App* cmd, const std::shared_ptr<RunArgs>& a) {
   cmd->add_option("--vm-timeout", a->vm.timeout_sec,
                   "seconds for one kernel's boot and job before qemu is killed (--kernel)")
       ->check(at_least(1));
+  cmd->add_flag("--vm-hugepages", a->vm.hugepages,
+                "back the guest's memory with the host's 2 MiB huge pages, reserved for the "
+                "boots and given back after (--kernel, root; steadier figures under TCG: "
+                "docs/qemu.md \"Guest memory on huge pages\")");
   cmd->add_option("--guest-binary", a->vm.guest_binary,
                   "statically linked nightjar for the guest (default: nightjar-static next "
                   "to this binary)");

@@ -21,6 +21,7 @@
 #include <functional>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -29,6 +30,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/vm/guest_record.h"
+#include "harness/vm/hugepages.h"
 #include "results/model/exit_codes.h"
 #include "results/model/identity.h"
 #include "results/model/text.h"
@@ -249,6 +251,8 @@ struct VmSetup {
   /// config's hash; a hash that matches this text stores the text with the
   /// kernel (the kconfig diff of docs/environment.md needs it).
   std::string kernel_config;
+  /// --vm-hugepages: the hugetlbfs guest memory lives in ("" = ordinary memory).
+  std::string mem_path;
 };
 
 void warn_tcg(const Accelerator& accel) {
@@ -388,41 +392,43 @@ constexpr const char* kKernelCmdline = "console=ttyS0,115200 panic=-1 rdinit=/in
 
 std::vector<std::string> qemu_argv(const QemuOptions& q, const VmSetup& v, const std::string& image,
                                    const SessionFiles& f) {
-  return {q.qemu,
-          "-nodefaults",
-          "-no-reboot",
-          "-display",
-          "none",
-          "-monitor",
-          "none",
-          "-machine",
-          "pc",
-          "-accel",
-          v.accel.kvm ? "kvm" : "tcg",
-          "-cpu",
-          v.accel.kvm ? "host" : "max",
-          "-m",
-          std::to_string(q.memory_mb),
-          "-smp",
-          std::to_string(v.cpus),
-          "-kernel",
-          image,
-          "-initrd",
-          f.initrd,
-          "-append",
-          kKernelCmdline,
-          "-serial",
-          "file:" + f.console,
-          "-chardev",
-          "file,id=njserial,path=" + f.results_serial,
-          "-serial",
-          "chardev:njserial",
-          "-device",
-          "virtio-serial-pci",
-          "-chardev",
-          "file,id=njport,path=" + f.results,
-          "-device",
-          std::string("virtserialport,chardev=njport,name=") + kPortName};
+  std::vector<std::string> argv = {q.qemu,
+                                   "-nodefaults",
+                                   "-no-reboot",
+                                   "-display",
+                                   "none",
+                                   "-monitor",
+                                   "none",
+                                   "-machine",
+                                   "pc",
+                                   "-accel",
+                                   v.accel.kvm ? "kvm" : "tcg",
+                                   "-cpu",
+                                   v.accel.kvm ? "host" : "max",
+                                   "-m",
+                                   std::to_string(q.memory_mb),
+                                   "-smp",
+                                   std::to_string(v.cpus),
+                                   "-kernel",
+                                   image,
+                                   "-initrd",
+                                   f.initrd,
+                                   "-append",
+                                   kKernelCmdline,
+                                   "-serial",
+                                   "file:" + f.console,
+                                   "-chardev",
+                                   "file,id=njserial,path=" + f.results_serial,
+                                   "-serial",
+                                   "chardev:njserial",
+                                   "-device",
+                                   "virtio-serial-pci",
+                                   "-chardev",
+                                   "file,id=njport,path=" + f.results,
+                                   "-device",
+                                   std::string("virtserialport,chardev=njport,name=") + kPortName};
+  if (!v.mem_path.empty()) argv.insert(argv.end(), {"-mem-path", v.mem_path, "-mem-prealloc"});
+  return argv;
 }
 
 // How a qemu session ended.
@@ -496,7 +502,8 @@ std::map<std::string, std::string> session_facts(const VmSetup& v, const QemuOpt
           {"vm.host_cpu_model", v.host.cpu_model},
           {"vm.memory_mb", std::to_string(q.memory_mb)},
           {"vm.cpus", std::to_string(v.cpus)},
-          {"vm.cgroup2_options", v.cgroup2_options}};
+          {"vm.cgroup2_options", v.cgroup2_options},
+          {"vm.memory_backing", v.mem_path.empty() ? "host pages" : "hugetlbfs 2M"}};
 }
 
 // One JSON line of the guest: hello, plan, run (imported into `store` at
@@ -702,7 +709,17 @@ RunOutcome execute_runs_in_vms(const std::vector<PlannedJob>& plan, const RunOpt
   // each boot runs the plan once.
   RunOptions once = options;
   once.runs = 1;
-  const VmSetup shared = prepare_vm_setup(plan, q, store);
+  VmSetup shared = prepare_vm_setup(plan, q, store);
+  // Held across every boot of this call, given back on every path.
+  std::unique_ptr<GuestHugePages> huge;
+  if (q.hugepages) {
+    huge = std::make_unique<GuestHugePages>(q.memory_mb);
+    shared.mem_path = huge->path();
+    std::cerr << fmt::format(
+        "nightjar: guest memory on {} huge pages of 2 MiB in {} ({} added to the host's pool "
+        "for these boots)\n",
+        huge->pages(), huge->path(), huge->added());
+  }
   // Jobs whose guests mount cgroup2 differently boot apart (job order kept).
   struct Boot {
     std::vector<PlannedJob> plan;

@@ -54,6 +54,10 @@ struct QemuOptions {
   /// test binary and the paths it expects, tests/vm/guest-tests.sh).
   std::vector<std::pair<std::string, std::string>> extra_files;
   std::string keep_dir;  ///< --vm-keep DIR: keep initramfs and logs there ("" = temp, removed)
+  /// --vm-hugepages: back the guest's memory with the host's 2 MiB huge pages
+  /// (GuestHugePages, harness/vm/hugepages.h), reserved for the boots and
+  /// given back after; stored with every run as vm.memory_backing.
+  bool hugepages = false;
   /// --vm-cgroup-options: mount options of the guest's cgroup2 (comma list,
   /// e.g. "memory_recursiveprot,nsdelegate"; "" = the kernel's defaults).
   /// When given it overrides every job's `vm: cgroup2_options`; nullopt: each

@@ -86,7 +86,7 @@ std::string JournalEntry::describe() const {
     case JournalKind::mount_point:
       return "mount point " + field(0);
     case JournalKind::mount:
-      return "tmpfs mount " + field(0);
+      return (field(2).empty() ? std::string("tmpfs") : field(2)) + " mount " + field(0);
     case JournalKind::knob:
       return fmt::format("knob {} ('{}', was '{}')", field(4).empty() ? field(0) : field(4),
                          field(2), field(1));

@@ -35,8 +35,8 @@
 // | zram | sysfs root ("" = real), device number, hot-added (1/0), disksize written, algorithm
 // found; while hot_add is read: no device number and a 6th field "before: 0 1" (the
 // devices that existed) | | swap | device, UUID written by mkswap | | mount_point | directory | |
-// mount | mount point, source ("nightjar-<tag>") | | knob | file, value before, value written, knob
-// lock file, the path as the job wrote it |
+// mount | mount point, source ("nightjar-<tag>"), file system type (tmpfs when absent) | | knob |
+// file, value before, value written, knob lock file, the path as the job wrote it |
 #pragma once
 
 #include <sys/types.h>

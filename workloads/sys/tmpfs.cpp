@@ -50,7 +50,7 @@ std::string sanitize(const std::string& tag) {
 }  // namespace
 
 TmpfsMount::TmpfsMount(std::uint64_t size_bytes, const std::string& tag, const std::string& options,
-                       const std::string& parent) {
+                       const std::string& parent, const std::string& fstype) {
   const std::string t = sanitize(tag);
   std::string dir = parent;
   if (dir.empty()) {
@@ -77,25 +77,27 @@ TmpfsMount::TmpfsMount(std::uint64_t size_bytes, const std::string& tag, const s
   const std::string base = "size=" + std::to_string(size_bytes) + ",mode=0700";
   options_ = options.empty() ? base : base + "," + options;
   try {
-    mount_journal_ = Journal::process().record(JournalKind::mount, {path_, source_});
+    mount_journal_ = Journal::process().record(JournalKind::mount, {path_, source_, fstype});
   } catch (...) {
     ::rmdir(path_.c_str());
     Journal::process().done(dir_journal_);
     throw;
   }
-  int rc = ::mount(source_.c_str(), path_.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, options_.c_str());
+  int rc = ::mount(source_.c_str(), path_.c_str(), fstype.c_str(), MS_NOSUID | MS_NODEV,
+                   options_.c_str());
   int err = rc != 0 ? errno : 0;
   if (rc != 0 && err == EINVAL && !options.empty()) {
     // A kernel that does not know one of `options` (e.g. huge= without THP
     // support on an old kernel): mount with size and mode only.
     options_ = base;
-    rc = ::mount(source_.c_str(), path_.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, options_.c_str());
+    rc = ::mount(source_.c_str(), path_.c_str(), fstype.c_str(), MS_NOSUID | MS_NODEV,
+                 options_.c_str());
     err = rc != 0 ? errno : 0;
   }
   if (rc != 0) {
     Journal::process().done(mount_journal_);
     if (::rmdir(path_.c_str()) == 0) Journal::process().done(dir_journal_);
-    throw EnvironmentError("cannot mount a tmpfs (" + options_ + ") on " + path_ + ": " +
+    throw EnvironmentError("cannot mount a " + fstype + " (" + options_ + ") on " + path_ + ": " +
                            errno_text(err) + (err == EPERM ? "; run nightjar as root" : ""));
   }
   mounted_ = true;
@@ -144,17 +146,18 @@ UndoResult undo_journaled_mount(const JournalEntry& entry) {
   using State = UndoResult::State;
   const std::string& path = entry.field(0);
   const std::string& source = entry.field(1);
+  const std::string fstype = entry.field(2).empty() ? "tmpfs" : entry.field(2);
   const MountEntry* top = nullptr;
   const auto mounts = parse_mountinfo(read_small_file("/proc/self/mountinfo").value_or(""));
   for (const auto& m : mounts)
     if (m.mount_point == path) top = &m;  // the last one is on top
   if (!top) return {State::absent, ""};
-  if (top->fstype != "tmpfs" || top->source != source)
-    return {State::declined, fmt::format("{} has a {} of '{}' mounted, not nightjar's tmpfs '{}'; "
+  if (top->fstype != fstype || top->source != source)
+    return {State::declined, fmt::format("{} has a {} of '{}' mounted, not nightjar's {} '{}'; "
                                          "left alone",
-                                         path, top->fstype, top->source, source)};
+                                         path, top->fstype, top->source, fstype, source)};
   if (std::string problem = unmount_retrying(path); !problem.empty()) return {State::left, problem};
-  return {State::undone, "unmounted tmpfs " + path};
+  return {State::undone, "unmounted " + fstype + " " + path};
 }
 
 UndoResult undo_journaled_mount_point(const JournalEntry& entry) {

@@ -25,9 +25,13 @@ class TmpfsMount {
   /// filesystem's capacity in bytes (pages swapped out still count against
   /// it). `tag` may hold letters, digits, '-' and '_'; anything else becomes
   /// '_'. Throws EnvironmentError naming the path and errno (EPERM: not
-  /// root); the directory is removed again on failure.
+  /// root); the directory is removed again on failure. `fstype` "hugetlbfs"
+  /// (with options such as "pagesize=2M") mounts huge pages the same way:
+  /// the file system qemu backs a guest's memory with (harness/vm/qemu.cpp
+  /// --vm-hugepages).
   explicit TmpfsMount(std::uint64_t size_bytes, const std::string& tag,
-                      const std::string& options = "huge=never", const std::string& parent = "");
+                      const std::string& options = "huge=never", const std::string& parent = "",
+                      const std::string& fstype = "tmpfs");
   /// Unmounts (retrying EBUSY for up to 1 s, then detaching lazily with
   /// MNT_DETACH) and removes the directory. Never throws; a failed step is
   /// reported on stderr as "nightjar: teardown: ..." with the command to run.
@@ -54,8 +58,9 @@ class TmpfsMount {
 std::string unmount_retrying(const std::string& path) noexcept;
 
 /// Undoes a journaled `mount` record of an ended owner (the sweep): unmounts
-/// the tmpfs when /proc/self/mountinfo shows one at the recorded point with
-/// the recorded source; `declined` when something else is mounted there.
+/// the tmpfs (or the record's third field's file system type, hugetlbfs)
+/// when /proc/self/mountinfo shows one at the recorded point with the
+/// recorded source; `declined` when something else is mounted there.
 UndoResult undo_journaled_mount(const JournalEntry& entry);
 /// Undoes a journaled `mount_point` record: removes the directory when it
 /// is empty; `left` when it holds something (named).
