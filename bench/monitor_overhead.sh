@@ -15,7 +15,7 @@
 #
 #   bench/monitor_overhead.sh [ROUNDS=8]
 #
-# Two workloads: pft (faults/sec; CELL, default "clients=2 mode=processes
+# Two workloads: pft (faults/sec; CELL, default "clients=1 mode=processes
 # size=128M", ITER iterations of it per run, default 5) for every monitor
 # but memcg, each alone, the default set and everything; and tcp_sendfile
 # (Mbps; 2 clients, 3 s, in a depth-3 memory cgroup tree per client, 3
@@ -31,7 +31,7 @@ rounds=${1:-8}
 here=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD:-$here/build}
 nj=$build/nightjar
-cell=${CELL:-clients=2 mode=processes size=128M}
+cell=${CELL:-clients=1 mode=processes size=128M}
 iter=${ITER:-5}
 [ -x "$nj" ] || {
   echo "$0: $nj not built (cmake --build build)" >&2
