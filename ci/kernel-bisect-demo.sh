@@ -19,8 +19,9 @@
 # busybox-static, cpio or nightjar-static is missing. Kernel builds and the guest
 # run under `nice -n ${DEMO_NICE:-19}` (DEMO_NICE=-10 on a machine shared
 # with other builds, so the measured guest is not starved; DEMO_SPIN: the
-# planted slowdown's loop count, default 16 (about -12% of pft's faults/sec
-# in a TCG guest here; 8 was about -6%, inside the guest's noise);
+# planted slowdown's loop count, default 16 (-24% [-42, -1] of pft's faults/sec,
+# 10 boots a side on huge pages in a TCG guest here; 8 was about -6%, inside
+# the guest's noise);
 # DEMO_ITERATIONS: first batch per step; DEMO_MAX_ITERATIONS: cap (50, i.e.
 # 10 boots of 5 iterations per side);
 # DEMO_JOB: the job measured, default jobs/pft-quick.yaml;
