@@ -18,6 +18,7 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 
 #include "results/store/calibration.h"
 
@@ -81,10 +82,64 @@ pid_t start(const std::vector<std::string>& args, const std::map<std::string, st
 }
 }  // namespace
 
-int wait_exit_code(pid_t pid) {
+namespace {
+// pid and every descendant, parents before children.
+std::vector<pid_t> process_tree(pid_t pid) {
+  std::vector<pid_t> out{pid};
+  for (std::size_t i = 0; i < out.size(); ++i)
+    for (pid_t c : children_of(out[i])) out.push_back(c);
+  return out;
+}
+
+std::string trimmed(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+}  // namespace
+
+std::string describe_process_tree(pid_t pid) {
+  std::ostringstream out;
+  for (pid_t p : process_tree(pid)) {
+    const std::string proc = "/proc/" + std::to_string(p);
+    const std::string stat = read_file(proc + "/stat");
+    const auto close = stat.rfind(')');
+    const std::string state = close == std::string::npos ? "?" : stat.substr(close + 2, 1);
+    out << "pid " << p << " (" << trimmed(read_file(proc + "/comm")) << ") state " << state
+        << ", wchan " << trimmed(read_file(proc + "/wchan")) << "\n";
+    std::error_code ec;
+    for (const auto& t : std::filesystem::directory_iterator(proc + "/task", ec)) {
+      const std::string task = t.path().string();
+      const std::string tstat = read_file(task + "/stat");
+      const auto tclose = tstat.rfind(')');
+      out << "  thread " << t.path().filename().string() << " ("
+          << trimmed(read_file(task + "/comm")) << ") state "
+          << (tclose == std::string::npos ? "?" : tstat.substr(tclose + 2, 1)) << ", wchan "
+          << trimmed(read_file(task + "/wchan")) << "\n";
+      std::istringstream stack(read_file(task + "/stack"));
+      for (std::string frame; std::getline(stack, frame);) out << "    " << frame << "\n";
+    }
+  }
+  return out.str();
+}
+
+int wait_exit_code(pid_t pid, std::chrono::seconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) return -1;
+  for (;;) {
+    const pid_t r = waitpid(pid, &status, WNOHANG);
+    if (r == pid) break;
+    if (r < 0 && errno != EINTR) return -1;
+    if (std::chrono::steady_clock::now() >= deadline) {
+      const std::vector<pid_t> tree = process_tree(pid);
+      ADD_FAILURE() << "pid " << pid << " was still running after " << limit.count()
+                    << " s: a hang. What it and its descendants were doing:\n"
+                    << describe_process_tree(pid);
+      for (pid_t p : tree) ::kill(p, SIGKILL);
+      while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
+      return -1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);

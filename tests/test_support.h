@@ -4,6 +4,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <map>
 #include <string>
 #include <vector>
@@ -63,8 +64,18 @@ CommandResult run_nightjar_as(const Credentials& who, const std::vector<std::str
 /// wait_exit_code() to reap it.
 pid_t spawn_nightjar(const std::vector<std::string>& args, const std::string& dir,
                      const std::string& tag, const std::map<std::string, std::string>& env = {});
-/// Waits for `pid` and returns its exit code (128+signal when killed).
-int wait_exit_code(pid_t pid);
+/// Waits for `pid` and returns its exit code (128+signal when killed), for
+/// at most `limit`. A process still running at the limit is a hang: the test
+/// fails with what it and each descendant were doing (from /proc: state,
+/// wchan, and each thread's kernel stack where readable, which needs root),
+/// then they are killed with SIGKILL and reaped, and -1 is returned. A hung
+/// nightjar thus fails one test with the place it hung, instead of stalling
+/// ctest (or the qemu guest running the root tests) until its timeout.
+int wait_exit_code(pid_t pid, std::chrono::seconds limit = std::chrono::seconds(600));
+/// What `pid` and its descendants are doing, one block per process: comm,
+/// state and wchan from /proc, and each thread's /proc/PID/task/TID/stack
+/// when readable. For hang reports.
+std::string describe_process_tree(pid_t pid);
 /// Reads a whole file ("" when missing).
 std::string read_file(const std::string& path);
 /// Pids whose parent is `parent` (from /proc/*/stat).
