@@ -20,6 +20,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "results/model/text.h"
 #include "results/store/calibration.h"
 
 namespace nightjar::test {
@@ -90,32 +91,26 @@ std::vector<pid_t> process_tree(pid_t pid) {
     for (pid_t c : children_of(out[i])) out.push_back(c);
   return out;
 }
-
-std::string trimmed(std::string s) {
-  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
-  return s;
-}
 }  // namespace
 
 std::string describe_process_tree(pid_t pid) {
+  // "(comm) state S, wchan W" of a /proc/PID or /proc/PID/task/TID directory.
+  auto status = [](const std::string& dir) {
+    const std::string stat = read_file(dir + "/stat");
+    const auto close = stat.rfind(')');
+    return "(" + std::string(trim(read_file(dir + "/comm"))) + ") state " +
+           (close == std::string::npos ? "?" : stat.substr(close + 2, 1)) + ", wchan " +
+           std::string(trim(read_file(dir + "/wchan")));
+  };
   std::ostringstream out;
   for (pid_t p : process_tree(pid)) {
     const std::string proc = "/proc/" + std::to_string(p);
-    const std::string stat = read_file(proc + "/stat");
-    const auto close = stat.rfind(')');
-    const std::string state = close == std::string::npos ? "?" : stat.substr(close + 2, 1);
-    out << "pid " << p << " (" << trimmed(read_file(proc + "/comm")) << ") state " << state
-        << ", wchan " << trimmed(read_file(proc + "/wchan")) << "\n";
+    out << "pid " << p << " " << status(proc) << "\n";
     std::error_code ec;
     for (const auto& t : std::filesystem::directory_iterator(proc + "/task", ec)) {
-      const std::string task = t.path().string();
-      const std::string tstat = read_file(task + "/stat");
-      const auto tclose = tstat.rfind(')');
-      out << "  thread " << t.path().filename().string() << " ("
-          << trimmed(read_file(task + "/comm")) << ") state "
-          << (tclose == std::string::npos ? "?" : tstat.substr(tclose + 2, 1)) << ", wchan "
-          << trimmed(read_file(task + "/wchan")) << "\n";
-      std::istringstream stack(read_file(task + "/stack"));
+      out << "  thread " << t.path().filename().string() << " " << status(t.path().string())
+          << "\n";
+      std::istringstream stack(read_file(t.path().string() + "/stack"));
       for (std::string frame; std::getline(stack, frame);) out << "    " << frame << "\n";
     }
   }
